@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, NoReturn, TypeAlias
 
-JSONValue: TypeAlias = "None | bool | int | float | str | list[JSONValue] | dict[str, JSONValue]"
+JSONValue: TypeAlias = "bool | int | float | str | list[JSONValue] | dict[str, JSONValue] | None"
 """A plain, mutable JSON value (what ``json.loads`` returns)."""
 
-FrozenJSON: TypeAlias = "None | bool | int | float | str | tuple[FrozenJSON, ...] | FrozenDict"
+FrozenJSON: TypeAlias = "bool | int | float | str | tuple[FrozenJSON, ...] | FrozenDict | None"
 """A deep read-only JSON value: objects are :class:`FrozenDict`, arrays are tuples."""
 
 
@@ -27,7 +27,7 @@ class FrozenDict(dict[str, "FrozenJSON"]):
 
     __setitem__ = _readonly
     __delitem__ = _readonly
-    __ior__ = _readonly  # type: ignore[assignment]
+    __ior__ = _readonly
     clear = _readonly
     pop = _readonly
     popitem = _readonly

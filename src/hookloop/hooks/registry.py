@@ -1,0 +1,200 @@
+"""The hook registry: per-event chains of handlers, registered by method, decorator or provider object."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from hookloop.hooks._dispatch import Handler
+from hookloop.hooks.events import (
+    ALL_EVENTS,
+    ON_ABORT,
+    ON_PROMPT_SUBMIT,
+    ON_STREAM_CHUNK,
+    ON_STREAM_COMPLETE,
+    ON_TEXT_DELTA,
+    ON_TOOL_CALL_DELTA,
+    ON_TURN_END,
+    POST_TOOL_CALL,
+    PRE_LLM_REQUEST,
+    PRE_TOOL_CALL,
+    SESSION_END,
+    SESSION_START,
+    HookEvent,
+    HookFn,
+)
+from hookloop.hooks.results import (
+    OnTurnEndResult,
+    PostToolCallResult,
+    PreLlmRequestResult,
+    PreToolCallResult,
+    PromptSubmitResult,
+    SessionStartResult,
+    StreamHookResult,
+)
+from hookloop.hooks.summaries import (
+    AbortInfo,
+    PostToolCallInfo,
+    PreLlmRequestInfo,
+    PreToolCallInfo,
+    PromptSubmitInfo,
+    SessionEndInfo,
+    SessionStartInfo,
+    StreamCompleteInfo,
+    TurnEndInfo,
+)
+from hookloop.stream import StreamEvent, TextDelta, ToolCallDelta
+
+__all__ = ["Chain", "HookRegistry"]
+
+I = TypeVar("I")  # noqa: E741
+O = TypeVar("O")  # noqa: E741
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True, slots=True)
+class Chain:
+    """An immutable snapshot of one event's handlers (registration swaps in a new one: copy on write,
+    so a dispatch in flight is never affected)."""
+
+    handlers: tuple[Handler, ...] = ()
+    all_sync: bool = True
+
+    def __bool__(self) -> bool:
+        return bool(self.handlers)
+
+
+_EMPTY = Chain()
+
+
+class HookRegistry:
+    """All hooks of a Worker, per event, in registration order.
+
+    Three equivalent ways to register::
+
+        registry.add(PRE_TOOL_CALL, guard)            # typed: guard must fit the event
+        @registry.pre_tool_call                       # decorator per event
+        def guard(info: PreToolCallInfo) -> PreToolCallResult: ...
+        registry.add_provider(MyHooks())              # methods named after events (pre_tool_call, ...)
+
+    Registration is allowed at any time and takes effect from the next time the event fires.
+    """
+
+    __slots__ = ("chains",)
+
+    def __init__(self) -> None:
+        self.chains: list[Chain] = [_EMPTY] * len(ALL_EVENTS)
+
+    def add(self, event: HookEvent[I, O], fn: HookFn[I, O], *, name: str | None = None, source: str = "python") -> None:
+        """Append ``fn`` to ``event``'s chain (sync or async; classified now, once)."""
+        if not callable(fn):
+            raise TypeError(f"a hook for {event.name} must be callable, got {type(fn).__name__}")
+        handler = Handler.of(fn, name=name, source=source)
+        old = self.chains[event.index]
+        self.chains[event.index] = Chain((*old.handlers, handler), old.all_sync and not handler.is_async)
+
+    def remove(self, event: HookEvent[I, O], fn: HookFn[I, O]) -> bool:
+        """Remove the first registration of ``fn``; True if one was found."""
+        old = self.chains[event.index]
+        for i, handler in enumerate(old.handlers):
+            if handler.fn == fn:
+                rest = old.handlers[:i] + old.handlers[i + 1 :]
+                self.chains[event.index] = Chain(rest, all(not h.is_async for h in rest)) if rest else _EMPTY
+                return True
+        return False
+
+    def chain(self, event: HookEvent[Any, Any]) -> Chain:
+        return self.chains[event.index]
+
+    def hook(self, event: HookEvent[I, O]) -> Callable[[F], F]:
+        """Decorator: ``@registry.hook(PRE_TOOL_CALL)``."""
+
+        def register(fn: F) -> F:
+            self.add(event, fn)
+            return fn
+
+        return register
+
+    def add_provider(self, provider: object) -> list[str]:
+        """Register every method of ``provider`` named after an event (``pre_tool_call``, ``on_turn_end``, …).
+
+        Returns the event names registered; raises ``TypeError`` if the object implements none.
+        """
+        found = []
+        for event in ALL_EVENTS:
+            method = getattr(provider, event.name, None)
+            if method is not None and callable(method):
+                self.add(event, method, name=f"{type(provider).__qualname__}.{event.name}")
+                found.append(event.name)
+        if not found:
+            names = ", ".join(e.name for e in ALL_EVENTS)
+            raise TypeError(f"{type(provider).__qualname__} implements no hook event method ({names})")
+        return found
+
+    def __len__(self) -> int:
+        return sum(len(c.handlers) for c in self.chains)
+
+    # -- one decorator per event (typed) -------------------------------------------------------------
+
+    def on_prompt_submit(
+        self, fn: HookFn[PromptSubmitInfo, PromptSubmitResult]
+    ) -> HookFn[PromptSubmitInfo, PromptSubmitResult]:
+        self.add(ON_PROMPT_SUBMIT, fn)
+        return fn
+
+    def pre_llm_request(
+        self, fn: HookFn[PreLlmRequestInfo, PreLlmRequestResult]
+    ) -> HookFn[PreLlmRequestInfo, PreLlmRequestResult]:
+        self.add(PRE_LLM_REQUEST, fn)
+        return fn
+
+    def pre_tool_call(
+        self, fn: HookFn[PreToolCallInfo, PreToolCallResult]
+    ) -> HookFn[PreToolCallInfo, PreToolCallResult]:
+        self.add(PRE_TOOL_CALL, fn)
+        return fn
+
+    def post_tool_call(
+        self, fn: HookFn[PostToolCallInfo, PostToolCallResult]
+    ) -> HookFn[PostToolCallInfo, PostToolCallResult]:
+        self.add(POST_TOOL_CALL, fn)
+        return fn
+
+    def on_turn_end(self, fn: HookFn[TurnEndInfo, OnTurnEndResult]) -> HookFn[TurnEndInfo, OnTurnEndResult]:
+        self.add(ON_TURN_END, fn)
+        return fn
+
+    def on_abort(self, fn: HookFn[AbortInfo, None]) -> HookFn[AbortInfo, None]:
+        self.add(ON_ABORT, fn)
+        return fn
+
+    def on_text_delta(self, fn: HookFn[TextDelta, StreamHookResult]) -> HookFn[TextDelta, StreamHookResult]:
+        self.add(ON_TEXT_DELTA, fn)
+        return fn
+
+    def on_tool_call_delta(
+        self, fn: HookFn[ToolCallDelta, StreamHookResult]
+    ) -> HookFn[ToolCallDelta, StreamHookResult]:
+        self.add(ON_TOOL_CALL_DELTA, fn)
+        return fn
+
+    def on_stream_chunk(self, fn: HookFn[StreamEvent, StreamHookResult]) -> HookFn[StreamEvent, StreamHookResult]:
+        self.add(ON_STREAM_CHUNK, fn)
+        return fn
+
+    def on_stream_complete(
+        self, fn: HookFn[StreamCompleteInfo, StreamHookResult]
+    ) -> HookFn[StreamCompleteInfo, StreamHookResult]:
+        self.add(ON_STREAM_COMPLETE, fn)
+        return fn
+
+    def session_start(
+        self, fn: HookFn[SessionStartInfo, SessionStartResult]
+    ) -> HookFn[SessionStartInfo, SessionStartResult]:
+        self.add(SESSION_START, fn)
+        return fn
+
+    def session_end(self, fn: HookFn[SessionEndInfo, None]) -> HookFn[SessionEndInfo, None]:
+        self.add(SESSION_END, fn)
+        return fn

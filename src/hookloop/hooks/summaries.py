@@ -1,0 +1,140 @@
+"""What hooks receive: read-only summaries, never the Worker's own objects.
+
+Every summary is a frozen dataclass; tool arguments are deep read-only (:class:`hookloop.FrozenDict` and
+tuples); items are immutable. A hook that tries to change what it got gets an exception and nothing the Worker
+holds changes. Stream hooks receive the (frozen) stream event itself, so streaming allocates nothing extra.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from hookloop._frozen import FrozenDict
+from hookloop.items import Item, Message
+from hookloop.tools._base import ToolMeta
+
+__all__ = [
+    "AbortInfo",
+    "PostToolCallInfo",
+    "PreLlmRequestInfo",
+    "PreToolCallInfo",
+    "PromptSubmitInfo",
+    "SessionEndInfo",
+    "SessionEndReason",
+    "SessionStartInfo",
+    "StreamCompleteInfo",
+    "TurnEndInfo",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptSubmitInfo:
+    """on_prompt_submit: the user's input, once per ``run``."""
+
+    run_id: str
+    session_id: str
+    prompt: str
+    item: Message
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreLlmRequestInfo:
+    """pre_llm_request: what is about to be sent (after interceptors), summarised.
+
+    ``new_items`` are the items added since the previous request of this run (the whole history is not copied).
+    """
+
+    run_id: str
+    session_id: str
+    turn: int
+    model: str | None
+    item_count: int
+    token_estimate: int
+    new_items: tuple[Item, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreToolCallInfo:
+    """pre_tool_call: one call about to run (after interceptors). Seen for every known tool's call,
+    including calls the permission rules will deny."""
+
+    run_id: str
+    session_id: str
+    turn: int
+    call_id: str
+    tool_name: str
+    arguments: FrozenDict
+    meta: ToolMeta
+    permission_mode: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PostToolCallInfo:
+    """post_tool_call: one finished call and its result (after interceptors), in call order."""
+
+    run_id: str
+    session_id: str
+    turn: int
+    call_id: str
+    tool_name: str
+    arguments: FrozenDict
+    meta: ToolMeta
+    content: str
+    is_error: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnEndInfo:
+    """on_turn_end: the model answered without tool calls.
+
+    ``stop_hook_active`` is true when the previous on_turn_end forced this continuation; a hook should then
+    usually let the run finish. ``forced_continuations`` counts them in a row.
+    """
+
+    run_id: str
+    session_id: str
+    turn: int
+    last_assistant_text: str
+    stop_hook_active: bool
+    forced_continuations: int
+    item_count: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamCompleteInfo:
+    """on_stream_complete: one model stream finished."""
+
+    turn: int
+    event_count: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AbortInfo:
+    """on_abort: the run/resume is ending in an error; fires exactly once per failed run."""
+
+    run_id: str
+    session_id: str
+    reason: str
+    error_type: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionStartInfo:
+    """session_start: a run starts (``startup``) or a paused run continues (``resume``)."""
+
+    run_id: str
+    session_id: str
+    source: Literal["startup", "resume"]
+
+
+SessionEndReason: TypeAlias = Literal["finished", "paused", "aborted", "cancelled", "error"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionEndInfo:
+    """session_end: a run or resume ended, for whatever reason."""
+
+    run_id: str
+    session_id: str
+    reason: SessionEndReason

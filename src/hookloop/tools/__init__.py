@@ -1,0 +1,27 @@
+"""Tools: the protocol, ``@tool`` for typed functions, tool servers and the registry."""
+
+from hookloop.tools._base import (
+    FunctionTool,
+    Tool,
+    ToolContext,
+    ToolFailure,
+    ToolInputError,
+    ToolMeta,
+    ToolOutput,
+    tool,
+)
+from hookloop.tools._registry import LocalToolServer, ToolRegistry, ToolServer
+
+__all__ = [
+    "FunctionTool",
+    "LocalToolServer",
+    "Tool",
+    "ToolContext",
+    "ToolFailure",
+    "ToolInputError",
+    "ToolMeta",
+    "ToolOutput",
+    "ToolRegistry",
+    "ToolServer",
+    "tool",
+]

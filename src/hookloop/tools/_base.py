@@ -1,0 +1,246 @@
+"""The Tool protocol, tool metadata, the execution context, and function tools built by ``@tool``."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, TypeAlias, get_type_hints, overload, runtime_checkable
+
+import anyio.to_thread
+import pydantic
+
+from hookloop._frozen import FrozenDict, freeze_object
+from hookloop.errors import ToolDefinitionError
+
+__all__ = [
+    "FunctionTool",
+    "Tool",
+    "ToolContext",
+    "ToolFailure",
+    "ToolInputError",
+    "ToolMeta",
+    "ToolOutput",
+    "tool",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolMeta:
+    """What a tool is: the name the model calls, its description and JSON-schema input, and traits.
+
+    ``read_only`` tools change nothing (permission modes allow them by default); ``server`` names the tool
+    server that provides it (``"local"``, ``"mcp__<server>"``, …).
+    """
+
+    name: str
+    description: str
+    input_schema: FrozenDict
+    read_only: bool = False
+    server: str = "local"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolContext:
+    """Handed to each tool execution.
+
+    ``idempotency_key`` (run id + call id) stays the same when a paused or crashed run is resumed or replayed
+    elsewhere, so side effects can be made exactly-once.
+    """
+
+    run_id: str
+    session_id: str
+    call_id: str
+    tool_name: str
+    turn: int
+    workspace: Path | None = None
+
+    @property
+    def idempotency_key(self) -> str:
+        return f"{self.run_id}:{self.call_id}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolOutput:
+    """A tool's answer, when it wants to mark it as an error without raising."""
+
+    content: str
+    is_error: bool = False
+
+
+class ToolInputError(ValueError):
+    """The arguments do not match the tool's input schema; the message names the offending fields."""
+
+
+class ToolFailure(Exception):
+    """Raise from a tool to fail the call with exactly this message as the error result."""
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """A tool the model can call. Implement it directly, or build one from a function with :func:`tool`."""
+
+    @property
+    def meta(self) -> ToolMeta: ...
+
+    def validate(self, arguments: Mapping[str, object]) -> Mapping[str, object]:
+        """Return the validated arguments or raise :class:`ToolInputError` naming the wrong fields."""
+        ...
+
+    async def execute(self, arguments: Mapping[str, object], ctx: ToolContext) -> object:
+        """Run with validated arguments. Return a str (or JSON-able value, or :class:`ToolOutput`).
+
+        Raising makes an error result; cancellation propagates (the Worker records a "cancelled" result).
+        """
+        ...
+
+
+def format_validation_error(tool_name: str, exc: pydantic.ValidationError) -> str:
+    """One readable line per wrong field, e.g. ``field 'count': Input should be a valid integer``."""
+    lines = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(p) for p in err["loc"]) or "(arguments)"
+        lines.append(f"field '{loc}': {err['msg']}")
+    return f"invalid arguments for tool {tool_name!r}: " + "; ".join(lines)
+
+
+_AnyFn: TypeAlias = Callable[..., Any]
+
+
+class FunctionTool:
+    """A tool built from a typed Python function (see :func:`tool`)."""
+
+    __slots__ = ("_async", "_ctx_param", "_fn", "_meta", "_model", "_threaded")
+
+    def __init__(
+        self,
+        fn: _AnyFn,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        read_only: bool = False,
+        threaded: bool = True,
+    ) -> None:
+        self._fn = fn
+        self._async = inspect.iscoroutinefunction(fn)
+        self._threaded = threaded
+        tool_name = name or fn.__name__
+        try:
+            hints = get_type_hints(fn, include_extras=True)
+        except Exception as exc:
+            raise ToolDefinitionError(f"tool {tool_name!r}: cannot resolve type hints: {exc}") from exc
+        fields: dict[str, Any] = {}
+        self._ctx_param: str | None = None
+        for param in inspect.signature(fn).parameters.values():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                raise ToolDefinitionError(f"tool {tool_name!r}: *args/**kwargs parameter {param.name!r}")
+            annotation = hints.get(param.name)
+            if annotation is None:
+                raise ToolDefinitionError(f"tool {tool_name!r}: parameter {param.name!r} has no type hint")
+            if annotation is ToolContext:
+                self._ctx_param = param.name
+                continue
+            default = ... if param.default is param.empty else param.default
+            fields[param.name] = (annotation, default)
+        model_name = "".join(p.capitalize() for p in tool_name.replace("-", "_").split("_")) + "Input"
+        try:
+            self._model: type[pydantic.BaseModel] = pydantic.create_model(
+                model_name, __config__=pydantic.ConfigDict(extra="forbid"), **fields
+            )
+            schema = self._model.model_json_schema()
+        except Exception as exc:
+            raise ToolDefinitionError(f"tool {tool_name!r}: cannot build an input schema: {exc}") from exc
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            if isinstance(prop, dict):
+                prop.pop("title", None)
+        doc = inspect.getdoc(fn) or ""
+        self._meta = ToolMeta(
+            name=tool_name,
+            description=description if description is not None else doc,
+            input_schema=freeze_object(schema),
+            read_only=read_only,
+        )
+
+    @property
+    def meta(self) -> ToolMeta:
+        return self._meta
+
+    def validate(self, arguments: Mapping[str, object]) -> Mapping[str, object]:
+        try:
+            model = self._model.model_validate(arguments)
+        except pydantic.ValidationError as exc:
+            raise ToolInputError(format_validation_error(self._meta.name, exc)) from None
+        return {name: getattr(model, name) for name in type(model).model_fields}
+
+    async def execute(self, arguments: Mapping[str, object], ctx: ToolContext) -> object:
+        kwargs = dict(arguments)
+        if self._ctx_param is not None:
+            kwargs[self._ctx_param] = ctx
+        if self._async:
+            return await self._fn(**kwargs)
+        if self._threaded:
+            return await anyio.to_thread.run_sync(functools.partial(self._fn, **kwargs), abandon_on_cancel=True)
+        return self._fn(**kwargs)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """The decorated function stays callable as itself."""
+        return self._fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<FunctionTool {self._meta.name!r}>"
+
+
+@overload
+def tool(fn: _AnyFn, /) -> FunctionTool: ...
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    read_only: bool = False,
+    threaded: bool = True,
+) -> Callable[[_AnyFn], FunctionTool]: ...
+def tool(
+    fn: _AnyFn | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    read_only: bool = False,
+    threaded: bool = True,
+) -> FunctionTool | Callable[[_AnyFn], FunctionTool]:
+    """Make a tool from a typed function: name from the function, description from the docstring,
+    JSON schema from the type hints (pydantic). Arguments are validated before the function runs.
+
+    A parameter annotated :class:`ToolContext` receives the execution context and is not part of the schema.
+    Sync functions run in a worker thread (``threaded=False`` runs them inline, for trivial tools).
+    """
+
+    def build(f: _AnyFn) -> FunctionTool:
+        return FunctionTool(f, name=name, description=description, read_only=read_only, threaded=threaded)
+
+    return build(fn) if fn is not None else build
+
+
+def render_output(value: object) -> tuple[str, bool]:
+    """Turn what a tool returned into (content, is_error). Non-JSON values become a clear error."""
+    if isinstance(value, str):
+        return value, False
+    if isinstance(value, ToolOutput):
+        return value.content, value.is_error
+    if value is None:
+        return "", False
+    if isinstance(value, pydantic.BaseModel):
+        return value.model_dump_json(), False
+    try:
+        return json.dumps(value, ensure_ascii=False, default=_reject), False
+    except (TypeError, ValueError) as exc:
+        return f"tool returned a value that is neither text nor JSON: {exc}", True
+
+
+def _reject(value: object) -> object:
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")

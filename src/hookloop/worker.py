@@ -1,0 +1,579 @@
+"""The Worker: owns the history, the tools, the hooks, the interceptors and the permission policy, and runs
+the model ↔ tools loop (the turn machine lives in :mod:`hookloop._loop`).
+
+States (seed 000): **mutable** — system prompt, tools and history may be changed between runs; and
+**cache_locked** — the prefix (system prompt, tools, the history so far) is frozen so a provider can cache it,
+and runs only append. Hook registration works in both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from hookloop._frozen import FrozenDict
+from hookloop._loop import _Run
+from hookloop.checkpoint import Checkpoint, ResumeDecision
+from hookloop.errors import Aborted, Cancelled, CheckpointError, HookError, WorkerError, WorkerStateError
+from hookloop.hooks._dispatch import dispatch
+from hookloop.hooks.events import (
+    ON_ABORT,
+    ON_PROMPT_SUBMIT,
+    ON_STREAM_CHUNK,
+    ON_STREAM_COMPLETE,
+    ON_TEXT_DELTA,
+    ON_TOOL_CALL_DELTA,
+    ON_TURN_END,
+    POST_TOOL_CALL,
+    PRE_LLM_REQUEST,
+    PRE_TOOL_CALL,
+    SESSION_END,
+    HookEvent,
+    HookFn,
+)
+from hookloop.hooks.registry import HookRegistry
+from hookloop.hooks.results import (
+    OnTurnEndResult,
+    PostToolCallResult,
+    PreLlmRequestResult,
+    PreToolCallResult,
+    PromptSubmitResult,
+    StreamHookResult,
+)
+from hookloop.hooks.summaries import (
+    AbortInfo,
+    PostToolCallInfo,
+    PreLlmRequestInfo,
+    PreToolCallInfo,
+    PromptSubmitInfo,
+    SessionEndInfo,
+    SessionEndReason,
+    StreamCompleteInfo,
+    TurnEndInfo,
+)
+from hookloop.interceptors._base import InterceptorChain
+from hookloop.items import Item, Message, ToolCall, ToolResult, new_id
+from hookloop.outcome import Outcome, Paused
+from hookloop.providers.base import LLMClient
+from hookloop.stream import StreamEvent, TextDelta, ToolCallDelta
+from hookloop.timeline import (
+    HookDecision,
+    ItemAppended,
+    RunEnded,
+    RunStarted,
+    Timeline,
+    TimelineEvent,
+    TranscriptWriter,
+)
+from hookloop.tools._base import Tool
+from hookloop.tools._registry import ToolRegistry, ToolServer
+
+if TYPE_CHECKING:
+    from hookloop.permissions import PermissionPolicy
+
+__all__ = ["Worker", "WorkerState"]
+
+WorkerState = Literal["mutable", "cache_locked"]
+I = TypeVar("I")  # noqa: E741
+O = TypeVar("O")  # noqa: E741
+_DONE = object()
+
+
+def estimate_tokens(item: Item) -> int:
+    """A cheap token estimate (≈4 characters a token), computed once per item."""
+    if isinstance(item, Message):
+        return 4 + len(item.text) // 4
+    if isinstance(item, ToolCall):
+        return 8 + (len(json.dumps(item.arguments)) if item.arguments else len(item.raw_arguments or "")) // 4
+    if isinstance(item, ToolResult):
+        return 4 + len(item.content) // 4
+    return 4 + len(item.text) // 4
+
+
+class _HistoryView(Sequence[Item]):
+    """A read-only, zero-copy view of the Worker's history (what requests carry)."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: list[Item]) -> None:
+        self._items = items
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._items[index]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Any:
+        return iter(self._items)
+
+
+class Worker:
+    """Runs the loop. See SPEC §2 for the call order; every public method documents its effect on state.
+
+    Args:
+        client: the model client (``ScriptedClient`` offline, or a provider client).
+        tools: tools and tool servers.
+        system: the system prompt.
+        model: passed to the client in each request.
+        max_turns: model requests per run before :class:`MaxTurnsExceeded`.
+        max_forced_continuations: on_turn_end continuations in a row before :class:`StopHookLoopError`.
+        permissions: a :class:`hookloop.permissions.PermissionPolicy`; without one every call is allowed
+            unless a hook says otherwise.
+        interceptors: privileged interceptors, in order.
+        workspace: directory handed to tools in their context (built-in tools resolve paths in it).
+        tool_timeout: seconds before a tool call is cancelled and answered with a timeout error.
+        context_cap / output_cap: caps (characters) on hook-added context and on replaced tool output.
+        transcript: path of a JSONL transcript to append to.
+    """
+
+    def __init__(
+        self,
+        client: LLMClient,
+        *,
+        tools: Iterable[Tool | ToolServer] = (),
+        system: str | None = None,
+        model: str | None = None,
+        max_tokens: int | None = None,
+        max_turns: int = 50,
+        max_forced_continuations: int = 8,
+        permissions: PermissionPolicy | None = None,
+        interceptors: Iterable[object] = (),
+        workspace: str | Path | None = None,
+        tool_timeout: float | None = None,
+        context_cap: int = 10_000,
+        output_cap: int = 100_000,
+        transcript: str | Path | None = None,
+        session_id: str | None = None,
+    ) -> None:
+        self.client = client
+        self.model = model
+        self.max_tokens = max_tokens
+        self.max_turns = max_turns
+        self.max_forced_continuations = max_forced_continuations
+        self.permissions = permissions
+        self.workspace = Path(workspace) if workspace is not None else None
+        self.tool_timeout = tool_timeout
+        self.context_cap = context_cap
+        self.output_cap = output_cap
+        self.session_id = session_id or new_id("session")
+        self.hooks = HookRegistry()
+        self.timeline = Timeline()
+        self._tools = ToolRegistry(tools)
+        self._system = system
+        self._history: list[Item] = []
+        self._view = _HistoryView(self._history)
+        self._tokens = 0
+        self._locked_prefix = 0
+        self._state: WorkerState = "mutable"
+        self._interceptors = InterceptorChain()
+        for interceptor in interceptors:
+            self._interceptors.add(interceptor)
+        self._run: _Run | None = None
+        self._task: asyncio.Task[Any] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: int | None = None
+        self._paused: Checkpoint | None = None
+        self._session_allowed: set[str] = set()
+        self._transcript: TranscriptWriter | None = None
+        if transcript is not None:
+            self._transcript = TranscriptWriter(transcript)
+            self.timeline.subscribe(self._transcript)
+
+    # -- registration (seed 000 names; usable in any state) --------------------------------------------
+
+    def add_hook(self, event: HookEvent[I, O], hook: HookFn[I, O], *, name: str | None = None) -> None:
+        """Register ``hook`` for ``event`` (typed: the hook must fit the event)."""
+        self.hooks.add(event, hook, name=name)
+
+    def hook(self, event: HookEvent[I, O]) -> Callable[[HookFn[I, O]], HookFn[I, O]]:
+        """Decorator form: ``@worker.hook(PRE_TOOL_CALL)``."""
+        return self.hooks.hook(event)
+
+    def add_hooks(self, provider: object) -> list[str]:
+        """Register every method of ``provider`` named after an event; returns the event names."""
+        return self.hooks.add_provider(provider)
+
+    def add_on_prompt_submit_hook(self, hook: HookFn[PromptSubmitInfo, PromptSubmitResult]) -> None:
+        self.hooks.add(ON_PROMPT_SUBMIT, hook)
+
+    def add_pre_llm_request_hook(self, hook: HookFn[PreLlmRequestInfo, PreLlmRequestResult]) -> None:
+        self.hooks.add(PRE_LLM_REQUEST, hook)
+
+    def add_pre_tool_call_hook(self, hook: HookFn[PreToolCallInfo, PreToolCallResult]) -> None:
+        self.hooks.add(PRE_TOOL_CALL, hook)
+
+    def add_post_tool_call_hook(self, hook: HookFn[PostToolCallInfo, PostToolCallResult]) -> None:
+        self.hooks.add(POST_TOOL_CALL, hook)
+
+    def add_on_turn_end_hook(self, hook: HookFn[TurnEndInfo, OnTurnEndResult]) -> None:
+        self.hooks.add(ON_TURN_END, hook)
+
+    def add_on_abort_hook(self, hook: HookFn[AbortInfo, None]) -> None:
+        self.hooks.add(ON_ABORT, hook)
+
+    def add_on_text_delta_hook(self, hook: HookFn[TextDelta, StreamHookResult]) -> None:
+        self.hooks.add(ON_TEXT_DELTA, hook)
+
+    def add_on_tool_call_delta_hook(self, hook: HookFn[ToolCallDelta, StreamHookResult]) -> None:
+        self.hooks.add(ON_TOOL_CALL_DELTA, hook)
+
+    def add_on_stream_chunk_hook(self, hook: HookFn[StreamEvent, StreamHookResult]) -> None:
+        self.hooks.add(ON_STREAM_CHUNK, hook)
+
+    def add_on_stream_complete_hook(self, hook: HookFn[StreamCompleteInfo, StreamHookResult]) -> None:
+        self.hooks.add(ON_STREAM_COMPLETE, hook)
+
+    def add_interceptor(self, interceptor: object) -> None:
+        """Append a privileged interceptor (runs before hooks at each point it implements)."""
+        self._interceptors.add(interceptor)
+
+    def subscribe(self, fn: Callable[[TimelineEvent], object]) -> Callable[[], None]:
+        """Follow the timeline; returns a function that unsubscribes."""
+        return self.timeline.subscribe(fn)
+
+    # -- state -----------------------------------------------------------------------------------------
+
+    @property
+    def state(self) -> WorkerState:
+        return self._state
+
+    @property
+    def running(self) -> bool:
+        return self._run is not None
+
+    @property
+    def history(self) -> tuple[Item, ...]:
+        """A snapshot of the history (a copy: changing it changes nothing)."""
+        return tuple(self._history)
+
+    @property
+    def token_estimate(self) -> int:
+        """Estimated tokens of the history, kept incrementally (never a re-scan)."""
+        return self._tokens
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        return tuple(self._tools)
+
+    @property
+    def system_prompt(self) -> str | None:
+        return self._system
+
+    @system_prompt.setter
+    def system_prompt(self, value: str | None) -> None:
+        self._require_mutable("change the system prompt")
+        self._system = value
+
+    @property
+    def permission_mode(self) -> str | None:
+        return None if self.permissions is None else str(self.permissions.mode)
+
+    def _require_mutable(self, what: str) -> None:
+        if self._state == "cache_locked":
+            raise WorkerStateError(f"cannot {what}: the Worker is cache_locked (call unlock_cache() first)")
+        if self._run is not None:
+            raise WorkerStateError(f"cannot {what} while a run is in flight")
+
+    def lock_cache(self) -> None:
+        """Enter cache_locked: freeze the system prompt, the tools and the history so far (providers may
+        cache that prefix). Runs keep appending."""
+        self._state = "cache_locked"
+        self._locked_prefix = len(self._history)
+
+    def unlock_cache(self) -> None:
+        """Back to mutable."""
+        self._state = "mutable"
+        self._locked_prefix = 0
+
+    def set_history(self, items: Iterable[Item]) -> None:
+        """Replace the history (mutable state only, not during a run)."""
+        self._require_mutable("replace the history")
+        self._history[:] = list(items)
+        self._tokens = sum(estimate_tokens(i) for i in self._history)
+        self._paused = None
+
+    def add_tool(self, tool: Tool | ToolServer) -> None:
+        self._require_mutable("add a tool")
+        self._tools.add(tool)
+
+    def remove_tool(self, name: str) -> None:
+        self._require_mutable("remove a tool")
+        self._tools.remove(name)
+
+    def _append(self, item: Item) -> None:
+        self._history.append(item)
+        self._tokens += estimate_tokens(item)
+        if self.timeline.subscribers:
+            self.timeline.emit(ItemAppended(item=item))
+
+    # -- permissions -----------------------------------------------------------------------------------
+
+    def _decide_permission(
+        self, tool: Tool, arguments: FrozenDict, votes: Sequence[tuple[str, str, str]]
+    ) -> tuple[str, str, str]:
+        """Merge the rules, the mode and the hooks' votes: (behavior, reason, decided_by)."""
+        policy = self.permissions
+        name = tool.meta.name
+        if policy is None:
+            asks = [v for v in votes if v[0] == "ask"]
+            if asks:
+                if name in self._session_allowed:
+                    return "allow", "allowed always for this session", "session approval"
+                return "ask", asks[0][1], f"hook {asks[0][2]!r}"
+            return "allow", "", "no permission policy"
+        from hookloop.permissions import HookVote
+
+        outcome = policy.decide(
+            name,
+            arguments,
+            hooks=[HookVote(behavior=b, reason=r, hook=h) for b, r, h in votes],  # type: ignore[arg-type]
+            read_only=tool.meta.read_only,
+        )
+        return outcome.behavior, outcome.reason, outcome.decided_by
+
+    def _allow_always(self, tool_name: str, rule: str | None) -> None:
+        if self.permissions is not None:
+            self.permissions.add_session_rule("allow", rule or tool_name)
+        self._session_allowed.add(tool_name)
+
+    # -- running ---------------------------------------------------------------------------------------
+
+    def _checkpoint(self, run: _Run, *, batch: Any, kind: Any, reason: str) -> Checkpoint:
+        checkpoint = Checkpoint(
+            run_id=run.run_id,
+            session_id=self.session_id,
+            system=self._system,
+            history=tuple(self._history),
+            batch=batch,
+            pause_kind=kind,
+            reason=reason,
+            turn=run.turn,
+            forced_continuations=run.forced,
+            usage=run.usage,
+            run_start=run.run_start,
+            cache_prefix=self._locked_prefix,
+        )
+        self._paused = checkpoint
+        return checkpoint
+
+    async def run(self, prompt: str | Message) -> Outcome:
+        """Run the loop on a user prompt until the model finishes, a hook pauses, or an error ends it.
+
+        Returns :class:`Finished` or :class:`Paused`; raises a :class:`WorkerError` subclass after on_abort
+        fired (exactly once). session_start and session_end fire around every run.
+        """
+        user = prompt if isinstance(prompt, Message) else Message.user(prompt)
+        if user.role != "user":
+            raise ValueError(f"run() takes a user message, got role {user.role!r}")
+        self._close_abandoned_pause()
+        run = _Run(self, new_id("run"), run_start=len(self._history))
+
+        async def body() -> Outcome:
+            await run.session_start("startup")
+            await run.submit(user)
+            return await run.loop()
+
+        return await self._drive(run, body, "startup")
+
+    async def resume(
+        self,
+        checkpoint: Checkpoint | Mapping[str, object] | str,
+        decisions: Mapping[str, ResumeDecision] | None = None,
+        *,
+        messages: Sequence[Item] | str | None = None,
+    ) -> Outcome:
+        """Continue a paused run — in this Worker or a fresh one (same tools and hooks) in another process.
+
+        ``decisions`` maps each pending call id to :class:`Approve`, :class:`AllowAlways` or :class:`Reject`;
+        every pending call needs one. For a run paused at on_turn_end, ``messages`` are appended and the loop
+        continues; without them the run finishes.
+        """
+        if isinstance(checkpoint, str):
+            checkpoint = Checkpoint.loads(checkpoint)
+        elif not isinstance(checkpoint, Checkpoint):
+            checkpoint = Checkpoint.from_json(checkpoint)
+        decisions = dict(decisions or {})
+        missing = [c.call_id for c in checkpoint.pending if c.call_id not in decisions]
+        if missing:
+            raise ValueError(f"resume needs a decision for every pending call; missing: {', '.join(missing)}")
+        unknown = [k for k in decisions if k not in {c.call_id for c in checkpoint.pending}]
+        if unknown:
+            raise ValueError(f"resume got decisions for calls that are not pending: {', '.join(unknown)}")
+        if self._run is not None:
+            raise WorkerStateError("cannot resume while a run is in flight")
+        if checkpoint.session_id != self.session_id and self._history:
+            raise CheckpointError(
+                f"checkpoint.session_id: {checkpoint.session_id} belongs to another session than this Worker's "
+                "history; resume it in a fresh Worker"
+            )
+        self.session_id = checkpoint.session_id
+        self._history[:] = list(checkpoint.history)
+        self._tokens = sum(estimate_tokens(i) for i in self._history)
+        self._system = checkpoint.system
+        self._paused = None
+        run = _Run(
+            self,
+            checkpoint.run_id,
+            turn=checkpoint.turn,
+            forced=checkpoint.forced_continuations,
+            usage=checkpoint.usage,
+            run_start=checkpoint.run_start,
+        )
+        run.last_sent = len(self._history)
+        extra: tuple[Item, ...] = (Message.user(messages),) if isinstance(messages, str) else tuple(messages or ())
+
+        async def body() -> Outcome:
+            await run.session_start("resume")
+            if checkpoint.pause_kind == "tool_calls":
+                outcome = await run.resume_batch(checkpoint, decisions)
+                if outcome is not None:
+                    return outcome
+                if run.stop is not None:
+                    return run._finished()
+            else:
+                if not extra:
+                    run.last_text = _last_assistant_text(self._history)
+                    return run._finished()
+                run.forced = 0
+                for item in extra:
+                    self._append(item)
+            return await run.loop()
+
+        return await self._drive(run, body, "resume")
+
+    def _close_abandoned_pause(self) -> None:
+        """A new run after a pause that was never resumed: answer the waiting calls so the history stays valid."""
+        checkpoint, self._paused = self._paused, None
+        if checkpoint is None:
+            return
+        for call in checkpoint.batch:
+            result = call.result or ToolResult(
+                call_id=call.call_id,
+                name=call.tool_name,
+                content="not executed: the run paused for a decision and was not resumed",
+                is_error=True,
+            )
+            self._append(result)
+
+    async def _drive(self, run: _Run, body: Callable[[], Any], source: Literal["startup", "resume"]) -> Outcome:
+        if self._run is not None:
+            raise WorkerStateError("the Worker is already running; one run at a time")
+        task = asyncio.current_task()
+        assert task is not None, "Worker.run must be awaited inside a task"
+        self._run, self._task = run, task
+        self._loop, self._thread = asyncio.get_running_loop(), threading.get_ident()
+        if self.timeline.subscribers:
+            self.timeline.emit(RunStarted(run_id=run.run_id, session_id=self.session_id, source=source))
+        end: SessionEndReason = "error"
+        try:
+            try:
+                outcome: Outcome = await body()
+            except asyncio.CancelledError:
+                if not run.cancel_requested:
+                    end = "cancelled"
+                    await self._fire_abort(run, "Cancelled", "CancelledError")
+                    raise
+                task.uncancel()
+                raise Cancelled() from None
+            end = "paused" if isinstance(outcome, Paused) else "finished"
+            return outcome
+        except WorkerError as exc:
+            exc.run_id = run.run_id
+            end = "cancelled" if isinstance(exc, Cancelled) else "aborted" if isinstance(exc, Aborted) else "error"
+            await self._fire_abort(run, exc.abort_reason, type(exc).__name__)
+            raise
+        except Exception as exc:
+            await self._fire_abort(run, str(exc) or type(exc).__name__, type(exc).__name__)
+            raise
+        finally:
+            self._run = self._task = None
+            self._loop = self._thread = None
+            await self._fire_session_end(run, end)
+            if self.timeline.subscribers:
+                self.timeline.emit(RunEnded(run_id=run.run_id, outcome=end))
+
+    async def _fire_abort(self, run: _Run, reason: str, error_type: str) -> None:
+        chain = self.hooks.chains[ON_ABORT.index]
+        if chain:
+            info = AbortInfo(run_id=run.run_id, session_id=self.session_id, reason=reason, error_type=error_type)
+            await self._fire_observer(ON_ABORT, chain.handlers, info)
+
+    async def _fire_session_end(self, run: _Run, reason: SessionEndReason) -> None:
+        chain = self.hooks.chains[SESSION_END.index]
+        if chain:
+            info = SessionEndInfo(run_id=run.run_id, session_id=self.session_id, reason=reason)
+            await self._fire_observer(SESSION_END, chain.handlers, info)
+
+    async def _fire_observer(self, event: HookEvent[Any, Any], handlers: Any, info: object) -> None:
+        """Fire-and-forget events: each hook runs; one that fails is reported on the timeline, never raised
+        (the run is already ending for its own reason)."""
+        for handler in handlers:
+            try:
+                await dispatch(event, (handler,), info)
+            except HookError as exc:
+                if self.timeline.subscribers:
+                    self.timeline.emit(
+                        HookDecision(
+                            event=event.name,
+                            hook=handler.name,
+                            source=handler.source,
+                            decision="HookError",
+                            reason=str(exc),
+                            seconds=0.0,
+                        )
+                    )
+
+    def cancel(self) -> None:
+        """Cancel the run in flight, from any task or thread. The run raises :class:`Cancelled` promptly
+        (model stream closed, running tools cancelled), leaves a valid history and fires on_abort once.
+        Does nothing when no run is in flight."""
+        run, task, loop = self._run, self._task, self._loop
+        if run is None or task is None or loop is None:
+            return
+        run.cancel_requested = True
+        if threading.get_ident() == self._thread:
+            task.cancel()
+        else:
+            loop.call_soon_threadsafe(task.cancel)
+
+    async def iter_run(self, prompt: str | Message) -> AsyncIterator[TimelineEvent]:
+        """Run and yield every timeline event as it happens (for UIs). The last event is
+        :class:`RunEnded`; the outcome is then in :attr:`last_outcome`; errors are raised after the events.
+        Leaving the loop early cancels the run."""
+        queue: asyncio.Queue[object] = asyncio.Queue()
+        unsubscribe = self.timeline.subscribe(queue.put_nowait)
+        task = asyncio.ensure_future(self.run(prompt))
+        task.add_done_callback(lambda _: queue.put_nowait(_DONE))
+        try:
+            while True:
+                event = await queue.get()
+                if event is _DONE:
+                    break
+                yield event  # type: ignore[misc]
+            self.last_outcome = task.result()
+        finally:
+            unsubscribe()
+            if not task.done():
+                self.cancel()
+                with contextlib.suppress(WorkerError, asyncio.CancelledError):
+                    await task
+
+    last_outcome: Outcome | None = None
+
+    def close(self) -> None:
+        """Close the transcript file, if any."""
+        if self._transcript is not None:
+            self._transcript.close()
+
+
+def _last_assistant_text(history: Sequence[Item]) -> str:
+    for item in reversed(history):
+        if isinstance(item, Message) and item.role == "assistant":
+            return item.text
+    return ""
