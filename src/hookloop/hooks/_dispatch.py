@@ -43,6 +43,7 @@ class Handler:
             call is not None and not inspect.isroutine(fn) and inspect.iscoroutinefunction(call)
         )
         label = name or getattr(fn, "__qualname__", None) or type(fn).__qualname__
+        label = label.rsplit("<locals>.", 1)[-1]  # "outer.<locals>.guard" reads better as "guard"
         return cls(fn, is_async, label, source)
 
 
