@@ -1,0 +1,114 @@
+"""Permission rules and modes in Claude Code's syntax, and the merge that keeps hooks from loosening them.
+
+A :class:`PermissionPolicy` holds allow / ask / deny rule lists and a permission mode. For each tool call,
+:meth:`PermissionPolicy.decide` merges three things into a :class:`PermissionOutcome`:
+
+1. the most restrictive matching **rule** (:meth:`PermissionPolicy.check`; deny > ask > allow),
+2. the **hooks'** votes (:class:`HookVote`, from pre-tool-call hooks),
+3. the **mode's default** for a call nothing else decided.
+
+Precedence (:func:`merge`, a pure function): a deny rule or any hook's deny → **deny**; else an ask rule or any
+hook's ask → **ask**; else an allow rule or any hook's allow → **allow**; else the mode's default. So **a hook's
+allow never bypasses a deny or ask rule** — it only settles calls no rule decided — while a hook's deny or ask
+always tightens, in every mode. In ``dontAsk`` mode every ask becomes deny. The outcome does not depend on the
+order of the hook votes.
+
+Rule syntax
+-----------
+``Tool`` or ``Tool(specifier)``; an empty specifier or ``*`` means the whole tool. Tool names may use ``*``.
+
+``Bash``, ``Read``, ``WebFetch``
+    Every call of the tool. ``Read`` rules cover every reading tool (Read, Glob, Grep, LS, NotebookRead);
+    ``Edit`` and ``Write`` rules cover every editing tool (Edit, Write, MultiEdit, NotebookEdit).
+``Bash(npm run test:*)``
+    Legacy prefix form: the command ``npm run test`` with any arguments (or none). ``ls:*`` does not match
+    ``lsof``.
+``Bash(git * main)``, ``Bash(* --version)``, ``Bash(ls *)``
+    ``*`` matches any text, spaces included. A single trailing `` *`` also matches the bare command.
+``Bash(git status)``
+    Exactly that command.
+``Read(./src/**)``, ``Edit(*.env)``, ``Read(//etc/**)``, ``Read(~/.ssh/**)``, ``Edit(/docs/**)``
+    Gitignore-style path patterns, see :mod:`hookloop.permissions._paths`: ``./x`` and ``x`` are relative to the
+    workspace (``x`` without a slash matches at any depth), ``//x`` is absolute, ``~/x`` is in the home
+    directory, ``/x`` is relative to the settings file's project (for rules given in code: the workspace).
+    ``*`` stays within a path segment, ``**`` spans segments; a matching directory covers its contents.
+    Paths are resolved (``..`` and symlinks) before matching.
+``WebFetch(domain:example.com)``
+    Fetches whose URL host is ``example.com`` (``*`` globs allowed, ``domain:*.example.com``).
+``mcp__server``, ``mcp__server__*``, ``mcp__server__tool``
+    All tools of an MCP server, or one tool.
+``Agent(Explore)``, ``Skill(x)``, any other ``Tool(value)``
+    A ``*``-glob equal to one of the input's top-level string values (Agent/Task: the ``subagent_type``).
+
+Bash commands are parsed with tree-sitter-bash (:mod:`hookloop.permissions._shell`). Every subcommand counts:
+``&&``, ``||``, ``;``, ``|``, ``&``, newlines, subshells, groups, control-flow bodies, ``$(…)``, backticks,
+process substitution, here-docs, literal ``bash -c``/``sh -c`` strings and ``eval`` arguments, ``find -exec``.
+Words are compared after quote removal (write rules unquoted: ``Bash(git commit -m *)``); leading
+``VAR=value`` assignments and the transparent wrappers ``env``, ``command``, ``builtin``, ``exec``, ``nohup``,
+``time``, ``timeout``, ``nice``, ``ionice``, ``stdbuf`` are stripped.
+
+* An allow rule allows a command only if **every** subcommand is covered by an allow rule, the command could be
+  analysed, and every file it writes by redirection is inside the workspace (or ``/dev/null`` and the like).
+  Unanalysable commands — parse errors, command names only known at run time, ``eval``/``bash -c`` of a
+  non-literal string, a shell reading standard input, function definitions, assignments to ``PATH``,
+  ``LD_PRELOAD``, ``BASH_ENV`` and similar, arithmetic on variables, control characters — are never allowed by
+  a command-pattern rule (only by a whole-tool ``Bash`` rule, or the mode). Wrappers that change privileges,
+  input or repetition (``sudo``, ``su``, ``xargs``, ``watch``, ``ssh``, ``trap`` …) are not stripped: the allow
+  rule must name them. Allow rules match program names exactly: ``/bin/ls`` is not ``ls``.
+* A deny or ask rule applies if it matches **any** subcommand, also behind any wrapper (``sudo -u x rm``), by
+  program basename (``/bin/rm``), through Unicode look-alikes, full-width forms and case (``rм``, ``ｒｍ``,
+  ``RM``), with run-time words standing for anything (``rm $X`` may be ``rm -rf /``); and for unanalysable
+  commands, if every literal word of the rule occurs anywhere in the text (``echo rm -rf / | bash``).
+* Redirections never hide a command, and their targets are checked against Edit/Write (``>``) and Read
+  (``<``) deny and ask rules.
+
+Modes
+-----
+The default for a call that no rule or hook decided:
+
+=====================  ===================================================================================
+``default``            read-only tools allowed inside the workspace; everything else asks
+``acceptEdits``        as default, and file edits (Edit, Write, MultiEdit, NotebookEdit) inside the workspace
+                       are allowed
+``plan``               read-only tools as in default; every other tool is denied
+``bypassPermissions``  allowed. Deny rules, ask rules and hooks' deny/ask still apply: Claude Code documents
+                       that calls matched by an explicit ask rule are not auto-approved in any mode
+``dontAsk``            as default, but whatever would ask (a rule, a hook or the default) is denied
+=====================  ===================================================================================
+
+A path outside the workspace and the additional directories is never allowed by a mode default (it asks, or
+is denied in ``dontAsk``); only an explicit rule, a hook, or ``bypassPermissions`` allows it. Explicit allow
+rules and hooks' allows apply in every mode, ``plan`` included (as in Claude Code, ``plan`` only changes the
+default).
+
+Settings
+--------
+:meth:`PermissionPolicy.from_settings` reads Claude Code's ``"permissions"`` key from settings layers
+(user → project → local): ``allow``/``ask``/``deny`` lists merge across layers, ``additionalDirectories``
+merge, the last ``defaultMode`` wins. Errors raise :class:`PermissionConfigError` naming the file and the JSON
+path (``permissions.allow[3]``).
+"""
+
+from __future__ import annotations
+
+from hookloop.permissions._merge import merge
+from hookloop.permissions._policy import PermissionPolicy
+from hookloop.permissions._types import (
+    Behavior,
+    HookVote,
+    PermissionConfigError,
+    PermissionMode,
+    PermissionOutcome,
+    RuleMatch,
+)
+
+__all__ = [
+    "Behavior",
+    "HookVote",
+    "PermissionConfigError",
+    "PermissionMode",
+    "PermissionOutcome",
+    "PermissionPolicy",
+    "RuleMatch",
+    "merge",
+]

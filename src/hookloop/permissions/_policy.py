@@ -1,0 +1,311 @@
+"""The permission policy: rules from settings layers, the mode, and the decision for one tool call."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Final, cast
+
+from hookloop.permissions import _shell
+from hookloop.permissions._merge import merge
+from hookloop.permissions._paths import PathPattern, ResolvedPath, resolve, within
+from hookloop.permissions._rules import (
+    EDIT_TOOLS,
+    READ_ONLY_TOOLS,
+    BashPattern,
+    CallContext,
+    Rule,
+    parse_rule,
+    redirects_stay_inside,
+    tool_paths,
+)
+from hookloop.permissions._types import (
+    BEHAVIORS,
+    MODES,
+    Behavior,
+    HookVote,
+    PermissionConfigError,
+    PermissionMode,
+    PermissionOutcome,
+    RuleMatch,
+)
+
+__all__ = ["PermissionPolicy"]
+
+_RESTRICTIVENESS: Final[tuple[Behavior, ...]] = ("deny", "ask", "allow")
+
+
+def _check_mode(mode: object, *, source: str | None = None, json_path: str | None = None) -> PermissionMode:
+    if mode not in MODES:
+        raise PermissionConfigError(
+            f"unknown permission mode {mode!r} (expected one of {', '.join(MODES)})", source=source, json_path=json_path
+        )
+    return mode
+
+
+def _looks_like_path(label: str) -> bool:
+    return "/" in label or os.sep in label or label.endswith(".json")
+
+
+class PermissionPolicy:
+    """Permission rules (allow / ask / deny lists in Claude Code's syntax) and a permission mode.
+
+    :meth:`check` finds the most restrictive rule matching a call; :meth:`decide` merges it with the hooks'
+    votes and the mode's default (see :func:`hookloop.permissions.merge`). The policy only reads the file
+    system to resolve paths (symlinks); it never runs anything. Methods are safe to call from several threads
+    except :meth:`add_session_rule` and the ``mode`` setter, which the owner calls between decisions.
+    """
+
+    def __init__(
+        self,
+        *,
+        allow: Iterable[str] = (),
+        ask: Iterable[str] = (),
+        deny: Iterable[str] = (),
+        mode: PermissionMode = "default",
+        workspace: str | Path | None = None,
+        additional_directories: Iterable[str | Path] = (),
+        source: str | None = None,
+    ) -> None:
+        """Build a policy from rule lists given in code.
+
+        ``workspace`` defaults to the current directory (read once, now). Relative ``additional_directories``
+        are relative to the workspace. ``source`` labels the rules in outcomes. A malformed rule raises
+        :class:`PermissionConfigError` naming the list and index (``deny[2]``); an unknown mode raises it too.
+        """
+        self._mode = _check_mode(mode)
+        self._workspace = Path(os.path.abspath(Path(workspace if workspace is not None else os.getcwd())))
+        self._home = Path(os.path.expanduser("~"))
+        self._directories: list[str] = []
+        self._rules: dict[Behavior, list[Rule]] = {"allow": [], "ask": [], "deny": []}
+        self._add_directories(additional_directories, base=self._workspace)
+        for behavior, texts in (("allow", allow), ("ask", ask), ("deny", deny)):
+            for index, text in enumerate(texts):
+                self._add(cast("Behavior", behavior), text, source=source, json_path=f"{behavior}[{index}]")
+
+    # -- construction ------------------------------------------------------------------------------------------
+    @classmethod
+    def from_settings(
+        cls,
+        layers: Sequence[tuple[str | Path, Mapping[str, object]]],
+        *,
+        workspace: str | Path | None = None,
+        mode: PermissionMode | None = None,
+    ) -> PermissionPolicy:
+        """Build a policy from Claude Code settings documents, lowest precedence first (user → project → local).
+
+        Each layer is ``(path or label, parsed settings JSON)``; only its ``"permissions"`` key is read:
+        ``allow`` / ``ask`` / ``deny`` lists are concatenated across layers (deny > ask > allow decides, so a
+        later layer cannot loosen an earlier deny), ``additionalDirectories`` lists are concatenated (relative
+        entries are relative to the settings file's base directory), and ``defaultMode`` is taken from the last
+        layer that sets it, unless ``mode`` is given. Unknown keys are ignored. A ``/x`` rule is relative to the
+        settings file's directory (the directory above ``.claude/``); for a layer named by a label, not a path,
+        to the workspace. Anything malformed raises :class:`PermissionConfigError` naming the layer and the JSON
+        path, e.g. ``.claude/settings.json: permissions.allow[3]: …``.
+        """
+        policy = cls(workspace=workspace)
+        chosen: PermissionMode | None = None
+        for label, document in layers:
+            source = str(label)
+            settings_dir = Path(os.path.abspath(os.path.dirname(source))) if _looks_like_path(source) else None
+            if not isinstance(document, Mapping):
+                raise PermissionConfigError("settings must be a JSON object", source=source)
+            permissions = document.get("permissions")
+            if permissions is None:
+                continue
+            if not isinstance(permissions, Mapping):
+                raise PermissionConfigError("must be a JSON object", source=source, json_path="permissions")
+            for behavior in BEHAVIORS:
+                entries = permissions.get(behavior, [])
+                key = f"permissions.{behavior}"
+                if not isinstance(entries, list):
+                    raise PermissionConfigError("must be a list of rule strings", source=source, json_path=key)
+                for index, text in enumerate(entries):
+                    policy._add(behavior, text, source=source, json_path=f"{key}[{index}]", settings_dir=settings_dir)
+            directories = permissions.get("additionalDirectories", [])
+            key = "permissions.additionalDirectories"
+            if not isinstance(directories, list):
+                raise PermissionConfigError("must be a list of directory strings", source=source, json_path=key)
+            for index, entry in enumerate(directories):
+                if not isinstance(entry, str) or not entry.strip():
+                    raise PermissionConfigError(
+                        f"must be a non-empty directory string, not {entry!r}",
+                        source=source,
+                        json_path=f"{key}[{index}]",
+                    )
+            base = policy._workspace if settings_dir is None else settings_dir
+            if settings_dir is not None and settings_dir.name == ".claude":
+                base = settings_dir.parent
+            policy._add_directories(cast("list[str]", directories), base=base)
+            if "defaultMode" in permissions:
+                chosen = _check_mode(permissions["defaultMode"], source=source, json_path="permissions.defaultMode")
+        policy.mode = mode if mode is not None else (chosen or "default")
+        return policy
+
+    def _add(
+        self,
+        behavior: Behavior,
+        text: object,
+        *,
+        source: str | None,
+        json_path: str | None,
+        settings_dir: Path | None = None,
+    ) -> None:
+        rule = parse_rule(
+            text,
+            behavior,
+            source=source,
+            workspace=self._workspace,
+            settings_dir=settings_dir,
+            home=self._home,
+            json_path=json_path,
+        )
+        self._rules[behavior].append(rule)
+
+    def _add_directories(self, directories: Iterable[str | Path], *, base: Path) -> None:
+        for directory in directories:
+            joined = os.path.join(base, os.path.expanduser(str(directory)))
+            self._directories.append(os.path.realpath(joined))
+
+    # -- state -------------------------------------------------------------------------------------------------
+    @property
+    def mode(self) -> PermissionMode:
+        """The permission mode; setting an unknown mode raises :class:`PermissionConfigError`."""
+        return self._mode
+
+    @mode.setter
+    def mode(self, value: PermissionMode) -> None:
+        self._mode = _check_mode(value)
+
+    @property
+    def workspace(self) -> Path:
+        """The workspace directory (absolute, as given)."""
+        return self._workspace
+
+    def add_session_rule(self, behavior: Behavior, rule: str) -> None:
+        """Add a rule for the rest of the session (an "allow always" answer), labelled ``"session"``.
+
+        A malformed rule raises :class:`PermissionConfigError`; the policy is unchanged then.
+        """
+        if behavior not in BEHAVIORS:
+            raise PermissionConfigError(f"unknown behavior {behavior!r}", source="session")
+        self._add(behavior, rule, source="session", json_path=None)
+
+    # -- decisions ---------------------------------------------------------------------------------------------
+    def _context(self) -> CallContext:
+        allowed = (os.path.realpath(self._workspace), *self._directories)
+        return CallContext(workspace=self._workspace, allowed_dirs=tuple(dict.fromkeys(allowed)))
+
+    def check(self, tool_name: str, tool_input: Mapping[str, object]) -> RuleMatch | None:
+        """The most restrictive rule matching the call (deny > ask > allow), or ``None``.
+
+        Within one behaviour the first matching rule in layer order (then session rules) is reported. A Bash
+        allow rule matches only when every subcommand is covered by some allow rule and the command could be
+        analysed (see :mod:`hookloop.permissions`); the first allow rule covering the first subcommand is then
+        reported. For Bash, file redirections are also checked against Edit/Write (``>``) and Read (``<``)
+        deny and ask rules.
+        """
+        context = self._context()
+        for behavior in ("deny", "ask"):
+            for rule in self._rules[behavior]:
+                if rule.matches(tool_name, tool_input, context) or self._redirect_hit(rule, tool_name, tool_input):
+                    return RuleMatch(behavior=behavior, rule=rule.text, source=rule.source)
+        return self._allow_match(tool_name, tool_input, context)
+
+    def _redirect_hit(self, rule: Rule, tool_name: str, tool_input: Mapping[str, object]) -> bool:
+        if tool_name != "Bash" or not isinstance(rule.specifier, PathPattern | type(None)):
+            return False
+        command = tool_input.get("command")
+        if not isinstance(command, str):
+            return False
+        writes = rule.covers_tool("Write")
+        reads = rule.covers_tool("Read")
+        if not writes and not reads:
+            return False
+        for redirect in _shell.analyse(command).redirects:
+            if redirect.target is None or (redirect.write and not writes) or (not redirect.write and not reads):
+                continue
+            path = resolve(redirect.target, cwd=self._workspace)
+            if path is not None and (rule.specifier is None or rule.specifier.matches(path, loose=True)):
+                return True
+        return False
+
+    def _allow_match(self, tool_name: str, tool_input: Mapping[str, object], context: CallContext) -> RuleMatch | None:
+        allow = self._rules["allow"]
+        for rule in allow:
+            if rule.matches(tool_name, tool_input, context):
+                return RuleMatch(behavior="allow", rule=rule.text, source=rule.source)
+        command = tool_input.get("command")
+        if tool_name != "Bash" or not isinstance(command, str):
+            return None
+        # A compound command may be covered by different allow rules, one per subcommand.
+        analysis = _shell.analyse(command)
+        if not analysis.safe or not analysis.commands or not redirects_stay_inside(analysis, context):
+            return None
+        first: Rule | None = None
+        for words in analysis.commands:
+            covering = next(
+                (r for r in allow if r.covers_tool("Bash") and (r.specifier is None or _allows(r, words))), None
+            )
+            if covering is None:
+                return None
+            first = first or covering
+        assert first is not None
+        return RuleMatch(behavior="allow", rule=first.text, source=first.source)
+
+    def decide(
+        self,
+        tool_name: str,
+        tool_input: Mapping[str, object],
+        *,
+        hooks: Sequence[HookVote] = (),
+        read_only: bool = False,
+    ) -> PermissionOutcome:
+        """The final decision for one call: rules, then hooks, then the mode's default (see :func:`merge`).
+
+        ``read_only`` marks a tool that only reads (the built-in Read, Glob, Grep, LS and NotebookRead always
+        count as read-only). ``hooks`` are the votes of the pre-tool-call hooks that expressed a permission
+        decision; their order does not matter.
+        """
+        behavior, reason = self._mode_default(tool_name, tool_input, read_only=read_only)
+        return merge(
+            self.check(tool_name, tool_input),
+            hooks,
+            mode=self._mode,
+            unmatched=behavior,
+            unmatched_reason=reason,
+        )
+
+    def _mode_default(
+        self, tool_name: str, tool_input: Mapping[str, object], *, read_only: bool
+    ) -> tuple[Behavior, str]:
+        mode = self._mode
+        if mode == "bypassPermissions":
+            return "allow", "bypassPermissions mode allows every call no rule or hook restricts"
+        reads = read_only or tool_name in READ_ONLY_TOOLS
+        paths = tool_paths(tool_name, tool_input, self._workspace)
+        outside = self._outside(paths)
+        if outside is not None and (reads or (tool_name in EDIT_TOOLS and mode == "acceptEdits")):
+            return "ask", outside
+        if reads:
+            return "allow", f"{tool_name} only reads inside the workspace; {mode} mode allows it"
+        if mode == "plan":
+            return "deny", f"plan mode does not run {tool_name}, which is not read-only"
+        if mode == "acceptEdits" and tool_name in EDIT_TOOLS:
+            return "allow", f"acceptEdits mode allows {tool_name} inside the workspace"
+        return "ask", f"{tool_name} needs approval in {mode} mode"
+
+    def _outside(self, paths: list[ResolvedPath] | None) -> str | None:
+        """Why the paths are not all inside the workspace or additional directories; ``None`` if they are."""
+        if paths is None:
+            return "the tool input has no usable path"
+        allowed = self._context().allowed_dirs
+        for path in paths:
+            if not any(within(path.real, directory) for directory in allowed):
+                return f"{path.real} is outside the workspace and its additional directories"
+        return None
+
+
+def _allows(rule: Rule, words: _shell.Words) -> bool:
+    return isinstance(rule.specifier, BashPattern) and rule.specifier.allows(words)

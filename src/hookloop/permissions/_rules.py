@@ -1,0 +1,290 @@
+"""Parsing permission rules (Claude Code's syntax) and matching one rule against one tool call."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Final
+from urllib.parse import urlsplit
+
+from hookloop.permissions import _shell
+from hookloop.permissions._paths import PathPattern, ResolvedPath, compile_path_pattern, resolve, within
+from hookloop.permissions._text import OPAQUE, fold, star_intersects, star_match
+from hookloop.permissions._types import Behavior, PermissionConfigError
+
+__all__ = [
+    "EDIT_TOOLS",
+    "READ_ONLY_TOOLS",
+    "BashPattern",
+    "CallContext",
+    "DomainPattern",
+    "Rule",
+    "parse_rule",
+    "tool_paths",
+]
+
+#: Tools that only read. Read rules (``Read(…)``) cover all of them, as in Claude Code.
+READ_ONLY_TOOLS: Final = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
+#: Tools that edit files. Edit and Write rules cover all of them; acceptEdits mode allows them in the workspace.
+EDIT_TOOLS: Final = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+_RULE_FAMILIES: Final[dict[str, frozenset[str]]] = {
+    "Read": READ_ONLY_TOOLS,
+    "Edit": EDIT_TOOLS,
+    "Write": EDIT_TOOLS,
+}
+_PATH_TOOLS: Final = READ_ONLY_TOOLS | EDIT_TOOLS
+_TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_*][A-Za-z0-9_.*-]*")
+_HOST: Final = re.compile(r"[A-Za-z0-9*](?:[A-Za-z0-9.*-]*[A-Za-z0-9])?")
+_BYTE_SINKS: Final = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+_GLOB_CHARS: Final = re.compile(r"[*?\[]")
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """What matching needs besides the call: where relative paths start and which directories are the workspace."""
+
+    workspace: Path
+    allowed_dirs: tuple[str, ...]  # resolved workspace and additional directories
+
+
+@dataclass(frozen=True, slots=True)
+class BashPattern:
+    """A ``Bash(…)`` specifier: ``*``-globs over a simple command's words joined by single spaces."""
+
+    alternatives: tuple[str, ...]
+    scan_tokens: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, spec: str) -> BashPattern:
+        spec = " ".join(spec.split())
+        if spec.endswith(":*"):  # legacy prefix form: `npm run test:*` is `npm run test` or `npm run test …`
+            prefix = spec[:-2].rstrip()
+            alternatives: tuple[str, ...] = (prefix, f"{prefix} *")
+        elif spec.endswith(" *") and spec.count("*") == 1:  # `ls *` also matches a bare `ls`
+            alternatives = (spec[:-2], spec)
+        else:
+            alternatives = (spec,)
+        scan = tuple(token for token in alternatives[0].split(" ") if token.strip("*"))
+        return cls(alternatives=alternatives, scan_tokens=scan)
+
+    def allows(self, words: _shell.Words) -> bool:
+        head = words[0] if words else None
+        if head is None or any(ch.isspace() for ch in head):
+            return False
+        subject = " ".join(OPAQUE if word is None else word for word in words)
+        return any(star_match(alternative, subject) for alternative in self.alternatives)
+
+    def restricts(self, words: _shell.Words) -> bool:
+        """Deny/ask matching: also the basename of the program, and folded look-alikes."""
+        if not words or words[0] is None:
+            return False
+        subjects = {" ".join(OPAQUE if word is None else word for word in words)}
+        head = words[0].rstrip("/")
+        if "/" in head:
+            subjects.add(" ".join([head.rsplit("/", 1)[1], *(OPAQUE if w is None else w for w in words[1:])]))
+        return any(
+            star_intersects(alternative, subject) or star_intersects(fold(alternative), fold(subject))
+            for alternative in self.alternatives
+            for subject in subjects
+        )
+
+    def appears_in(self, found: frozenset[str]) -> bool:
+        """Conservative scan for unanalysable commands: every literal word of the rule occurs as a token."""
+        folded = {fold(token) for token in found}
+        return all(
+            any(
+                star_match(fold(want), token)
+                or (_GLOB_CHARS.search(token) is not None and fnmatchcase(fold(want).replace("*", ""), token))
+                for token in folded
+            )
+            for want in self.scan_tokens
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DomainPattern:
+    """``WebFetch(domain:example.com)``; ``*`` globs allowed (``domain:*.example.com``)."""
+
+    host: str
+
+    def matches(self, url: object, *, loose: bool) -> bool:
+        if not isinstance(url, str):
+            return False
+        try:
+            host = urlsplit(url.strip()).hostname
+        except ValueError:
+            return False
+        if not host:
+            return False
+        host = host.rstrip(".").lower()
+        if star_match(self.host, host):
+            return True
+        # Deny and ask rules also cover subdomains, and look-alike spellings.
+        return loose and (host.endswith("." + self.host) or fold(host) == fold(self.host))
+
+
+Specifier = BashPattern | PathPattern | DomainPattern | str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One parsed rule: ``tool`` (a name, ``*`` allowed) and what its specifier compiled to."""
+
+    text: str
+    behavior: Behavior
+    source: str | None
+    tool: str
+    specifier: Specifier = field(default=None)
+
+    def covers_tool(self, tool_name: str) -> bool:
+        family = _RULE_FAMILIES.get(self.tool)
+        if family is not None:
+            return tool_name in family
+        if self.tool.startswith("mcp__") and self.tool.count("__") == 1 and "*" not in self.tool:
+            return tool_name == self.tool or tool_name.startswith(self.tool + "__")  # a whole MCP server
+        return star_match(self.tool, tool_name)
+
+    def matches(self, tool_name: str, tool_input: Mapping[str, object], context: CallContext) -> bool:
+        """Whether this rule applies to the call (for Bash allow rules: covers every subcommand)."""
+        if not self.covers_tool(tool_name):
+            return False
+        spec = self.specifier
+        loose = self.behavior != "allow"
+        if spec is None:
+            return True
+        if isinstance(spec, BashPattern):
+            return _bash_matches(spec, tool_input.get("command"), context, loose=loose)
+        if isinstance(spec, PathPattern):
+            paths = tool_paths(tool_name, tool_input, context.workspace)
+            if not paths:
+                return False
+            hits = [spec.matches(path, loose=loose) for path in paths]
+            return any(hits) if loose else all(hits)
+        if isinstance(spec, DomainPattern):
+            return spec.matches(tool_input.get("url"), loose=loose)
+        return _generic_matches(spec, tool_name, tool_input, loose=loose)
+
+
+def _bash_matches(spec: BashPattern, command: object, context: CallContext, *, loose: bool) -> bool:
+    if not isinstance(command, str):
+        return False
+    analysis = _shell.analyse(command)
+    if loose:
+        if any(spec.restricts(words) for words in (*analysis.commands, *analysis.deny_commands)):
+            return True
+        return not analysis.safe and spec.appears_in(_shell.tokens(command))
+    if not analysis.safe or not analysis.commands:
+        return False
+    if not all(spec.allows(words) for words in analysis.commands):
+        return False
+    return redirects_stay_inside(analysis, context)
+
+
+def redirects_stay_inside(analysis: _shell.ShellAnalysis, context: CallContext) -> bool:
+    """Whether every file a command writes by redirection is a byte sink or inside the workspace."""
+    for redirect in analysis.redirects:
+        if not redirect.write or redirect.target in _BYTE_SINKS or (redirect.target or "").startswith("/dev/fd/"):
+            continue
+        if redirect.target is None:
+            return False
+        if analysis.changes_directory and not redirect.target.startswith(("/", "~")):
+            return False  # relative to a directory we cannot know
+        path = resolve(redirect.target, cwd=context.workspace)
+        if path is None or not any(within(path.real, directory) for directory in context.allowed_dirs):
+            return False
+    return True
+
+
+def _generic_matches(spec: str, tool_name: str, tool_input: Mapping[str, object], *, loose: bool) -> bool:
+    # Tools without a defined specifier (Agent(Explore), Skill(x), custom tools): the specifier is a `*`-glob
+    # that must equal one of the input's top-level string values (Agent/Task: the subagent type only).
+    values = [tool_input.get("subagent_type")] if tool_name in {"Agent", "Task"} else list(tool_input.values())
+    strings = [value for value in values if isinstance(value, str)]
+    if loose:
+        return any(star_match(spec, s) or star_match(fold(spec), fold(s)) for s in strings)
+    return any(star_match(spec, s) for s in strings)
+
+
+def tool_paths(tool_name: str, tool_input: Mapping[str, object], workspace: Path) -> list[ResolvedPath] | None:
+    """The paths a file tool touches, resolved; ``[]`` for tools without paths, ``None`` if they are unusable."""
+    if tool_name not in _PATH_TOOLS:
+        return []
+    raw: list[object]
+    if tool_name in {"NotebookEdit", "NotebookRead"}:
+        raw = [tool_input.get("notebook_path")]
+    elif tool_name in {"Glob", "Grep", "LS"}:
+        base = tool_input.get("path")
+        raw = [base if base is not None else "."]
+        pattern = tool_input.get("pattern")
+        if tool_name == "Glob" and isinstance(pattern, str) and isinstance(raw[0], str):
+            # The fixed leading part of a glob is a directory it reads: Glob("/etc/**") reads /etc.
+            fixed = pattern.split("/")
+            cut = next((i for i, part in enumerate(fixed) if _GLOB_CHARS.search(part)), len(fixed))
+            prefix = "/".join(fixed[:cut])
+            if prefix:
+                raw.append(prefix if prefix.startswith(("/", "~")) else f"{raw[0]}/{prefix}")
+    else:
+        raw = [tool_input.get("file_path")]
+    resolved: list[ResolvedPath] = []
+    for item in raw:
+        path = resolve(item, cwd=workspace) if isinstance(item, str) else None
+        if path is None:
+            return None
+        resolved.append(path)
+    return resolved
+
+
+def parse_rule(
+    text: object,
+    behavior: Behavior,
+    *,
+    source: str | None,
+    workspace: Path,
+    settings_dir: Path | None,
+    home: Path,
+    json_path: str | None = None,
+) -> Rule:
+    """Parse one rule string; raise :class:`PermissionConfigError` naming ``source`` and ``json_path``."""
+
+    def fail(problem: str) -> PermissionConfigError:
+        return PermissionConfigError(problem, source=source, json_path=json_path)
+
+    if not isinstance(text, str):
+        raise fail(f"a rule must be a string, not {type(text).__name__}")
+    stripped = text.strip()
+    if not stripped:
+        raise fail("empty rule")
+    if "(" in stripped:
+        if not stripped.endswith(")"):
+            raise fail(f"rule {text!r} has text after its closing parenthesis or no closing parenthesis")
+        tool, spec = stripped[:-1].split("(", 1)
+        spec = spec.strip()
+    elif ")" in stripped:
+        raise fail(f"rule {text!r} has a closing parenthesis without an opening one")
+    else:
+        tool, spec = stripped, ""
+    tool = tool.strip()
+    if not _TOOL_NAME.fullmatch(tool):
+        raise fail(f"rule {text!r}: {tool!r} is not a tool name (letters, digits, _ - . and * wildcards)")
+    if spec in {"", "*"}:
+        return Rule(text=text, behavior=behavior, source=source, tool=tool)
+    specifier: Specifier
+    if tool == "Bash":
+        if spec == ":*":
+            return Rule(text=text, behavior=behavior, source=source, tool=tool)
+        specifier = BashPattern.parse(spec)
+    elif tool in {"Read", "Edit", "Write", "Glob", "Grep", "LS", "MultiEdit", "NotebookEdit", "NotebookRead"}:
+        specifier = compile_path_pattern(spec, workspace=workspace, settings_dir=settings_dir, home=home)
+    elif tool == "WebFetch":
+        if not spec.startswith("domain:"):
+            raise fail(f"rule {text!r}: WebFetch rules take `domain:<host>`, e.g. WebFetch(domain:example.com)")
+        host = spec.removeprefix("domain:").strip().rstrip(".").lower()
+        if not _HOST.fullmatch(host):
+            raise fail(f"rule {text!r}: {host!r} is not a host name")
+        specifier = DomainPattern(host=host)
+    else:
+        specifier = spec
+    return Rule(text=text, behavior=behavior, source=source, tool=tool, specifier=specifier)

@@ -1,0 +1,611 @@
+"""Static analysis of a Bash command for permission matching, on tree-sitter-bash's syntax tree.
+
+:func:`analyse` turns a command string into the simple commands it would run, each as its words after quote
+removal (``"r"m`` → ``rm``, ``r\\m`` → ``rm``, ``$'\\x72m'`` → ``rm``), with words only known at run time
+marked :data:`~hookloop.permissions._text.OPAQUE`. It descends into every place bash runs a command from:
+lists and pipelines (``&&``, ``||``, ``;``, ``|``, ``|&``, ``&``, newlines), subshells, groups, ``if``/``while``/
+``for``/``case`` bodies, ``$(…)``, backticks, process substitution, here-doc bodies, ``bash -c``/``sh -c``
+strings and ``eval`` arguments when they are literal, ``find -exec``, and commands behind wrappers.
+
+Two lists come out:
+
+* ``commands`` — what an allow rule must cover, every one of them. Leading ``VAR=value`` assignments are
+  dropped, and so are the transparent wrappers ``env``, ``command``, ``builtin``, ``exec``, ``nohup``, ``time``,
+  ``timeout``, ``nice``, ``ionice`` and ``stdbuf`` (with their options) when they are named bare or from a
+  system directory. Privilege and fan-out wrappers (``sudo``, ``xargs``, ``watch`` …) are *not* dropped: an
+  allow rule must name them (``Bash(sudo apt update)``), because ``Bash(rm:*)`` allowing ``rm`` is not
+  permission to run it as root or once per line of input.
+* ``deny_commands`` — additional candidates that only deny and ask rules look at: every suffix of a wrapper's
+  words (``sudo -u x rm …`` → ``rm …``), and literal arguments of such wrappers parsed as scripts.
+
+``safe`` is false when something cannot be analysed soundly: a parse error, a command name only known at run
+time (``$CMD``, ``/bin/r?``), ``eval`` or ``bash -c`` of a non-literal string, a shell reading commands from
+standard input, a function definition, an assignment to a variable that changes what runs (``PATH``,
+``LD_PRELOAD``, ``BASH_ENV`` …), arithmetic on variables (bash evaluates array subscripts in it, which can run
+commands), control characters, nesting deeper than :data:`MAX_DEPTH`. Command-pattern allow rules never allow an
+unsafe command; deny and ask rules still match its analysable parts, and additionally every word-like token of
+the raw text (see :func:`tokens`), so ``echo rm -rf / | bash`` is denied by ``Bash(rm:*)``.
+"""
+
+from __future__ import annotations
+
+import codecs
+import posixpath
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache, partial
+from typing import Final
+
+import tree_sitter
+import tree_sitter_bash
+
+from hookloop.permissions._text import OPAQUE
+
+__all__ = ["MAX_DEPTH", "Redirect", "ShellAnalysis", "Words", "analyse", "tokens"]
+
+Words = tuple[str | None, ...]
+"""A simple command's words; ``None`` stands for a word only known at run time."""
+
+MAX_DEPTH: Final = 6
+"""How deep ``bash -c``/``eval`` strings are followed before the command is treated as unanalysable."""
+
+_LANGUAGE: Final = tree_sitter.Language(tree_sitter_bash.language())
+
+SYSTEM_DIRS: Final = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"})
+_SHELLS: Final = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "posh", "yash"})
+_SHELL_OPTS_WITH_ARG: Final = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+_SHELL_LONG_OPTS: Final = frozenset(
+    {"--login", "--noprofile", "--norc", "--posix", "--noediting", "--restricted", "--verbose", "--"}
+)
+# Wrappers that run their operand unchanged: stripped for allow matching when named bare or from SYSTEM_DIRS.
+# Each maps to (flags without argument, options taking the next word, whether a positional operand precedes
+# the command: timeout's duration).
+_TRANSPARENT: Final[dict[str, tuple[frozenset[str], frozenset[str], bool]]] = {
+    "env": (frozenset({"-i", "-", "-0", "-v", "--ignore-environment", "--null", "--debug"}),
+            frozenset({"-u", "--unset", "-C", "--chdir"}), False),
+    "command": (frozenset({"-p", "-v", "-V"}), frozenset(), False),
+    "builtin": (frozenset(), frozenset(), False),
+    "exec": (frozenset({"-c", "-l"}), frozenset({"-a"}), False),
+    "nohup": (frozenset(), frozenset(), False),
+    "time": (frozenset({"-p", "-v", "-a", "--verbose", "--portability", "--append", "--quiet", "-q"}),
+             frozenset({"-o", "-f", "--output", "--format"}), False),
+    "timeout": (frozenset({"--preserve-status", "--foreground", "-v", "--verbose"}),
+                frozenset({"-s", "--signal", "-k", "--kill-after"}), True),
+    "nice": (frozenset(), frozenset({"-n", "--adjustment"}), False),
+    "ionice": (frozenset({"-t"}), frozenset({"-c", "-n", "--class", "--classdata"}), False),
+    "stdbuf": (frozenset(), frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}), False),
+}  # fmt: skip
+# Commands that run another command (or a command string) with changed privileges, input, environment or
+# repetition. Never stripped for allow; every suffix of their words is checked against deny and ask rules.
+_WRAPPERS: Final = frozenset(
+    {
+        "sudo", "doas", "su", "runuser", "pkexec", "xargs", "parallel", "watch", "setsid", "chroot", "nsenter",
+        "unshare", "flock", "fakeroot", "firejail", "bwrap", "proxychains", "proxychains4", "torsocks", "strace",
+        "ltrace", "unbuffer", "script", "busybox", "toybox", "coproc", "trap", "ssh", "fish", "caffeinate",
+        "systemd-run", "chrt", "taskset", "numactl", "cpulimit", "catchsegv", "valgrind", "dbus-launch", "sg",
+    }
+)  # fmt: skip
+_FIND_EXEC: Final = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_DIRECTORY_CHANGERS: Final = frozenset({"cd", "pushd", "popd"})
+_DANGEROUS_VARS: Final = frozenset(
+    {
+        "PATH", "IFS", "ENV", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "GLOBIGNORE", "CDPATH",
+        "HOME", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONINSPECT", "NODE_OPTIONS", "NODE_PATH",
+        "PERL5LIB", "PERL5OPT", "PERLLIB", "RUBYOPT", "RUBYLIB", "PAGER", "MANPAGER", "EDITOR", "VISUAL",
+        "SSH_ASKPASS", "SUDO_ASKPASS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH",
+        "RUSTC_WRAPPER", "LESSOPEN", "LESSCLOSE", "XDG_CONFIG_HOME", "ZDOTDIR", "TMPDIR", "SHELL",
+    }
+)  # fmt: skip
+_DANGEROUS_PREFIXES: Final = ("LD_", "DYLD_", "GIT_", "BASH_FUNC_", "NPM_CONFIG_", "npm_config_", "CARGO_")
+_BRACE_EXPANSION: Final = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
+_UNQUOTED_GLOB: Final = re.compile(r"(?<!\\)[*?\[]")
+_SAFE_ARITHMETIC: Final = re.compile(r"[\d\s+\-*/%()<>=!&|^~?:,]*")
+_ARITHMETIC_TESTS: Final = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "-R"})
+_WRITE_OPS: Final = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
+_READ_OPS: Final = frozenset({"<", "<>"})
+_ANSI_C: Final = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    """A file redirection: ``target`` is the file (``None`` when only known at run time)."""
+
+    target: str | None
+    write: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ShellAnalysis:
+    """What :func:`analyse` found in one command string (see the module docstring)."""
+
+    commands: tuple[Words, ...]
+    deny_commands: tuple[Words, ...]
+    redirects: tuple[Redirect, ...]
+    safe: bool
+    unsafe_reasons: tuple[str, ...]
+    changes_directory: bool
+
+
+def _unescape_unquoted(text: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text):
+            if text[i + 1] != "\n":
+                out.append(text[i + 1])
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _unescape_double_quoted(text: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text) and text[i + 1] in '$`"\\\n':
+            if text[i + 1] != "\n":
+                out.append(text[i + 1])
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _decode_ansi_c(body: str) -> str | None:
+    # $'…' escapes; \c (control chars) and anything odd make the word opaque rather than guessed.
+    if "\\c" in body:
+        return None
+    try:
+        decoded = codecs.decode(body.replace("\\e", "\\x1b").replace("\\E", "\\x1b"), "unicode_escape")
+    except UnicodeDecodeError:
+        return None
+    return None if "\x00" in decoded else decoded
+
+
+def _text(node: tree_sitter.Node) -> str:
+    return (node.text or b"").decode("utf-8", "surrogateescape")
+
+
+def literal(node: tree_sitter.Node) -> str | None:
+    """The value of a word after quote removal, or ``None`` when it depends on run time (expansions, globs)."""
+    kind = node.type
+    if kind in {"word", "number"}:
+        raw = _text(node)
+        if _BRACE_EXPANSION.search(raw):
+            return None
+        return _unescape_unquoted(raw)
+    if kind == "raw_string":
+        return _text(node)[1:-1]
+    if kind == "ansi_c_string":
+        return _decode_ansi_c(_text(node)[2:-1])
+    if kind in {"string", "translated_string"}:
+        parts: list[str] = []
+        for child in node.children:
+            if child.type == "string_content":
+                parts.append(_unescape_double_quoted(_text(child)))
+            elif child.is_named:
+                return None
+        return "".join(parts)
+    if kind == "concatenation":
+        if _BRACE_EXPANSION.search(_text(node)):
+            return None
+        parts = []
+        for child in node.children:
+            value = literal(child) if child.is_named else None
+            if value is None:
+                return None
+            parts.append(value)
+        return "".join(parts)
+    if kind == "command_name" and node.named_child_count == 1:
+        child = node.named_children[0]
+        return literal(child)
+    return None
+
+
+def _has_unquoted_glob(node: tree_sitter.Node) -> bool:
+    if node.type == "word":
+        return _UNQUOTED_GLOB.search(_text(node)) is not None
+    return any(_has_unquoted_glob(child) for child in node.named_children if child.type in {"word", "concatenation"})
+
+
+def _split_assignment(word: str) -> tuple[str, str] | None:
+    match = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", word, re.DOTALL)
+    return (match.group(1), match.group(2)) if match else None
+
+
+def _dangerous_variable(name: str) -> bool:
+    return name in _DANGEROUS_VARS or name.startswith(_DANGEROUS_PREFIXES)
+
+
+class _Analyser:
+    """Walks one syntax tree; nested strings (``bash -c``, ``eval``) get child analysers one level deeper."""
+
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
+        self.commands: list[Words] = []
+        self.deny_commands: list[Words] = []
+        self.redirects: list[Redirect] = []
+        self.unsafe: list[str] = []
+        self.changes_directory = False
+
+    # -- results ---------------------------------------------------------------------------------------------
+    def result(self) -> ShellAnalysis:
+        return ShellAnalysis(
+            commands=tuple(self.commands),
+            deny_commands=tuple(dict.fromkeys(self.deny_commands)),
+            redirects=tuple(self.redirects),
+            safe=not self.unsafe,
+            unsafe_reasons=tuple(dict.fromkeys(self.unsafe)),
+            changes_directory=self.changes_directory,
+        )
+
+    def absorb(self, other: _Analyser, *, deny_only: bool = False) -> None:
+        if deny_only:
+            self.deny_commands.extend(other.commands)
+        else:
+            self.commands.extend(other.commands)
+            self.redirects.extend(other.redirects)
+            self.unsafe.extend(other.unsafe)
+            self.changes_directory = self.changes_directory or other.changes_directory
+        self.deny_commands.extend(other.deny_commands)
+
+    def child(self) -> _Analyser:
+        return _Analyser(self.depth + 1)
+
+    # -- entry points ----------------------------------------------------------------------------------------
+    def script(self, source: str) -> None:
+        if self.depth > MAX_DEPTH:
+            self.unsafe.append("commands nested too deeply")
+            return
+        if any(ord(ch) < 32 and ch not in "\n\t" for ch in source) or "\x7f" in source:
+            # tree-sitter treats e.g. a carriage return as blank where bash keeps it inside a word.
+            self.unsafe.append("control characters in the command")
+        parser = tree_sitter.Parser(_LANGUAGE)
+        tree = parser.parse(source.encode("utf-8", "surrogateescape"))
+        if tree.root_node.has_error:
+            self.unsafe.append("the command does not parse")
+        self.visit(tree.root_node)
+
+    def deny_only(self, run: Callable[[_Analyser], None]) -> None:
+        sub = self.child()
+        run(sub)
+        self.absorb(sub, deny_only=True)
+
+    # -- the tree walk ---------------------------------------------------------------------------------------
+    def visit(self, node: tree_sitter.Node) -> None:
+        kind = node.type
+        if kind == "command":
+            self.command(node, ())
+        elif kind == "redirected_statement":
+            self.redirected(node)
+        elif kind == "variable_assignment":
+            self.assignment(node)
+        elif kind in {"declaration_command", "unset_command"}:
+            self.declaration(node)
+        elif kind == "function_definition":
+            self.unsafe.append("function definitions")
+            self.visit_children(node)
+        elif kind in {"file_redirect", "heredoc_redirect", "herestring_redirect"}:
+            self.redirect(node)
+        elif kind == "test_command":
+            if any(_text(op) in _ARITHMETIC_TESTS for op in _descendants(node, "test_operator")):
+                self.unsafe.append("arithmetic tests (bash evaluates array subscripts in them)")
+            self.visit_children(node)
+        elif kind == "arithmetic_expansion" or (kind == "compound_statement" and _text(node).startswith("((")):
+            inner = _text(node).removeprefix("$").lstrip("([").rstrip(")]")
+            if not _SAFE_ARITHMETIC.fullmatch(inner):
+                self.unsafe.append("arithmetic on variables (bash evaluates array subscripts in it)")
+            self.visit_children(node)
+        elif kind == "subscript":
+            index = node.child_by_field_name("index")
+            if index is not None and not _SAFE_ARITHMETIC.fullmatch(_text(index)):
+                self.unsafe.append("array subscripts that are not plain numbers")
+            self.visit_children(node)
+        elif kind in {"word", "raw_string", "string_content", "comment", "number", "ansi_c_string"}:
+            return
+        else:
+            if kind == "ERROR" or node.is_missing:
+                self.unsafe.append("the command does not parse")
+            self.visit_children(node)
+
+    def visit_children(self, node: tree_sitter.Node) -> None:
+        for child in node.named_children:
+            self.visit(child)
+
+    def redirected(self, node: tree_sitter.Node) -> None:
+        body = node.child_by_field_name("body")
+        redirects = node.children_by_field_name("redirect")
+        extra = tuple(arg for redirect in redirects for arg in _redirect_extra_words(redirect))
+        if body is not None and body.type == "command":
+            self.command(body, extra)
+        else:
+            if extra:
+                self.unsafe.append("words after a redirection of a compound command")
+            if body is not None:
+                self.visit(body)
+            for word in extra:
+                self.visit(word)
+        for redirect in redirects:
+            self.redirect(redirect)
+
+    def redirect(self, node: tree_sitter.Node) -> None:
+        if node.type == "file_redirect":
+            destinations = node.children_by_field_name("destination")
+            operator = next((_text(c) for c in node.children if not c.is_named), "")
+            if destinations:
+                target = destinations[0]
+                is_fd_dup = operator in {">&", "<&"} and (target.type == "number" or _text(target) == "-")
+                if not is_fd_dup and operator not in {"<&", ">&-", "<&-"}:
+                    value = literal(target)
+                    if operator in _WRITE_OPS:
+                        self.redirects.append(Redirect(target=value, write=True))
+                    if operator in _READ_OPS:
+                        self.redirects.append(Redirect(target=value, write=False))
+                self.visit(target)
+        else:
+            # here-doc bodies with an unquoted delimiter and here-strings expand $(…) and backticks.
+            for child in node.named_children:
+                if child.type not in {"heredoc_start", "heredoc_end"}:
+                    self.visit(child)
+
+    def assignment(self, node: tree_sitter.Node) -> None:
+        name = node.child_by_field_name("name")
+        if name is not None and name.type == "variable_name" and _dangerous_variable(_text(name)):
+            self.unsafe.append(f"assignment to {_text(name)} changes what runs")
+        self.visit_children(node)
+
+    def declaration(self, node: tree_sitter.Node) -> None:
+        words: list[str | None] = [_text(node.children[0])] if node.children else []
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                self.assignment(child)
+                name = child.child_by_field_name("name")
+                value = child.child_by_field_name("value")
+                value_text = "" if value is None else literal(value)
+                words.append(None if name is None or value_text is None else f"{_text(name)}={value_text}")
+            else:
+                self.visit(child)
+                value_text = literal(child)
+                words.append(value_text)
+                if value_text is not None and _dangerous_variable(value_text.split("=", 1)[0]):
+                    self.unsafe.append(f"{words[0]} of {value_text} changes what runs")
+        self.commands.append(tuple(words))
+
+    def command(self, node: tree_sitter.Node, extra: Sequence[tree_sitter.Node]) -> None:
+        name = node.child_by_field_name("name")
+        arg_nodes: list[tree_sitter.Node] = list(node.children_by_field_name("argument"))
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                self.assignment(child)
+            elif child.type in {"file_redirect", "heredoc_redirect", "herestring_redirect"}:
+                self.redirect(child)
+                arg_nodes.extend(_redirect_extra_words(child))
+        arg_nodes.extend(extra)
+        arg_nodes.sort(key=lambda n: n.start_byte)
+        if name is None:
+            if arg_nodes:
+                self.unsafe.append("arguments without a command name")
+            for arg in arg_nodes:
+                self.visit(arg)
+            return
+        self.visit(name)
+        for arg in arg_nodes:
+            self.visit(arg)
+        head = None if _has_unquoted_glob(name) else literal(name)
+        self.classify((head, *(literal(arg) for arg in arg_nodes)))
+
+    # -- what a simple command runs --------------------------------------------------------------------------
+    def classify(self, words: Words) -> None:
+        """Record what ``words`` runs, following wrappers, shells, ``eval`` and ``find -exec``."""
+        if not words:
+            return
+        head = words[0]
+        if head is None or not head:
+            self.unsafe.append("a command name only known at run time")
+            return
+        base = posixpath.basename(head)
+        trusted = "/" not in head or posixpath.dirname(head) in SYSTEM_DIRS
+        if base in _DIRECTORY_CHANGERS:
+            self.changes_directory = True
+        if self.depth > MAX_DEPTH:
+            self.unsafe.append("commands nested too deeply")
+            self.commands.append(words)
+            return
+        if base in _SHELLS and trusted:
+            self.shell(words)
+        elif base == "eval" and trusted:
+            self.eval(words)
+        elif base in _TRANSPARENT and trusted:
+            self.transparent(base, words)
+        elif base in _TRANSPARENT or base in _SHELLS or base in {"eval", *_WRAPPERS}:
+            self.commands.append(words)
+            self.wrapped_suffixes(words)
+        elif base == "find":
+            self.find(words)
+        else:
+            self.commands.append(words)
+
+    def wrapped_suffixes(self, words: Words) -> None:
+        """Deny-only: every later word may start the wrapped command; literal strings may be scripts."""
+        for index in range(1, min(len(words), 32)):
+            word = words[index]
+            if word is None or word.startswith("-") or _split_assignment(word):
+                continue
+            self.deny_only(partial(_Analyser.classify, words=words[index:]))
+            if re.search(r"[\s;&|`$()<>]", word):
+                self.deny_only(partial(_Analyser.script, source=word))
+
+    def transparent(self, base: str, words: Words) -> None:
+        flags, with_arg, has_operand = _TRANSPARENT[base]
+        index = 1
+        while index < len(words):
+            word = words[index]
+            if word is None:
+                break
+            if word == "--":
+                index += 1
+                break
+            option = word.split("=", 1)[0]
+            if option in flags:
+                index += 1
+            elif option in with_arg:
+                index += 1 if "=" in word else 2
+            elif base == "nice" and re.fullmatch(r"-\d+", word):
+                index += 1
+            elif base in {"stdbuf", "nice", "ionice", "env"} and re.fullmatch(r"-[ioecnuC].+", word):
+                index += 1  # attached option argument: -oL, -n10, -uNAME
+            elif word.startswith("-") and word != "-":
+                break  # an option we do not know: handled below as not analysable
+            else:
+                break
+        if base == "env":
+            while index < len(words) and (word := words[index]) is not None and (split := _split_assignment(word)):
+                if _dangerous_variable(split[0]):
+                    self.unsafe.append(f"env assignment to {split[0]} changes what runs")
+                index += 1
+        if has_operand:
+            index += 1  # timeout's duration
+        rest = words[index:]
+        if rest and rest[0] is not None and rest[0].startswith("-"):
+            self.unsafe.append(f"an option of {base} this policy does not understand")
+            self.commands.append(words)
+            self.wrapped_suffixes(words)
+        elif not rest:
+            self.commands.append(words)  # e.g. a bare `env`: a command of its own
+        else:
+            self.classify(rest)
+
+    def shell(self, words: Words) -> None:
+        index, command_string, reads_stdin = 1, False, False
+        while index < len(words):
+            word = words[index]
+            if word is None:
+                self.unsafe.append("shell options only known at run time")
+                self.commands.append(words)
+                self.wrapped_suffixes(words)
+                return
+            if word in {"--", "-"}:
+                index += 1
+                break
+            if word in _SHELL_OPTS_WITH_ARG:
+                index += 2
+            elif word.startswith("--"):
+                if word not in _SHELL_LONG_OPTS:
+                    self.unsafe.append(f"shell option {word}")
+                index += 1
+            elif re.fullmatch(r"[-+][A-Za-z]+", word):
+                command_string = command_string or "c" in word
+                reads_stdin = reads_stdin or "s" in word
+                index += 2 if ("o" in word[1:] or "O" in word[1:]) else 1
+            else:
+                break
+        rest = words[index:]
+        if command_string:
+            if not rest or rest[0] is None:
+                self.unsafe.append("a shell command string only known at run time")
+                self.commands.append(words)
+                self.wrapped_suffixes(words)
+                return
+            sub = self.child()
+            sub.script(rest[0])
+            self.absorb(sub)
+        elif rest and not reads_stdin:
+            self.commands.append(words)  # runs a script file: the allow rule has to name it
+        else:
+            self.unsafe.append("a shell reading commands from standard input")
+            self.commands.append(words)
+
+    def eval(self, words: Words) -> None:
+        args = words[1:]
+        if any(arg is None for arg in args):
+            self.unsafe.append("eval of a string only known at run time")
+            self.commands.append(words)
+            self.wrapped_suffixes(words)
+            return
+        sub = self.child()
+        sub.script(" ".join(arg for arg in args if arg is not None))
+        self.absorb(sub)
+
+    def find(self, words: Words) -> None:
+        self.commands.append(words)
+        index = 1
+        while index < len(words):
+            if words[index] in _FIND_EXEC:
+                end = index + 1
+                while end < len(words) and words[end] not in {";", "+"}:
+                    end += 1
+                self.classify(words[index + 1 : end])
+                index = end
+            index += 1
+
+
+def _redirect_extra_words(node: tree_sitter.Node) -> tuple[tree_sitter.Node, ...]:
+    # tree-sitter-bash attaches words that follow a redirection (`ls > out rm -rf /`) to the redirection;
+    # bash passes them to the command.
+    if node.type == "file_redirect":
+        return tuple(node.children_by_field_name("destination")[1:])
+    if node.type == "heredoc_redirect":
+        return tuple(node.children_by_field_name("argument"))
+    return ()
+
+
+def _descendants(node: tree_sitter.Node, kind: str) -> Iterable[tree_sitter.Node]:
+    for child in node.named_children:
+        if child.type == kind:
+            yield child
+        yield from _descendants(child, kind)
+
+
+def _analyse_once(source: str) -> _Analyser:
+    analyser = _Analyser(0)
+    analyser.script(source)
+    return analyser
+
+
+@lru_cache(maxsize=512)
+def analyse(command: str) -> ShellAnalysis:
+    """Analyse one Bash command string (see the module docstring). Pure and cached."""
+    if "\x00" in command:
+        analyser = _Analyser(0)
+        analyser.unsafe.append("a NUL character in the command")
+        return analyser.result()
+    first = _analyse_once(command)
+    if "\\\n" in command:
+        # tree-sitter-bash splits `r\<newline>m` into two words where bash joins them, and a continuation at
+        # the end of a comment is the reverse case. Analyse both readings: both must agree for an allow.
+        second = _analyse_once(command.replace("\\\n", ""))
+        if first.commands != second.commands or first.redirects != second.redirects:
+            first.unsafe.append("a line continuation that changes how the command splits into words")
+        first.absorb(second, deny_only=True)
+        first.unsafe.extend(second.unsafe)
+    return first.result()
+
+
+_TOKEN_SPLIT: Final = re.compile(r"[\s;&|()<>`'\"$={},\\]+")
+
+
+@lru_cache(maxsize=512)
+def tokens(command: str) -> frozenset[str]:
+    """Every word-like token of ``command`` under several readings, for the conservative deny scan.
+
+    Quotes and backslashes are read both as separators and as removed (``"r"m`` gives ``r``, ``m`` and ``rm``),
+    ``$'…'`` strings are decoded, line continuations joined, and paths also give their basename.
+    """
+    readings = [command, command.replace("\\\n", "")]
+    readings.append(re.sub(r"[\"'\\]", "", readings[1]))
+    readings.extend(decoded for body in _ANSI_C.findall(command) if (decoded := _decode_ansi_c(body)) is not None)
+    found: set[str] = set()
+    for reading in readings:
+        for token in _TOKEN_SPLIT.split(reading):
+            if token:
+                found.add(token)
+                if "/" in token.rstrip("/"):
+                    found.add(posixpath.basename(token.rstrip("/")))
+    found.discard(OPAQUE)
+    return frozenset(found)
