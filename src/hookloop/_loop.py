@@ -561,15 +561,16 @@ class _Run:
             edits: list[tuple[Handler, Any]] = []
             decided = await self.hooks(PRE_TOOL_CALL, info, edits, call.call_id)
             for handler, result in edits:
+                if isinstance(result, Ask):
+                    votes.append(("ask", result.reason, handler.name))
+                    continue
+                if isinstance(result, Allow):
+                    votes.append(("allow", result.reason, handler.name))
+                else:
+                    self._reject_edits(PRE_TOOL_CALL, handler, result, allowed=("updated_input",))
                 if result.updated_input is not None:
                     c.args = result.updated_input
                     c.input_edited_by = handler.name
-                if isinstance(result, Continue):
-                    self._reject_edits(PRE_TOOL_CALL, handler, result, allowed=("updated_input",))
-                elif isinstance(result, Allow):
-                    votes.append(("allow", result.reason, handler.name))
-                elif isinstance(result, Ask):
-                    votes.append(("ask", result.reason, handler.name))
             if decided is not None:
                 result, handler = decided
                 if isinstance(result, Skip):
