@@ -7,8 +7,8 @@ import threading
 from typing import Any
 
 import pytest
-from helpers import assert_valid_history, echo
 
+from helpers import assert_valid_history, echo
 from hookloop import (
     Cancelled,
     ClientError,
@@ -69,7 +69,10 @@ async def test_cancel_while_tools_run_from_another_thread_leaves_one_result_per_
             finished.append("cleaned up")
         return "unreachable"
 
-    worker = Worker(ScriptedClient([[ToolUse("forever", {}), ToolUse("echo", {"text": "quick"})], [Text("x")]]), tools=[forever, echo])
+    worker = Worker(
+        ScriptedClient([[ToolUse("forever", {}), ToolUse("echo", {"text": "quick"})], [Text("x")]]),
+        tools=[forever, echo],
+    )
     reasons = abort_reasons(worker)
 
     def canceller() -> None:
@@ -112,7 +115,11 @@ async def test_cancel_with_no_run_in_flight_does_nothing() -> None:
 
 async def test_provider_errors_end_the_run_with_client_error_and_on_abort() -> None:
     for mode in ("raise", "event"):
-        worker = Worker(ScriptedClient([ScriptedTurn([Text("partial answer")], error=ScriptError("overloaded", after_events=2, mode=mode))]))  # type: ignore[arg-type]
+        worker = Worker(
+            ScriptedClient(
+                [ScriptedTurn([Text("partial answer")], error=ScriptError("overloaded", after_events=2, mode=mode))]
+            )
+        )  # type: ignore[arg-type]
         reasons = abort_reasons(worker)
         with pytest.raises(ClientError, match="overloaded"):
             await worker.run("q")

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import add, echo
 
+from helpers import add, echo
 from hookloop import HookError, Message, ScriptedClient, Text, ToolResult, ToolUse, Worker
 from hookloop.hooks import SESSION_START, Continue, PostToolCallInfo, PreToolCallInfo, PromptSubmitInfo
 
@@ -21,7 +21,9 @@ def last_result(worker: Worker) -> ToolResult:
 
 async def test_updated_input_is_validated_then_executed_and_recorded(tmp_path: Path) -> None:
     transcript = tmp_path / "run.jsonl"
-    worker = Worker(ScriptedClient([[ToolUse("add", {"a": 1, "b": 2})], [Text("ok")]]), tools=[add], transcript=transcript)
+    worker = Worker(
+        ScriptedClient([[ToolUse("add", {"a": 1, "b": 2})], [Text("ok")]]), tools=[add], transcript=transcript
+    )
 
     def double(info: PreToolCallInfo) -> Continue:
         return Continue(updated_input={"a": info.arguments["a"] * 10, "b": info.arguments["b"]})
@@ -36,7 +38,7 @@ async def test_updated_input_is_validated_then_executed_and_recorded(tmp_path: P
     assert result.meta["input_edited_by"] == "doubler"
     assert result.meta["executed_arguments"] == {"a": 10, "b": 2}
     # the model's own call stays as the model made it (valid to send back)
-    call = [i for i in worker.history if type(i).__name__ == "ToolCall"][0]
+    call = next(i for i in worker.history if type(i).__name__ == "ToolCall")
     assert call.to_json()["arguments"] == {"a": 1, "b": 2}
     # each hook sees the input as interceptors produced it; edits apply after the chain, in order
     assert seen_by_later == [{"a": 1, "b": 2}]
@@ -90,7 +92,9 @@ async def test_additional_context_on_prompt_submit_is_added_as_marked_context_an
 
 
 async def test_session_start_context_and_post_tool_call_replace_output_and_context() -> None:
-    worker = Worker(ScriptedClient([[ToolUse("echo", {"text": "token=abc123"})], [Text("ok")]]), tools=[echo], output_cap=100)
+    worker = Worker(
+        ScriptedClient([[ToolUse("echo", {"text": "token=abc123"})], [Text("ok")]]), tools=[echo], output_cap=100
+    )
     worker.add_hook(SESSION_START, lambda info: Continue(additional_context="repo uses pytest"), name="intro")
 
     def mask(info: PostToolCallInfo) -> Continue:

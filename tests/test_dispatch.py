@@ -26,7 +26,16 @@ from hookloop.hooks import (
 from hookloop.hooks._dispatch import Handler, dispatch, dispatch_sync
 from hookloop.stream import TextDelta
 
-PRE_RESULTS = [Continue(), Continue(updated_input={"x": 1}), Allow("ok"), Ask("why"), Skip("no"), Abort("stop"), Pause(), Deny("nope")]
+PRE_RESULTS = [
+    Continue(),
+    Continue(updated_input={"x": 1}),
+    Allow("ok"),
+    Ask("why"),
+    Skip("no"),
+    Abort("stop"),
+    Pause(),
+    Deny("nope"),
+]
 
 
 def handlers_for(results: list[Any], calls: list[int], *, use_async: list[bool]) -> tuple[Handler, ...]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from helpers import assert_valid_history, echo
 
+from helpers import assert_valid_history, echo
 from hookloop import (
     Aborted,
     Finished,
@@ -36,7 +36,9 @@ pytestmark = pytest.mark.anyio
 
 
 def two_call_client() -> ScriptedClient:
-    return ScriptedClient([[Text("calling"), ToolUse("echo", {"text": "1"}), ToolUse("echo", {"text": "2"})], [Text("end")]])
+    return ScriptedClient(
+        [[Text("calling"), ToolUse("echo", {"text": "1"}), ToolUse("echo", {"text": "2"})], [Text("end")]]
+    )
 
 
 def abort_log(worker: Worker) -> list[AbortInfo]:
@@ -149,7 +151,9 @@ async def test_async_stream_hooks_and_tool_call_delta_hooks_see_fragments() -> N
         fragments.append(delta.fragment)
         return Continue()
 
-    worker = Worker(ScriptedClient([[ToolUse("echo", {"text": "rm -rf /"})], [Text("ok")]], fragment_size=5), tools=[echo])
+    worker = Worker(
+        ScriptedClient([[ToolUse("echo", {"text": "rm -rf /"})], [Text("ok")]], fragment_size=5), tools=[echo]
+    )
     worker.add_on_tool_call_delta_hook(watch)
     await worker.run("go")
     assert "".join(fragments) == '{"text": "rm -rf /"}'
@@ -175,7 +179,9 @@ async def test_on_turn_end_pause_returns_paused_without_pending_calls() -> None:
         (Stop(), "returned Stop"),
     ],
 )
-async def test_a_wrong_result_ends_the_run_with_a_hook_error_naming_hook_and_event(returned: object, message: str) -> None:
+async def test_a_wrong_result_ends_the_run_with_a_hook_error_naming_hook_and_event(
+    returned: object, message: str
+) -> None:
     worker = Worker(two_call_client(), tools=[echo])
     log = abort_log(worker)
 

@@ -11,7 +11,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hookloop import FrozenDict, ImagePart, ItemError, Message, Reasoning, TextPart, ToolCall, ToolResult, item_from_json
+from hookloop import (
+    FrozenDict,
+    ImagePart,
+    ItemError,
+    Message,
+    Reasoning,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    item_from_json,
+)
 from hookloop._frozen import freeze, thaw
 
 json_values = st.recursive(
@@ -26,14 +36,27 @@ items = st.one_of(
         Message,
         role=st.sampled_from(["system", "user", "assistant"]),
         content=st.lists(
-            st.builds(TextPart, text=st.text()) | st.builds(ImagePart, media_type=st.just("image/png"), data=st.text(max_size=10)),
+            st.builds(TextPart, text=st.text())
+            | st.builds(ImagePart, media_type=st.just("image/png"), data=st.text(max_size=10)),
             max_size=3,
         ).map(tuple),
         meta=objects.map(freeze),
     ),
-    st.builds(ToolCall, call_id=st.text(min_size=1), name=st.text(min_size=1), arguments=objects.map(freeze), raw_arguments=st.none() | st.text()),
+    st.builds(
+        ToolCall,
+        call_id=st.text(min_size=1),
+        name=st.text(min_size=1),
+        arguments=objects.map(freeze),
+        raw_arguments=st.none() | st.text(),
+    ),
     st.builds(ToolResult, call_id=st.text(min_size=1), name=st.text(), content=st.text(), is_error=st.booleans()),
-    st.builds(Reasoning, text=st.text(), signature=st.none() | st.text(), provider=st.none() | st.text(), redacted=st.none() | st.text()),
+    st.builds(
+        Reasoning,
+        text=st.text(),
+        signature=st.none() | st.text(),
+        provider=st.none() | st.text(),
+        redacted=st.none() | st.text(),
+    ),
 )
 
 
@@ -90,12 +113,24 @@ def test_freeze_rejects_non_json_values_with_the_type_name() -> None:
     ("data", "message"),
     [
         ("nope", "item: expected an object"),
-        ({"type": "message", "id": "i", "role": "robot", "content": []}, "item.role: expected system, user or assistant"),
+        (
+            {"type": "message", "id": "i", "role": "robot", "content": []},
+            "item.role: expected system, user or assistant",
+        ),
         ({"type": "message", "id": "i", "role": "user", "content": "text"}, "item.content: expected a list"),
-        ({"type": "message", "id": "i", "role": "user", "content": [{"type": "video"}]}, "item.content[0].type: unknown content part"),
+        (
+            {"type": "message", "id": "i", "role": "user", "content": [{"type": "video"}]},
+            "item.content[0].type: unknown content part",
+        ),
         ({"type": "tool_call", "id": "i", "name": "x"}, "item.call_id: expected a string"),
-        ({"type": "tool_result", "id": "i", "call_id": "c", "name": "x", "content": "y", "is_error": "no"}, "item.is_error"),
-        ({"type": "tool_call", "id": "i", "call_id": "c", "name": "x", "arguments": []}, "item.arguments: expected an object"),
+        (
+            {"type": "tool_result", "id": "i", "call_id": "c", "name": "x", "content": "y", "is_error": "no"},
+            "item.is_error",
+        ),
+        (
+            {"type": "tool_call", "id": "i", "call_id": "c", "name": "x", "arguments": []},
+            "item.arguments: expected an object",
+        ),
         ({"type": "other", "id": "i"}, "item.type: unknown item type 'other'"),
         ({"type": "message", "role": "user", "content": []}, "item.id: expected a string"),
     ],
@@ -106,5 +141,7 @@ def test_malformed_item_json_names_the_field(data: Any, message: str) -> None:
 
 
 def test_message_text_joins_text_parts() -> None:
-    msg = Message(role="user", content=(TextPart(text="a"), ImagePart(media_type="image/png", url="u"), TextPart(text="b")))
+    msg = Message(
+        role="user", content=(TextPart(text="a"), ImagePart(media_type="image/png", url="u"), TextPart(text="b"))
+    )
     assert msg.text == "ab"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from helpers import Recorder, add, assert_valid_history, echo
 
+from helpers import Recorder, add, assert_valid_history, echo
 from hookloop import Finished, ScriptedClient, Text, ToolUse, Worker
 from hookloop.hooks import Continue, PreLlmRequestInfo, PreToolCallInfo, StreamCompleteInfo, TurnEndInfo
 from hookloop.stream import BlockStart, BlockStop, StopEvent, TextDelta, ToolCallDelta, UsageEvent

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
-from helpers import assert_valid_history, echo, shape
 
+from helpers import assert_valid_history, echo, shape
 from hookloop import (
     AllowAlways,
     Approve,
@@ -30,7 +30,11 @@ from hookloop.hooks import Ask, Continue, Pause, PreToolCallInfo, SessionStartIn
 pytestmark = pytest.mark.anyio
 
 TURNS: list[Any] = [
-    [Text("I will run two things."), ToolUse("echo", {"text": "safe"}, call_id="c1"), ToolUse("echo", {"text": "risky"}, call_id="c2")],
+    [
+        Text("I will run two things."),
+        ToolUse("echo", {"text": "safe"}, call_id="c1"),
+        ToolUse("echo", {"text": "risky"}, call_id="c2"),
+    ],
     [Text("all done")],
 ]
 
@@ -82,7 +86,10 @@ async def test_resume_in_a_fresh_worker_from_json_and_session_start_says_resume(
     assert isinstance(done, Finished)
     assert sources == ["resume"]
     results = [i for i in fresh.history if isinstance(i, ToolResult)]
-    assert [(r.content, r.is_error) for r in results] == [("safe", False), ("denied by the user: not on a Friday", True)]
+    assert [(r.content, r.is_error) for r in results] == [
+        ("safe", False),
+        ("denied by the user: not on a Friday", True),
+    ]
     assert fresh.session_id == worker.session_id
     assert_valid_history(fresh.history)
 
@@ -113,8 +120,8 @@ async def test_resume_in_another_process_produces_the_same_history(tmp_path: Pat
     path = paused.checkpoint.save(tmp_path / "run.checkpoint.json")
     script = tmp_path / "resume.py"
     script.write_text(RESUME_SCRIPT.format(tests=str(Path(__file__).parent)))
-    proc = subprocess.run([sys.executable, str(script), str(path)], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
+    proc = await anyio.run_process([sys.executable, str(script), str(path)], check=False)
+    assert proc.returncode == 0, proc.stderr.decode()
     out = json.loads(proc.stdout)
     assert out["text"] == "all done"
     resumed = [{k: v for k, v in item.items() if k != "id"} for item in out["history"]]

@@ -7,8 +7,8 @@ import dataclasses
 from typing import Any
 
 import pytest
-from helpers import PASS_RESULTS, echo, shape
 
+from helpers import PASS_RESULTS, echo, shape
 from hookloop import FrozenDict, ScriptedClient, Text, ToolUse, Worker
 from hookloop.hooks import ALL_EVENTS, HookEvent
 from hookloop.tools import FunctionTool
@@ -122,4 +122,3 @@ def test_the_hooks_package_never_imports_the_interceptors_package() -> None:
                 assert not name.startswith("hookloop.interceptors"), f"{source.name} imports {name}"
                 assert not name.startswith("hookloop.worker"), f"{source.name} imports {name}"
                 assert not name.startswith("hookloop._loop"), f"{source.name} imports {name}"
-

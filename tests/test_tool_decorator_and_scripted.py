@@ -9,7 +9,17 @@ from typing import Annotated, Literal
 import pytest
 from pydantic import Field
 
-from hookloop import ClientError, ScriptedClient, ScriptedTurn, Text, Thinking, ToolContext, ToolDefinitionError, ToolUse, tool
+from hookloop import (
+    ClientError,
+    ScriptedClient,
+    ScriptedTurn,
+    Text,
+    Thinking,
+    ToolContext,
+    ToolDefinitionError,
+    ToolUse,
+    tool,
+)
 from hookloop.providers import LLMRequest
 from hookloop.stream import BlockStart, BlockStop, StopEvent, TextDelta, ThinkingDelta, ToolCallDelta, Usage, UsageEvent
 from hookloop.tools import ToolInputError, ToolRegistry
@@ -19,7 +29,9 @@ pytestmark = pytest.mark.anyio
 
 def test_schema_comes_from_type_hints_and_docstring() -> None:
     @tool(read_only=True)
-    def search(query: str, limit: Annotated[int, Field(ge=1, le=50)] = 10, mode: Literal["fast", "full"] = "fast") -> str:
+    def search(
+        query: str, limit: Annotated[int, Field(ge=1, le=50)] = 10, mode: Literal["fast", "full"] = "fast"
+    ) -> str:
         """Search the notes."""
         return query
 
@@ -93,7 +105,12 @@ async def collect(client: ScriptedClient, turn: int = 1) -> list[object]:
 
 async def test_scripted_client_streams_text_in_chunks_and_json_in_fragments() -> None:
     client = ScriptedClient(
-        [ScriptedTurn([Thinking("hmm", signature="s1"), Text("hello world"), ToolUse("t", {"a": 1}, call_id="c9")], usage=Usage(5, 7))],
+        [
+            ScriptedTurn(
+                [Thinking("hmm", signature="s1"), Text("hello world"), ToolUse("t", {"a": 1}, call_id="c9")],
+                usage=Usage(5, 7),
+            )
+        ],
         chunk_size=4,
         fragment_size=3,
     )
@@ -125,7 +142,9 @@ async def test_scripted_client_says_clearly_when_the_script_runs_out_and_support
 
 def test_scripted_client_loads_a_json_script_and_reports_bad_files(tmp_path: Path) -> None:
     path = tmp_path / "script.json"
-    path.write_text(json.dumps({"turns": [{"blocks": [{"text": "hi"}, {"tool": "Read", "arguments": {"file_path": "x"}}]}]}))
+    path.write_text(
+        json.dumps({"turns": [{"blocks": [{"text": "hi"}, {"tool": "Read", "arguments": {"file_path": "x"}}]}]})
+    )
     client = ScriptedClient.from_file(path)
     assert client.remaining == 1
     path.write_text(json.dumps({"turns": [{"blocks": [{"video": 1}]}]}))

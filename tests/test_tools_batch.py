@@ -6,8 +6,8 @@ import asyncio
 from typing import Any
 
 import pytest
-from helpers import Rendezvous, add, assert_valid_history, boom, echo, whoami
 
+from helpers import Rendezvous, add, assert_valid_history, boom, echo, whoami
 from hookloop import (
     Finished,
     ScriptedClient,

@@ -105,6 +105,8 @@ def describe(result: object) -> tuple[str, str | None]:
             if v is not None
         ]
         return name, ", ".join(edits) or None
+    if isinstance(result, ContinueWithMessages):
+        return name, " / ".join(i.text for i in result.items if isinstance(i, Message)) or None
     reason = getattr(result, "reason", None)
     return name, reason if isinstance(reason, str) else None
 
