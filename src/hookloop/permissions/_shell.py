@@ -40,7 +40,7 @@ from typing import Final
 import tree_sitter
 import tree_sitter_bash
 
-from hookloop.permissions._text import OPAQUE
+from hookloop.permissions._text import OPAQUE, fold
 
 __all__ = ["MAX_DEPTH", "Redirect", "ShellAnalysis", "Words", "analyse", "tokens"]
 
@@ -49,6 +49,9 @@ Words = tuple[str | None, ...]
 
 MAX_DEPTH: Final = 6
 """How deep ``bash -c``/``eval`` strings are followed before the command is treated as unanalysable."""
+
+MAX_NESTING: Final = 120
+"""How deep the syntax tree is walked (subshells in subshells …) before the command is treated as unanalysable."""
 
 _LANGUAGE: Final = tree_sitter.Language(tree_sitter_bash.language())
 
@@ -86,6 +89,7 @@ _WRAPPERS: Final = frozenset(
         "systemd-run", "chrt", "taskset", "numactl", "cpulimit", "catchsegv", "valgrind", "dbus-launch", "sg",
     }
 )  # fmt: skip
+_ALL_WRAPPERS: Final = _WRAPPERS | _SHELLS | frozenset(_TRANSPARENT) | {"eval"}
 _FIND_EXEC: Final = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _DIRECTORY_CHANGERS: Final = frozenset({"cd", "pushd", "popd"})
 _DANGEROUS_VARS: Final = frozenset(
@@ -226,8 +230,9 @@ def _dangerous_variable(name: str) -> bool:
 class _Analyser:
     """Walks one syntax tree; nested strings (``bash -c``, ``eval``) get child analysers one level deeper."""
 
-    def __init__(self, depth: int) -> None:
+    def __init__(self, depth: int, nesting: int = 0) -> None:
         self.depth = depth
+        self.nesting = nesting
         self.commands: list[Words] = []
         self.deny_commands: list[Words] = []
         self.redirects: list[Redirect] = []
@@ -256,7 +261,7 @@ class _Analyser:
         self.deny_commands.extend(other.deny_commands)
 
     def child(self) -> _Analyser:
-        return _Analyser(self.depth + 1)
+        return _Analyser(self.depth + 1, self.nesting)
 
     # -- entry points ----------------------------------------------------------------------------------------
     def script(self, source: str) -> None:
@@ -279,6 +284,16 @@ class _Analyser:
 
     # -- the tree walk ---------------------------------------------------------------------------------------
     def visit(self, node: tree_sitter.Node) -> None:
+        if self.nesting >= MAX_NESTING:
+            self.unsafe.append("syntax nested too deeply")
+            return
+        self.nesting += 1
+        try:
+            self.visit_node(node)
+        finally:
+            self.nesting -= 1
+
+    def visit_node(self, node: tree_sitter.Node) -> None:
         kind = node.type
         if kind == "command":
             self.command(node, ())
@@ -353,6 +368,33 @@ class _Analyser:
             for child in node.named_children:
                 if child.type not in {"heredoc_start", "heredoc_end"}:
                     self.visit(child)
+            start = next((c for c in node.named_children if c.type == "heredoc_start"), None)
+            body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
+            if start is not None and body is not None and not re.search(r"[\"'\\]", _text(start)):
+                self.heredoc_body(_text(body))
+
+    def heredoc_body(self, text: str) -> None:
+        """Find the commands an unquoted here-doc body runs.
+
+        tree-sitter-bash does not parse backticks in here-doc bodies, nor anything in ``<<-`` bodies; the body
+        expands like a double-quoted string in which ``"`` is an ordinary character, so it is re-read as one.
+        """
+        if "`" not in text and "$" not in text:
+            return
+        quoted: list[str] = []
+        i = 0
+        while i < len(text):
+            ch = text[i]
+            if ch == "\\" and i + 1 < len(text):
+                quoted.append('\\\\\\"' if text[i + 1] == '"' else text[i : i + 2])
+                i += 2
+                continue
+            quoted.append('\\"' if ch == '"' else ch)
+            i += 1
+        sub = self.child()
+        sub.script(': "' + "".join(quoted) + '"')
+        sub.commands = [words for words in sub.commands if words[:1] != (":",)]
+        self.absorb(sub)
 
     def assignment(self, node: tree_sitter.Node) -> None:
         name = node.child_by_field_name("name")
@@ -423,11 +465,22 @@ class _Analyser:
             self.eval(words)
         elif base in _TRANSPARENT and trusted:
             self.transparent(base, words)
-        elif base in _TRANSPARENT or base in _SHELLS or base in {"eval", *_WRAPPERS}:
+        elif fold(base) in _ALL_WRAPPERS:
+            # Also `SUDO`, `ｓｕｄｏ`, `Bash -c` (which run sudo and bash on a case-insensitive file system), and
+            # wrappers named by a path outside the system directories: deny rules look behind them.
             self.commands.append(words)
             self.wrapped_suffixes(words)
         elif base == "find":
             self.find(words)
+        elif base == "alias":
+            self.unsafe.append("alias definitions")
+            self.commands.append(words)
+            for word in words[1:]:
+                if word is not None and "=" in word:
+                    self.deny_only(partial(_Analyser.script, source=word.split("=", 1)[1]))
+        elif base in {"source", "."} and any(word is None for word in words[1:]):
+            self.unsafe.append(f"{base} of a file only known at run time")
+            self.commands.append(words)
         else:
             self.commands.append(words)
 
@@ -564,7 +617,11 @@ def _descendants(node: tree_sitter.Node, kind: str) -> Iterable[tree_sitter.Node
 
 def _analyse_once(source: str) -> _Analyser:
     analyser = _Analyser(0)
-    analyser.script(source)
+    try:
+        analyser.script(source)
+    except RecursionError:  # a backstop: MAX_NESTING and MAX_DEPTH should stop the walk well before this
+        analyser = _Analyser(0)
+        analyser.unsafe.append("syntax nested too deeply")
     return analyser
 
 
