@@ -16,20 +16,27 @@ Two lists come out:
   allow rule must name them (``Bash(sudo apt update)``), because ``Bash(rm:*)`` allowing ``rm`` is not
   permission to run it as root or once per line of input.
 * ``deny_commands`` — additional candidates that only deny and ask rules look at: every suffix of a wrapper's
-  words (``sudo -u x rm …`` → ``rm …``), and literal arguments of such wrappers parsed as scripts.
+  words (``sudo -u x rm …`` → ``rm …``), literal arguments of such wrappers parsed as scripts, and the values
+  of ``alias`` definitions. Wrapper names are recognised case- and look-alike-insensitively here (``SUDO``,
+  ``ｓｕｄｏ``, ``Bash -c``), and so are wrappers called by a path outside the system directories.
 
 ``safe`` is false when something cannot be analysed soundly: a parse error, a command name only known at run
 time (``$CMD``, ``/bin/r?``), ``eval`` or ``bash -c`` of a non-literal string, a shell reading commands from
-standard input, a function definition, an assignment to a variable that changes what runs (``PATH``,
-``LD_PRELOAD``, ``BASH_ENV`` …), arithmetic on variables (bash evaluates array subscripts in it, which can run
-commands), control characters, nesting deeper than :data:`MAX_DEPTH`. Command-pattern allow rules never allow an
-unsafe command; deny and ask rules still match its analysable parts, and additionally every word-like token of
-the raw text (see :func:`tokens`), so ``echo rm -rf / | bash`` is denied by ``Bash(rm:*)``.
+standard input, ``source``/``.`` of a file only known at run time (``source <(…)``), a function or alias
+definition, an assignment to a variable that changes what runs (``PATH``, ``LD_PRELOAD``, ``BASH_ENV`` …),
+arithmetic on variables (bash evaluates array subscripts in it, which can run commands), control characters,
+a line continuation that tree-sitter and bash would split differently, nesting deeper than :data:`MAX_DEPTH`
+strings or :data:`MAX_NESTING` syntax levels. Command-pattern allow rules never allow an unsafe command; deny
+and ask rules still match its analysable parts, and additionally every word-like token of the raw text (see
+:func:`tokens`), so ``echo rm -rf / | bash`` is denied by ``Bash(rm:*)``.
+
+Where tree-sitter-bash and bash disagree, the analysis leans restrictive: unquoted here-doc bodies are re-read
+here (tree-sitter leaves backticks and ``<<-`` bodies unparsed), a here-doc that tree-sitter ends *earlier* than
+bash only adds commands, and the one known case where it ends later (``cat <<EOF; rm …``) is a parse error.
 """
 
 from __future__ import annotations
 
-import codecs
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -40,7 +47,8 @@ from typing import Final
 import tree_sitter
 import tree_sitter_bash
 
-from hookloop.permissions._text import OPAQUE, fold
+from hookloop.permissions._shellwords import has_unquoted_glob, literal, node_text, split_assignment, tokens
+from hookloop.permissions._text import fold
 
 __all__ = ["MAX_DEPTH", "Redirect", "ShellAnalysis", "Words", "analyse", "tokens"]
 
@@ -102,13 +110,10 @@ _DANGEROUS_VARS: Final = frozenset(
     }
 )  # fmt: skip
 _DANGEROUS_PREFIXES: Final = ("LD_", "DYLD_", "GIT_", "BASH_FUNC_", "NPM_CONFIG_", "npm_config_", "CARGO_")
-_BRACE_EXPANSION: Final = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
-_UNQUOTED_GLOB: Final = re.compile(r"(?<!\\)[*?\[]")
 _SAFE_ARITHMETIC: Final = re.compile(r"[\d\s+\-*/%()<>=!&|^~?:,]*")
 _ARITHMETIC_TESTS: Final = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "-R"})
 _WRITE_OPS: Final = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
 _READ_OPS: Final = frozenset({"<", "<>"})
-_ANSI_C: Final = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,98 +134,6 @@ class ShellAnalysis:
     safe: bool
     unsafe_reasons: tuple[str, ...]
     changes_directory: bool
-
-
-def _unescape_unquoted(text: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\" and i + 1 < len(text):
-            if text[i + 1] != "\n":
-                out.append(text[i + 1])
-            i += 2
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
-
-
-def _unescape_double_quoted(text: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\" and i + 1 < len(text) and text[i + 1] in '$`"\\\n':
-            if text[i + 1] != "\n":
-                out.append(text[i + 1])
-            i += 2
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
-
-
-def _decode_ansi_c(body: str) -> str | None:
-    # $'…' escapes; \c (control chars) and anything odd make the word opaque rather than guessed.
-    if "\\c" in body:
-        return None
-    try:
-        decoded = codecs.decode(body.replace("\\e", "\\x1b").replace("\\E", "\\x1b"), "unicode_escape")
-    except UnicodeDecodeError:
-        return None
-    return None if "\x00" in decoded else decoded
-
-
-def _text(node: tree_sitter.Node) -> str:
-    return (node.text or b"").decode("utf-8", "surrogateescape")
-
-
-def literal(node: tree_sitter.Node) -> str | None:
-    """The value of a word after quote removal, or ``None`` when it depends on run time (expansions, globs)."""
-    kind = node.type
-    if kind in {"word", "number"}:
-        raw = _text(node)
-        if _BRACE_EXPANSION.search(raw):
-            return None
-        return _unescape_unquoted(raw)
-    if kind == "raw_string":
-        return _text(node)[1:-1]
-    if kind == "ansi_c_string":
-        return _decode_ansi_c(_text(node)[2:-1])
-    if kind in {"string", "translated_string"}:
-        parts: list[str] = []
-        for child in node.children:
-            if child.type == "string_content":
-                parts.append(_unescape_double_quoted(_text(child)))
-            elif child.is_named:
-                return None
-        return "".join(parts)
-    if kind == "concatenation":
-        if _BRACE_EXPANSION.search(_text(node)):
-            return None
-        parts = []
-        for child in node.children:
-            value = literal(child) if child.is_named else None
-            if value is None:
-                return None
-            parts.append(value)
-        return "".join(parts)
-    if kind == "command_name" and node.named_child_count == 1:
-        child = node.named_children[0]
-        return literal(child)
-    return None
-
-
-def _has_unquoted_glob(node: tree_sitter.Node) -> bool:
-    if node.type == "word":
-        return _UNQUOTED_GLOB.search(_text(node)) is not None
-    return any(_has_unquoted_glob(child) for child in node.named_children if child.type in {"word", "concatenation"})
-
-
-def _split_assignment(word: str) -> tuple[str, str] | None:
-    match = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", word, re.DOTALL)
-    return (match.group(1), match.group(2)) if match else None
 
 
 def _dangerous_variable(name: str) -> bool:
@@ -309,17 +222,17 @@ class _Analyser:
         elif kind in {"file_redirect", "heredoc_redirect", "herestring_redirect"}:
             self.redirect(node)
         elif kind == "test_command":
-            if any(_text(op) in _ARITHMETIC_TESTS for op in _descendants(node, "test_operator")):
+            if any(node_text(op) in _ARITHMETIC_TESTS for op in _descendants(node, "test_operator")):
                 self.unsafe.append("arithmetic tests (bash evaluates array subscripts in them)")
             self.visit_children(node)
-        elif kind == "arithmetic_expansion" or (kind == "compound_statement" and _text(node).startswith("((")):
-            inner = _text(node).removeprefix("$").lstrip("([").rstrip(")]")
+        elif kind == "arithmetic_expansion" or (kind == "compound_statement" and node_text(node).startswith("((")):
+            inner = node_text(node).removeprefix("$").lstrip("([").rstrip(")]")
             if not _SAFE_ARITHMETIC.fullmatch(inner):
                 self.unsafe.append("arithmetic on variables (bash evaluates array subscripts in it)")
             self.visit_children(node)
         elif kind == "subscript":
             index = node.child_by_field_name("index")
-            if index is not None and not _SAFE_ARITHMETIC.fullmatch(_text(index)):
+            if index is not None and not _SAFE_ARITHMETIC.fullmatch(node_text(index)):
                 self.unsafe.append("array subscripts that are not plain numbers")
             self.visit_children(node)
         elif kind in {"word", "raw_string", "string_content", "comment", "number", "ansi_c_string"}:
@@ -352,10 +265,10 @@ class _Analyser:
     def redirect(self, node: tree_sitter.Node) -> None:
         if node.type == "file_redirect":
             destinations = node.children_by_field_name("destination")
-            operator = next((_text(c) for c in node.children if not c.is_named), "")
+            operator = next((node_text(c) for c in node.children if not c.is_named), "")
             if destinations:
                 target = destinations[0]
-                is_fd_dup = operator in {">&", "<&"} and (target.type == "number" or _text(target) == "-")
+                is_fd_dup = operator in {">&", "<&"} and (target.type == "number" or node_text(target) == "-")
                 if not is_fd_dup and operator not in {"<&", ">&-", "<&-"}:
                     value = literal(target)
                     if operator in _WRITE_OPS:
@@ -370,8 +283,8 @@ class _Analyser:
                     self.visit(child)
             start = next((c for c in node.named_children if c.type == "heredoc_start"), None)
             body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
-            if start is not None and body is not None and not re.search(r"[\"'\\]", _text(start)):
-                self.heredoc_body(_text(body))
+            if start is not None and body is not None and not re.search(r"[\"'\\]", node_text(start)):
+                self.heredoc_body(node_text(body))
 
     def heredoc_body(self, text: str) -> None:
         """Find the commands an unquoted here-doc body runs.
@@ -398,19 +311,19 @@ class _Analyser:
 
     def assignment(self, node: tree_sitter.Node) -> None:
         name = node.child_by_field_name("name")
-        if name is not None and name.type == "variable_name" and _dangerous_variable(_text(name)):
-            self.unsafe.append(f"assignment to {_text(name)} changes what runs")
+        if name is not None and name.type == "variable_name" and _dangerous_variable(node_text(name)):
+            self.unsafe.append(f"assignment to {node_text(name)} changes what runs")
         self.visit_children(node)
 
     def declaration(self, node: tree_sitter.Node) -> None:
-        words: list[str | None] = [_text(node.children[0])] if node.children else []
+        words: list[str | None] = [node_text(node.children[0])] if node.children else []
         for child in node.named_children:
             if child.type == "variable_assignment":
                 self.assignment(child)
                 name = child.child_by_field_name("name")
                 value = child.child_by_field_name("value")
                 value_text = "" if value is None else literal(value)
-                words.append(None if name is None or value_text is None else f"{_text(name)}={value_text}")
+                words.append(None if name is None or value_text is None else f"{node_text(name)}={value_text}")
             else:
                 self.visit(child)
                 value_text = literal(child)
@@ -439,7 +352,7 @@ class _Analyser:
         self.visit(name)
         for arg in arg_nodes:
             self.visit(arg)
-        head = None if _has_unquoted_glob(name) else literal(name)
+        head = None if has_unquoted_glob(name) else literal(name)
         self.classify((head, *(literal(arg) for arg in arg_nodes)))
 
     # -- what a simple command runs --------------------------------------------------------------------------
@@ -488,7 +401,7 @@ class _Analyser:
         """Deny-only: every later word may start the wrapped command; literal strings may be scripts."""
         for index in range(1, min(len(words), 32)):
             word = words[index]
-            if word is None or word.startswith("-") or _split_assignment(word):
+            if word is None or word.startswith("-") or split_assignment(word):
                 continue
             self.deny_only(partial(_Analyser.classify, words=words[index:]))
             if re.search(r"[\s;&|`$()<>]", word):
@@ -518,7 +431,7 @@ class _Analyser:
             else:
                 break
         if base == "env":
-            while index < len(words) and (word := words[index]) is not None and (split := _split_assignment(word)):
+            while index < len(words) and (word := words[index]) is not None and (split := split_assignment(word)):
                 if _dangerous_variable(split[0]):
                     self.unsafe.append(f"env assignment to {split[0]} changes what runs")
                 index += 1
@@ -642,27 +555,3 @@ def analyse(command: str) -> ShellAnalysis:
         first.absorb(second, deny_only=True)
         first.unsafe.extend(second.unsafe)
     return first.result()
-
-
-_TOKEN_SPLIT: Final = re.compile(r"[\s;&|()<>`'\"$={},\\]+")
-
-
-@lru_cache(maxsize=512)
-def tokens(command: str) -> frozenset[str]:
-    """Every word-like token of ``command`` under several readings, for the conservative deny scan.
-
-    Quotes and backslashes are read both as separators and as removed (``"r"m`` gives ``r``, ``m`` and ``rm``),
-    ``$'…'`` strings are decoded, line continuations joined, and paths also give their basename.
-    """
-    readings = [command, command.replace("\\\n", "")]
-    readings.append(re.sub(r"[\"'\\]", "", readings[1]))
-    readings.extend(decoded for body in _ANSI_C.findall(command) if (decoded := _decode_ansi_c(body)) is not None)
-    found: set[str] = set()
-    for reading in readings:
-        for token in _TOKEN_SPLIT.split(reading):
-            if token:
-                found.add(token)
-                if "/" in token.rstrip("/"):
-                    found.add(posixpath.basename(token.rstrip("/")))
-    found.discard(OPAQUE)
-    return frozenset(found)

@@ -1,0 +1,135 @@
+"""Words of a Bash command: quote removal, ``$'…'`` decoding, and the token scan for unanalysable commands."""
+
+from __future__ import annotations
+
+import codecs
+import posixpath
+import re
+from functools import lru_cache
+from typing import Final
+
+import tree_sitter
+
+from hookloop.permissions._text import OPAQUE
+
+__all__ = ["decode_ansi_c", "has_unquoted_glob", "literal", "node_text", "split_assignment", "tokens"]
+
+_BRACE_EXPANSION: Final = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
+_UNQUOTED_GLOB: Final = re.compile(r"(?<!\\)[*?\[]")
+_ANSI_C: Final = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.DOTALL)
+
+
+def unescape_unquoted(text: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text):
+            if text[i + 1] != "\n":
+                out.append(text[i + 1])
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def unescape_double_quoted(text: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text) and text[i + 1] in '$`"\\\n':
+            if text[i + 1] != "\n":
+                out.append(text[i + 1])
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def decode_ansi_c(body: str) -> str | None:
+    # $'…' escapes; \c (control chars) and anything odd make the word opaque rather than guessed.
+    if "\\c" in body:
+        return None
+    try:
+        decoded = codecs.decode(body.replace("\\e", "\\x1b").replace("\\E", "\\x1b"), "unicode_escape")
+    except UnicodeDecodeError:
+        return None
+    return None if "\x00" in decoded else decoded
+
+
+def node_text(node: tree_sitter.Node) -> str:
+    return (node.text or b"").decode("utf-8", "surrogateescape")
+
+
+def literal(node: tree_sitter.Node) -> str | None:
+    """The value of a word after quote removal, or ``None`` when it depends on run time (expansions, globs)."""
+    kind = node.type
+    if kind in {"word", "number"}:
+        raw = node_text(node)
+        if _BRACE_EXPANSION.search(raw):
+            return None
+        return unescape_unquoted(raw)
+    if kind == "raw_string":
+        return node_text(node)[1:-1]
+    if kind == "ansi_c_string":
+        return decode_ansi_c(node_text(node)[2:-1])
+    if kind in {"string", "translated_string"}:
+        parts: list[str] = []
+        for child in node.children:
+            if child.type == "string_content":
+                parts.append(unescape_double_quoted(node_text(child)))
+            elif child.is_named:
+                return None
+        return "".join(parts)
+    if kind == "concatenation":
+        if _BRACE_EXPANSION.search(node_text(node)):
+            return None
+        parts = []
+        for child in node.children:
+            value = literal(child) if child.is_named else None
+            if value is None:
+                return None
+            parts.append(value)
+        return "".join(parts)
+    if kind == "command_name" and node.named_child_count == 1:
+        child = node.named_children[0]
+        return literal(child)
+    return None
+
+
+def has_unquoted_glob(node: tree_sitter.Node) -> bool:
+    if node.type == "word":
+        return _UNQUOTED_GLOB.search(node_text(node)) is not None
+    return any(has_unquoted_glob(child) for child in node.named_children if child.type in {"word", "concatenation"})
+
+
+def split_assignment(word: str) -> tuple[str, str] | None:
+    match = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", word, re.DOTALL)
+    return (match.group(1), match.group(2)) if match else None
+
+
+_TOKEN_SPLIT: Final = re.compile(r"[\s;&|()<>`'\"$={},\\]+")
+
+
+@lru_cache(maxsize=512)
+def tokens(command: str) -> frozenset[str]:
+    """Every word-like token of ``command`` under several readings, for the conservative deny scan.
+
+    Quotes and backslashes are read both as separators and as removed (``"r"m`` gives ``r``, ``m`` and ``rm``),
+    ``$'…'`` strings are decoded, line continuations joined, and paths also give their basename.
+    """
+    readings = [command, command.replace("\\\n", "")]
+    readings.append(re.sub(r"[\"'\\]", "", readings[1]))
+    readings.extend(decoded for body in _ANSI_C.findall(command) if (decoded := decode_ansi_c(body)) is not None)
+    found: set[str] = set()
+    for reading in readings:
+        for token in _TOKEN_SPLIT.split(reading):
+            if token:
+                found.add(token)
+                if "/" in token.rstrip("/"):
+                    found.add(posixpath.basename(token.rstrip("/")))
+    found.discard(OPAQUE)
+    return frozenset(found)
