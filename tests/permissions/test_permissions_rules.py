@@ -129,6 +129,13 @@ def test_redirect_targets_are_checked_against_edit_and_read_rules(tmp_path: Path
     assert behavior_of(policy, "Bash", bash("cat < .env")) == "allow"  # a read is not an edit
 
 
+def test_redirecting_to_a_byte_sink_is_not_an_edit(tmp_path: Path) -> None:
+    policy = PermissionPolicy(allow=["Bash"], deny=["Edit"], workspace=tmp_path)
+    assert behavior_of(policy, "Bash", bash("make > /dev/null 2>&1")) == "allow"
+    assert behavior_of(policy, "Bash", bash("make 2> /dev/stderr")) == "allow"
+    assert behavior_of(policy, "Bash", bash("make > build.log")) == "deny"
+
+
 def test_unanalysable_command_denied_when_a_deny_word_appears(tmp_path: Path) -> None:
     policy = PermissionPolicy(deny=["Bash(git push:*)"], workspace=tmp_path)
     assert behavior_of(policy, "Bash", bash('eval "$X"; echo git push')) == "deny"

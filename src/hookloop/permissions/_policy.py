@@ -16,6 +16,7 @@ from hookloop.permissions._rules import (
     BashPattern,
     CallContext,
     Rule,
+    is_byte_sink,
     parse_rule,
     redirects_stay_inside,
     tool_paths,
@@ -224,7 +225,9 @@ class PermissionPolicy:
         if not writes and not reads:
             return False
         for redirect in _shell.analyse(command).redirects:
-            if redirect.target is None or (redirect.write and not writes) or (not redirect.write and not reads):
+            if redirect.target is None or is_byte_sink(redirect.target):
+                continue
+            if (redirect.write and not writes) or (not redirect.write and not reads):
                 continue
             path = resolve(redirect.target, cwd=self._workspace)
             if path is not None and (rule.specifier is None or rule.specifier.matches(path, loose=True)):

@@ -22,6 +22,7 @@ __all__ = [
     "CallContext",
     "DomainPattern",
     "Rule",
+    "is_byte_sink",
     "parse_rule",
     "tool_paths",
 ]
@@ -183,10 +184,15 @@ def _bash_matches(spec: BashPattern, command: object, context: CallContext, *, l
     return redirects_stay_inside(analysis, context)
 
 
+def is_byte_sink(target: str | None) -> bool:
+    """``/dev/null``, the standard streams, the terminal and ``/dev/fd/N``: redirecting there edits no file."""
+    return target is not None and (target in _BYTE_SINKS or target.startswith("/dev/fd/"))
+
+
 def redirects_stay_inside(analysis: _shell.ShellAnalysis, context: CallContext) -> bool:
     """Whether every file a command writes by redirection is a byte sink or inside the workspace."""
     for redirect in analysis.redirects:
-        if not redirect.write or redirect.target in _BYTE_SINKS or (redirect.target or "").startswith("/dev/fd/"):
+        if not redirect.write or is_byte_sink(redirect.target):
             continue
         if redirect.target is None:
             return False
