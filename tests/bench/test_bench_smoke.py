@@ -72,7 +72,8 @@ def test_dispatch_section_without_the_peers_says_what_it_did_not_measure(monkeyp
 def test_streaming_section_compares_0_1_3_hooks_with_the_raw_generator() -> None:
     rows, data = asyncio.run(streaming.run(TINY))
     _check_rows(rows, "streaming")
-    assert [r.measure for r in rows[1:]] == ["0 hooks", "1 on_text_delta hook", "3 on_text_delta hooks"]
+    assert [r.measure for r in rows[1:4]] == ["0 hooks", "1 on_text_delta hook", "3 on_text_delta hooks"]
+    assert rows[4].measure == "1 hook returning a new Continue() per delta"
     assert all(r.ratio_kind == "percent" for r in rows[1:])
     assert data["deltas"] == TINY.deltas
 
