@@ -62,6 +62,9 @@ PASS_RESULTS: dict[str, object] = {
     "on_stream_complete": Continue(),
     "session_start": None,
     "session_end": None,
+    "notification": None,
+    "pre_compact": Continue(),
+    "post_compact": None,
 }
 
 

@@ -84,7 +84,24 @@ async def test_no_hook_input_can_be_mutated_and_the_run_is_unchanged(event: Hook
         return PASS_RESULTS[event.name]
 
     worker.add_hook(event, meddler)
-    if event.name == "on_abort":
+    if event.name in ("pre_compact", "post_compact"):
+        from hookloop.interceptors.compaction import Compaction
+
+        turns = [[Text(f"step {i}"), ToolUse("echo", {"text": str(i)})] for i in range(4)]
+        baseline = Worker(ScriptedClient([*turns, [Text("done")]]), tools=[echo])
+        worker.client = ScriptedClient([*turns, [Text("done")]])
+        for w in (baseline, worker):
+            w.add_interceptor(Compaction(threshold_tokens=1, strategy="drop", keep_recent_steps=1))
+        await baseline.run("go")
+        await worker.run("go")
+    elif event.name == "notification":
+        for w in (baseline, worker):
+            w.notify("the build finished", source="ci")
+        baseline.set_history([])
+        baseline.client = script()
+        await baseline.run("go")
+        await worker.run("go")
+    elif event.name == "on_abort":
         # on_abort fires only on failure: make the run fail after the tool batch
         from hookloop.hooks import POST_TOOL_CALL, Abort
 

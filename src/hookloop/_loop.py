@@ -22,19 +22,24 @@ from hookloop.errors import (
     Aborted,
     CheckpointError,
     ClientError,
+    ContextWindowExceeded,
     HookError,
+    HookloopError,
     MaxTurnsExceeded,
     StopHookLoopError,
 )
 from hookloop.hooks._dispatch import Handler, dispatch, dispatch_sync
 from hookloop.hooks.events import (
+    NOTIFICATION,
     ON_PROMPT_SUBMIT,
     ON_STREAM_CHUNK,
     ON_STREAM_COMPLETE,
     ON_TEXT_DELTA,
     ON_TOOL_CALL_DELTA,
     ON_TURN_END,
+    POST_COMPACT,
     POST_TOOL_CALL,
+    PRE_COMPACT,
     PRE_LLM_REQUEST,
     PRE_TOOL_CALL,
     SESSION_START,
@@ -53,7 +58,10 @@ from hookloop.hooks.results import (
     Stop,
 )
 from hookloop.hooks.summaries import (
+    NotificationInfo,
+    PostCompactInfo,
     PostToolCallInfo,
+    PreCompactInfo,
     PreLlmRequestInfo,
     PreToolCallInfo,
     PromptSubmitInfo,
@@ -61,7 +69,15 @@ from hookloop.hooks.summaries import (
     StreamCompleteInfo,
     TurnEndInfo,
 )
-from hookloop.interceptors._base import InterceptorChain, RequestContext, ToolCallView, ToolResultView
+from hookloop.interceptors._base import (
+    COMPACT,
+    CompactionContext,
+    InterceptorChain,
+    RequestContext,
+    ToolCallView,
+    ToolResultView,
+    TurnEndView,
+)
 from hookloop.items import Item, Message, Reasoning, TextPart, ToolCall, ToolResult
 from hookloop.outcome import Finished, Outcome, Paused
 from hookloop.providers.base import LLMRequest
@@ -324,9 +340,26 @@ class _Run:
         items: Sequence[Item] = w._view
         system = w.system_prompt
         if w._interceptors.pre_llm_request:
-            ctx = RequestContext(items=list(history), system=system, turn=self.turn, run_id=self.run_id)
-            await InterceptorChain.run(w._interceptors.pre_llm_request, ctx)
-            items, system = ctx.items, ctx.system
+            for attempt in (0, 1):
+                ctx = RequestContext(
+                    history=w._view,
+                    system=system,
+                    turn=self.turn,
+                    run_id=self.run_id,
+                    model=w.model,
+                    token_estimate=w.token_estimate,
+                    persist=w._append,
+                )
+                action = await InterceptorChain.run(w._interceptors.pre_llm_request, ctx)
+                await self._deliver_notifications()
+                if action == COMPACT and attempt == 0:
+                    if await self.compact("auto"):
+                        continue  # re-plan the request on the compacted history
+                    self._check_window()
+                break
+            if ctx.edited_items is not None:
+                items = ctx.edited_items
+            system = ctx.system
         if w.hooks.chains[PRE_LLM_REQUEST.index]:
             info = PreLlmRequestInfo(
                 run_id=self.run_id,
@@ -352,6 +385,68 @@ class _Run:
             turn=self.turn,
             run_id=self.run_id,
         )
+
+    async def _deliver_notifications(self) -> None:
+        delivered = self.w._notifier.take_delivered()
+        if delivered and self.w.hooks.chains[NOTIFICATION.index]:
+            for note in delivered:
+                info = NotificationInfo(
+                    run_id=self.run_id, session_id=self.session_id, text=note.text, source=note.source, kind="injected"
+                )
+                await self.w._fire_observer(NOTIFICATION, self.w.hooks.chains[NOTIFICATION.index].handlers, info)
+
+    def _check_window(self) -> None:
+        """After a compaction that did not happen: fail clearly if the history cannot fit the window."""
+        windows = [getattr(i, "context_window", None) for i in self.w._interceptors]
+        limits = [x for x in windows if isinstance(x, int)]
+        if limits and self.w.token_estimate > min(limits):
+            raise ContextWindowExceeded(self.w.token_estimate, min(limits), "compaction was cancelled or impossible")
+
+    async def compact(self, trigger: Literal["auto", "manual"]) -> bool:
+        """pre_compact hooks (may Cancel), the compaction interceptors, then post_compact. True if compacted."""
+        w = self.w
+        if not w._interceptors.compact:
+            return False
+        before_items, before_tokens = len(w._history), w.token_estimate
+        if w.hooks.chains[PRE_COMPACT.index]:
+            info = PreCompactInfo(
+                run_id=self.run_id,
+                session_id=self.session_id,
+                trigger=trigger,
+                item_count=before_items,
+                token_estimate=before_tokens,
+            )
+            if await self.hooks(PRE_COMPACT, info) is not None:
+                return False
+        ctx = CompactionContext(
+            history=list(w._history),
+            system=w.system_prompt,
+            trigger=trigger,
+            token_estimate=before_tokens,
+            client=w.client,
+            model=w.model,
+        )
+        await InterceptorChain.run(w._interceptors.compact, ctx)
+        if not ctx.changed:
+            return False
+        problem = history_problem(ctx.history)
+        if problem is not None:
+            raise HookloopError(f"a compaction interceptor produced an invalid history: {problem}")
+        w._replace_history(ctx.history)
+        self.last_sent = 0
+        if w.hooks.chains[POST_COMPACT.index]:
+            done = PostCompactInfo(
+                run_id=self.run_id,
+                session_id=self.session_id,
+                trigger=trigger,
+                summary=ctx.summary,
+                items_before=before_items,
+                items_after=len(w._history),
+                tokens_before=before_tokens,
+                tokens_after=w.token_estimate,
+            )
+            await w._fire_observer(POST_COMPACT, w.hooks.chains[POST_COMPACT.index].handlers, done)
+        return True
 
     def _stream_decided(self, event: HookEvent[Any, Any], decided: tuple[Any, Handler]) -> None:
         result, handler = decided
@@ -500,7 +595,9 @@ class _Run:
                     await self._plan_call(c)
             if any(c.state in ("approval", "paused") for c in calls):
                 paused = True
-                return self._pause_batch(calls)
+                outcome = self._pause_batch(calls)
+                await self._notify_pause(outcome)
+                return outcome
             ready = [c for c in calls if c.state == "ready"]
             if len(ready) == 1:
                 await self._execute(ready[0])
@@ -611,6 +708,18 @@ class _Run:
         reason = "; ".join(f"{c.call.name}: {c.reason or 'approval needed'} ({c.asked_by})" for c in waiting)
         checkpoint = w._checkpoint(self, batch=tuple(c.pending() for c in calls), kind="tool_calls", reason=reason)
         return Paused(run_id=self.run_id, checkpoint=checkpoint, reason=reason, pending=checkpoint.pending)
+
+    async def _notify_pause(self, paused: Paused) -> None:
+        chain = self.w.hooks.chains[NOTIFICATION.index]
+        if chain:
+            info = NotificationInfo(
+                run_id=self.run_id,
+                session_id=self.session_id,
+                text=f"approval needed: {paused.reason}",
+                source="hookloop",
+                kind="permission_prompt",
+            )
+            await self.w._fire_observer(NOTIFICATION, chain.handlers, info)
 
     async def _execute(self, c: _Call) -> None:
         w = self.w
@@ -766,6 +875,16 @@ class _Run:
 
     async def _turn_end(self) -> Outcome | None:
         w = self.w
+        if w._interceptors.on_turn_end:
+            view = TurnEndView(last_assistant_text=self.last_text, history=w._view, turn=self.turn, run_id=self.run_id)
+            await InterceptorChain.run(w._interceptors.on_turn_end, view)
+            if view.messages:
+                self.forced += 1
+                if self.forced > w.max_forced_continuations:
+                    raise StopHookLoopError(self.forced - 1, None)
+                for item in view.messages:
+                    w._append(item)
+                return None
         if not w.hooks.chains[ON_TURN_END.index]:
             return self._finished()
         info = TurnEndInfo(
@@ -828,3 +947,21 @@ def _find_call(history: Sequence[Item], call_id: str) -> ToolCall:
         if isinstance(item, ToolCall) and item.call_id == call_id:
             return item
     raise CheckpointError(f"checkpoint.batch: call {call_id!r} is not in the history")
+
+
+def history_problem(items: Sequence[Item]) -> str | None:
+    """Why ``items`` is not valid to send to a provider (a result before or without its call, a call answered
+    twice), or None. Calls still waiting for results at the end are allowed (a batch may be in flight)."""
+    open_calls: set[str] = set()
+    answered: set[str] = set()
+    for index, item in enumerate(items):
+        if isinstance(item, ToolCall):
+            open_calls.add(item.call_id)
+        elif isinstance(item, ToolResult):
+            if item.call_id in answered:
+                return f"item {index}: call {item.call_id!r} is answered twice"
+            if item.call_id not in open_calls:
+                return f"item {index}: result for call {item.call_id!r} has no call before it"
+            open_calls.discard(item.call_id)
+            answered.add(item.call_id)
+    return None

@@ -9,6 +9,7 @@
     │   ├── HookError              a hook raised or returned a result its event does not accept
     │   ├── ClientError            the model provider failed (providers subclass it per failure kind)
     │   ├── MaxTurnsExceeded       the run reached max_turns
+    │   ├── ContextWindowExceeded  the history does not fit the model's context (compaction cancelled/impossible)
     │   └── StopHookLoopError      on_turn_end forced too many continuations in a row
     ├── WorkerStateError           an operation the Worker's current state forbids (e.g. editing a locked prefix)
     ├── CheckpointError            a checkpoint that cannot be resumed (bad version, malformed, tampered)
@@ -25,6 +26,7 @@ __all__ = [
     "Cancelled",
     "CheckpointError",
     "ClientError",
+    "ContextWindowExceeded",
     "HookError",
     "HookloopError",
     "ItemError",
@@ -101,6 +103,15 @@ class MaxTurnsExceeded(WorkerError):
     def __init__(self, max_turns: int) -> None:
         super().__init__(f"the run reached max_turns={max_turns} without finishing")
         self.max_turns = max_turns
+
+
+class ContextWindowExceeded(WorkerError):
+    """The request does not fit the model's context window and could not be compacted."""
+
+    def __init__(self, tokens: int, window: int, why: str) -> None:
+        super().__init__(f"the request needs about {tokens} tokens but the context window is {window}: {why}")
+        self.tokens = tokens
+        self.window = window
 
 
 class StopHookLoopError(WorkerError):

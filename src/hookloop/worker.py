@@ -57,6 +57,7 @@ from hookloop.hooks.summaries import (
     TurnEndInfo,
 )
 from hookloop.interceptors._base import InterceptorChain
+from hookloop.interceptors.notifications import NotificationInjector
 from hookloop.items import Item, Message, ToolCall, ToolResult, new_id
 from hookloop.outcome import Outcome, Paused
 from hookloop.providers.base import LLMClient
@@ -172,6 +173,8 @@ class Worker:
         self._locked_prefix = 0
         self._state: WorkerState = "mutable"
         self._interceptors = InterceptorChain()
+        self._notifier = NotificationInjector()
+        self._interceptors.add(self._notifier)
         for interceptor in interceptors:
             self._interceptors.add(interceptor)
         self._run: _Run | None = None
@@ -305,6 +308,25 @@ class Worker:
     def remove_tool(self, name: str) -> None:
         self._require_mutable("remove a tool")
         self._tools.remove(name)
+
+    def _replace_history(self, items: list[Item]) -> None:
+        """Install a compacted history (privileged; the compaction path only)."""
+        self._history[:] = items
+        self._tokens = sum(estimate_tokens(i) for i in items)
+        if self._state == "cache_locked":
+            self._locked_prefix = len(items)
+
+    def notify(self, text: str, *, source: str = "application") -> None:
+        """Queue ``text`` for the model: it is added to the next model request as marked context, in arrival
+        order, exactly once. Safe from any task or thread, during a run or between runs."""
+        self._notifier.push(text, source=source)
+
+    async def compact(self) -> bool:
+        """Compact the history now (trigger "manual"), with the compaction interceptors you installed.
+        Fires pre_compact (which may cancel) and post_compact. Returns True if the history changed."""
+        if self._run is not None:
+            raise WorkerStateError("cannot compact manually while a run is in flight")
+        return await _Run(self, new_id("compact")).compact("manual")
 
     def _append(self, item: Item) -> None:
         self._history.append(item)

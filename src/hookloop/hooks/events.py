@@ -23,6 +23,7 @@ from hookloop.hooks.results import (
     OnTurnEndResult,
     Pause,
     PostToolCallResult,
+    PreCompactResult,
     PreLlmRequestResult,
     PreToolCallResult,
     PromptSubmitResult,
@@ -33,7 +34,10 @@ from hookloop.hooks.results import (
 )
 from hookloop.hooks.summaries import (
     AbortInfo,
+    NotificationInfo,
+    PostCompactInfo,
     PostToolCallInfo,
+    PreCompactInfo,
     PreLlmRequestInfo,
     PreToolCallInfo,
     PromptSubmitInfo,
@@ -46,6 +50,7 @@ from hookloop.stream import StreamEvent, TextDelta, ToolCallDelta
 
 __all__ = [
     "ALL_EVENTS",
+    "NOTIFICATION",
     "ON_ABORT",
     "ON_PROMPT_SUBMIT",
     "ON_STREAM_CHUNK",
@@ -53,7 +58,9 @@ __all__ = [
     "ON_TEXT_DELTA",
     "ON_TOOL_CALL_DELTA",
     "ON_TURN_END",
+    "POST_COMPACT",
     "POST_TOOL_CALL",
+    "PRE_COMPACT",
     "PRE_LLM_REQUEST",
     "PRE_TOOL_CALL",
     "SESSION_END",
@@ -202,6 +209,26 @@ SESSION_START: HookEvent[SessionStartInfo, SessionStartResult] = _event(
 SESSION_END: HookEvent[SessionEndInfo, None] = _event(
     "session_end", 11, SessionEndInfo, (_N,), (), "A run or resume ended (any reason).", observer=True
 )
+NOTIFICATION: HookEvent[NotificationInfo, None] = _event(
+    "notification",
+    12,
+    NotificationInfo,
+    (_N,),
+    (),
+    "Fire-and-forget: a notification was delivered (injected text, or a permission prompt).",
+    observer=True,
+)
+PRE_COMPACT: HookEvent[PreCompactInfo, PreCompactResult] = _event(
+    "pre_compact",
+    13,
+    PreCompactInfo,
+    (Continue,),
+    (Cancel,),
+    "Before the history is compacted (auto or manual). Cancel keeps the history uncompacted.",
+)
+POST_COMPACT: HookEvent[PostCompactInfo, None] = _event(
+    "post_compact", 14, PostCompactInfo, (_N,), (), "After the history was compacted.", observer=True
+)
 
 ALL_EVENTS: tuple[HookEvent[Any, Any], ...] = (
     ON_PROMPT_SUBMIT,
@@ -216,5 +243,8 @@ ALL_EVENTS: tuple[HookEvent[Any, Any], ...] = (
     ON_STREAM_COMPLETE,
     SESSION_START,
     SESSION_END,
+    NOTIFICATION,
+    PRE_COMPACT,
+    POST_COMPACT,
 )
 assert [e.index for e in ALL_EVENTS] == list(range(len(ALL_EVENTS)))

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 from hookloop.hooks._dispatch import Handler
 from hookloop.hooks.events import (
     ALL_EVENTS,
+    NOTIFICATION,
     ON_ABORT,
     ON_PROMPT_SUBMIT,
     ON_STREAM_CHUNK,
@@ -16,7 +17,9 @@ from hookloop.hooks.events import (
     ON_TEXT_DELTA,
     ON_TOOL_CALL_DELTA,
     ON_TURN_END,
+    POST_COMPACT,
     POST_TOOL_CALL,
+    PRE_COMPACT,
     PRE_LLM_REQUEST,
     PRE_TOOL_CALL,
     SESSION_END,
@@ -27,6 +30,7 @@ from hookloop.hooks.events import (
 from hookloop.hooks.results import (
     OnTurnEndResult,
     PostToolCallResult,
+    PreCompactResult,
     PreLlmRequestResult,
     PreToolCallResult,
     PromptSubmitResult,
@@ -35,7 +39,10 @@ from hookloop.hooks.results import (
 )
 from hookloop.hooks.summaries import (
     AbortInfo,
+    NotificationInfo,
+    PostCompactInfo,
     PostToolCallInfo,
+    PreCompactInfo,
     PreLlmRequestInfo,
     PreToolCallInfo,
     PromptSubmitInfo,
@@ -197,4 +204,16 @@ class HookRegistry:
 
     def session_end(self, fn: HookFn[SessionEndInfo, None]) -> HookFn[SessionEndInfo, None]:
         self.add(SESSION_END, fn)
+        return fn
+
+    def notification(self, fn: HookFn[NotificationInfo, None]) -> HookFn[NotificationInfo, None]:
+        self.add(NOTIFICATION, fn)
+        return fn
+
+    def pre_compact(self, fn: HookFn[PreCompactInfo, PreCompactResult]) -> HookFn[PreCompactInfo, PreCompactResult]:
+        self.add(PRE_COMPACT, fn)
+        return fn
+
+    def post_compact(self, fn: HookFn[PostCompactInfo, None]) -> HookFn[PostCompactInfo, None]:
+        self.add(POST_COMPACT, fn)
         return fn

@@ -39,6 +39,7 @@ __all__ = [
     "OnTurnEndResult",
     "Pause",
     "PostToolCallResult",
+    "PreCompactResult",
     "PreLlmRequestResult",
     "PreToolCallResult",
     "PromptSubmitResult",
@@ -173,3 +174,4 @@ PostToolCallResult: TypeAlias = Continue | Abort | Stop
 OnTurnEndResult: TypeAlias = Finish | ContinueWithMessages | Pause
 StreamHookResult: TypeAlias = Continue | Abort | Pause
 SessionStartResult: TypeAlias = Continue | None
+PreCompactResult: TypeAlias = Continue | Cancel

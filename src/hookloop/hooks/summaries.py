@@ -16,7 +16,10 @@ from hookloop.tools._base import ToolMeta
 
 __all__ = [
     "AbortInfo",
+    "NotificationInfo",
+    "PostCompactInfo",
     "PostToolCallInfo",
+    "PreCompactInfo",
     "PreLlmRequestInfo",
     "PreToolCallInfo",
     "PromptSubmitInfo",
@@ -138,3 +141,40 @@ class SessionEndInfo:
     run_id: str
     session_id: str
     reason: SessionEndReason
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NotificationInfo:
+    """notification (fire-and-forget): a notification was delivered — ``kind`` ``"injected"`` when
+    ``worker.notify`` text reached the model, ``"permission_prompt"`` when the run paused for approval."""
+
+    run_id: str
+    session_id: str
+    text: str
+    source: str
+    kind: Literal["injected", "permission_prompt"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreCompactInfo:
+    """pre_compact: the history is about to be compacted. ``Cancel`` keeps it as it is."""
+
+    run_id: str
+    session_id: str
+    trigger: Literal["auto", "manual"]
+    item_count: int
+    token_estimate: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PostCompactInfo:
+    """post_compact: the history was compacted; ``summary`` is what replaced the older part ("" if dropped)."""
+
+    run_id: str
+    session_id: str
+    trigger: Literal["auto", "manual"]
+    summary: str
+    items_before: int
+    items_after: int
+    tokens_before: int
+    tokens_after: int
