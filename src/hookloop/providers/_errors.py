@@ -1,0 +1,206 @@
+"""Provider errors: what a real model client raises, whatever SDK it wraps.
+
+::
+
+    ClientError                      (hookloop.errors; the Worker's "the model provider failed")
+    └── ProviderError                a provider failure with its HTTP status, request id and error type
+        ├── AuthenticationError      401/403: missing, wrong or unauthorised key            not retryable
+        ├── RateLimitError           429 (``retry_after`` seconds when the provider said)   retryable
+        ├── OverloadedError          529/503, ``overloaded_error``, ``server_error`` events retryable
+        ├── ContextOverflowError     the prompt does not fit the model's context window     not retryable
+        ├── InvalidRequestError      400/404/422 and other request errors                   not retryable
+        ├── ProviderConnectionError  connection refused/reset, stream cut mid-message        retryable
+        └── ProviderTimeoutError     the request or the stream timed out                    retryable
+
+Clients map SDK exceptions at the boundary with ``raise … from exc`` (the SDK error stays in ``__cause__``);
+the SDK has already applied its own retry policy (``max_retries``) before an error reaches hookloop.
+These classes import no SDK, so ``except RateLimitError`` works whichever extras are installed.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import Mapping
+
+from hookloop.errors import ClientError
+
+__all__ = [
+    "AuthenticationError",
+    "ContextOverflowError",
+    "InvalidRequestError",
+    "OverloadedError",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderTimeoutError",
+    "RateLimitError",
+]
+
+
+class ProviderError(ClientError):
+    """A model provider failed. Carries what the provider said: ``status_code`` (None for failures inside a
+    stream or without a response), ``error_type`` (the provider's own error type or code) and ``request_id``."""
+
+    default_retryable = True
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str,
+        retryable: bool | None = None,
+        status_code: int | None = None,
+        error_type: str | None = None,
+        request_id: str | None = None,
+    ) -> None:
+        super().__init__(
+            message, provider=provider, retryable=self.default_retryable if retryable is None else retryable
+        )
+        self.status_code = status_code
+        self.error_type = error_type
+        self.request_id = request_id
+
+
+class AuthenticationError(ProviderError):
+    """The API key is missing, wrong, or not allowed to use this model (401/403)."""
+
+    default_retryable = False
+
+
+class RateLimitError(ProviderError):
+    """Too many requests (429). ``retry_after`` is the wait in seconds the provider asked for, if it did."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str,
+        retryable: bool | None = None,
+        status_code: int | None = None,
+        error_type: str | None = None,
+        request_id: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(
+            message,
+            provider=provider,
+            retryable=retryable,
+            status_code=status_code,
+            error_type=error_type,
+            request_id=request_id,
+        )
+        self.retry_after = retry_after
+
+
+class OverloadedError(ProviderError):
+    """The provider is overloaded or temporarily unavailable (529, 503, an ``overloaded_error`` event)."""
+
+
+class ContextOverflowError(ProviderError):
+    """The request does not fit the model's context window: compact the history or pick a larger model."""
+
+    default_retryable = False
+
+
+class InvalidRequestError(ProviderError):
+    """The provider rejected the request itself (bad parameter, unknown model, malformed history)."""
+
+    default_retryable = False
+
+
+class ProviderConnectionError(ProviderError):
+    """The connection failed or was cut before the reply was complete."""
+
+
+class ProviderTimeoutError(ProviderConnectionError):
+    """The request or the stream timed out."""
+
+
+# -- classification (pure, shared by every client) ---------------------------------------------------------
+
+_OVERFLOW_MARKERS = (
+    "context_length_exceeded",
+    "prompt is too long",
+    "maximum context length",
+    "context window",
+    "context length",
+    "too many tokens",
+    "input is too long",
+    "exceeds the context",
+)
+
+
+def is_context_overflow(message: str, code: str | None) -> bool:
+    """Whether an error message or code says the prompt did not fit the context window."""
+    if code in ("context_length_exceeded", "model_context_window_exceeded"):
+        return True
+    lowered = message.lower()
+    return any(marker in lowered for marker in _OVERFLOW_MARKERS)
+
+
+def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date), else None."""
+    if headers is None:
+        return None
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return float(millis) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        parsed = email.utils.parsedate_tz(value)
+        if parsed is None:
+            return None
+        return max(0.0, float(email.utils.mktime_tz(parsed) - time.time()))
+
+
+def classify(
+    *,
+    provider: str,
+    message: str,
+    status_code: int | None,
+    error_type: str | None,
+    request_id: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> ProviderError:
+    """Build the hookloop error for a provider failure from its status, error type/code and message.
+
+    ``error_type`` is the provider's type or code (``overloaded_error``, ``rate_limit_exceeded``,
+    ``context_length_exceeded`` …); it decides first, then the HTTP status.
+    """
+    kind = (error_type or "").lower()
+
+    def build(cls: type[ProviderError]) -> ProviderError:
+        return cls(message, provider=provider, status_code=status_code, error_type=error_type, request_id=request_id)
+
+    if is_context_overflow(message, kind) and status_code in (None, 400, 413, 422):
+        return build(ContextOverflowError)
+    if kind in ("authentication_error", "permission_error", "invalid_api_key") or status_code in (401, 403):
+        return build(AuthenticationError)
+    if kind in ("rate_limit_error", "rate_limit_exceeded", "insufficient_quota") or status_code == 429:
+        return RateLimitError(
+            message,
+            provider=provider,
+            status_code=status_code,
+            error_type=error_type,
+            request_id=request_id,
+            retry_after=parse_retry_after(headers),
+            # OpenAI's insufficient_quota is a 429 that no retry cures.
+            retryable=kind != "insufficient_quota",
+        )
+    if kind in ("overloaded_error", "overloaded", "server_is_overloaded", "slow_down") or status_code in (503, 529):
+        return build(OverloadedError)
+    if kind in ("timeout_error", "request_timeout") or status_code in (408, 504):
+        return build(ProviderTimeoutError)
+    if kind in ("invalid_request_error", "not_found_error", "request_too_large", "invalid_prompt") or (
+        status_code is not None and 400 <= status_code < 500
+    ):
+        return build(InvalidRequestError)
+    # api_error / server_error / other 5xx / unknown: the provider's fault; a retry may help.
+    return build(ProviderError)
