@@ -64,8 +64,12 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse(argv)
     sizes = TINY if args.tiny else QUICK if args.quick else FULL
-    command = shlex.join(["python", "-m", "bench", *(sys.argv[1:] if argv is None else argv)])
-    print(f"{command}  —  {machine()}  —  sizes: {sizes.name}", flush=True)
+    invocation = shlex.join(["python", "-m", "bench", *(sys.argv[1:] if argv is None else argv)])
+    print(f"{invocation}  —  {machine()}  —  sizes: {sizes.name}", flush=True)
+    # What produced the figures: the flags that change the measurement (not --json / --markdown).
+    command = "python -m bench" + {"tiny": " --tiny", "quick": " --quick", "full": ""}[sizes.name]
+    if args.only != list(SECTIONS):
+        command += " --only " + " ".join(args.only)
     started = time.perf_counter()
     rows, data = asyncio.run(run_sections(sizes, args.only))
     print(render_table(rows))
@@ -82,6 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json is not None:
         report = {
             "command": command,
+            "invocation": invocation,
             "machine": machine(),
             "sizes": sizes.name,
             "rows": [r.to_json() for r in rows],

@@ -109,7 +109,8 @@ def test_command_prints_the_table_markdown_and_json(tmp_path: Path, capsys: pyte
     assert "measure" in printed
     assert "targets met" in printed
     assert "## Performance" in printed
-    assert "`python -m bench --tiny --markdown --json" in printed
+    assert "python -m bench --tiny --markdown --json" in printed  # the invocation, in the header
+    assert "Measured with `python -m bench --tiny` on" in printed  # what produced the figures
     report = json.loads(out.read_text(encoding="utf-8"))
     assert set(report) >= {"command", "machine", "rows", "sections", "markdown"}
     assert set(report["sections"]) == {"dispatch", "streaming", "loop"}
