@@ -1,0 +1,272 @@
+"""OpenAI Chat Completions client, for OpenAI and every OpenAI-compatible server (``hookloop[openai]``).
+
+::
+
+    client = OpenAIChatClient(model="gpt-4.1")                                        # OPENAI_API_KEY
+    local = OpenAIChatClient(model="llama3.1", base_url="http://localhost:11434/v1",  # Ollama, vLLM,
+                             api_key="unused", provider="openai-compatible")            # llama.cpp, LM Studio
+
+Streams ``chat.completions.create(stream=True, stream_options={"include_usage": True})`` and normalises the
+chunks. hookloop block indices are given in order of first appearance: the text, the reasoning text some
+compatible servers stream (``delta.reasoning_content`` / ``delta.reasoning``), and one block per tool call —
+parallel tool calls arrive interleaved, keyed by their ``index``, and each keeps its own block. All open blocks
+stop at ``finish_reason``; the usage chunk (``choices: []``) becomes one :class:`UsageEvent`; the
+:class:`StopEvent` comes at ``[DONE]``. A stream that ends without a ``finish_reason`` raises
+:class:`ProviderConnectionError`; an ``{"error": …}`` chunk raises the matching provider error.
+
+Usage: OpenAI counts cached prompt tokens inside ``prompt_tokens``; hookloop reports them apart
+(``input_tokens`` is the uncached part), as for Anthropic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from types import TracebackType
+from typing import Any
+
+from hookloop.providers._chat_wire import to_chat
+from hookloop.providers._common import SdkErrors, map_sdk_error, require_model, split_tokens
+from hookloop.providers._errors import ProviderConnectionError
+from hookloop.providers.base import LLMRequest
+from hookloop.stream import (
+    BlockStart,
+    BlockStop,
+    StopEvent,
+    StopReason,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    Usage,
+    UsageEvent,
+)
+
+try:
+    import httpx2
+    import openai
+    from openai import AsyncStream
+    from openai.types.chat import ChatCompletionChunk
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError("the OpenAI clients need the openai SDK: pip install 'hookloop[openai]'") from exc
+
+__all__ = ["OpenAIChatClient"]
+
+SDK_ERRORS = SdkErrors(
+    status=openai.APIStatusError,
+    timeout=openai.APITimeoutError,
+    connection=openai.APIConnectionError,
+    api=openai.APIError,
+    transport=httpx2.TransportError,
+    transport_timeout=httpx2.TimeoutException,
+)
+
+_FINISH: Mapping[str, StopReason] = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+
+
+def build_sdk_client(
+    *, api_key: str | None, base_url: str | None, max_retries: int | None, timeout: float | None
+) -> openai.AsyncOpenAI:
+    options: dict[str, Any] = {}
+    if max_retries is not None:
+        options["max_retries"] = max_retries
+    if timeout is not None:
+        options["timeout"] = timeout
+    return openai.AsyncOpenAI(api_key=api_key, base_url=base_url, **options)
+
+
+class _Call:
+    __slots__ = ("block", "call_id", "name", "pending", "started")
+
+    def __init__(self, block: int, call_id: str | None, name: str | None) -> None:
+        self.block = block
+        self.call_id = call_id
+        self.name = name
+        self.pending: list[str] = []  # argument fragments received before the name (rare servers)
+        self.started = False
+
+
+class OpenAIChatClient:
+    """An :class:`hookloop.providers.LLMClient` for Chat Completions (OpenAI or any compatible server).
+
+    Args:
+        model: default model when the Worker's request names none.
+        api_key / base_url: without them the SDK reads ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``.
+        provider: the name in errors, telemetry and ``Reasoning.provider`` (``"openai-compatible"`` for
+            other servers).
+        max_tokens: output cap when the request sets none (None: the server's default).
+        max_tokens_param: ``"max_completion_tokens"`` (OpenAI) or ``"max_tokens"`` (older compatible servers);
+            default: the first for ``provider="openai"``, the second otherwise.
+        stream_usage: ask for the usage chunk (``stream_options.include_usage``); turn off for servers that
+            reject ``stream_options``.
+        max_retries / timeout: the SDK's retry count (default 2) and per-request timeout in seconds.
+        sdk_client: use this ``openai.AsyncOpenAI`` (not closed by :meth:`aclose`).
+        extra_params: more ``create`` parameters sent as they are (``temperature``, ``reasoning_effort``, …).
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        provider: str = "openai",
+        max_tokens: int | None = None,
+        max_tokens_param: str | None = None,
+        stream_usage: bool = True,
+        max_retries: int | None = None,
+        timeout: float | None = None,
+        sdk_client: openai.AsyncOpenAI | None = None,
+        extra_params: Mapping[str, object] | None = None,
+    ) -> None:
+        self.model = model
+        self.max_tokens = max_tokens
+        self.max_tokens_param = max_tokens_param or ("max_completion_tokens" if provider == "openai" else "max_tokens")
+        self.stream_usage = stream_usage
+        self.extra_params: dict[str, object] = dict(extra_params or {})
+        self._provider = provider
+        self._owned = sdk_client is None
+        self._sdk = sdk_client or build_sdk_client(
+            api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
+        )
+
+    @property
+    def provider(self) -> str:
+        return self._provider
+
+    @property
+    def sdk_client(self) -> openai.AsyncOpenAI:
+        """The underlying SDK client (for calls hookloop does not wrap)."""
+        return self._sdk
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool (only when this client built the SDK client)."""
+        if self._owned:
+            await self._sdk.close()
+
+    async def __aenter__(self) -> OpenAIChatClient:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    def build_params(self, request: LLMRequest) -> dict[str, Any]:
+        """The ``chat.completions.create`` keyword arguments for ``request`` (without ``stream``)."""
+        messages, tools = to_chat(request.system, request.items, request.tools)
+        params: dict[str, Any] = {"model": require_model(request, self.model, self._provider), "messages": messages}
+        if tools:
+            params["tools"] = tools
+        if self.stream_usage:
+            params["stream_options"] = {"include_usage": True}
+        max_tokens = request.max_tokens or self.max_tokens
+        if max_tokens:
+            params[self.max_tokens_param] = max_tokens
+        params.update(self.extra_params)
+        return params
+
+    async def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
+        """Stream one reply as hookloop events; raises a provider error (see the module docstring)."""
+        provider = self._provider
+        params = self.build_params(request)
+        try:
+            sdk_stream: AsyncStream[ChatCompletionChunk] = await self._sdk.chat.completions.create(
+                stream=True, **params
+            )
+        except Exception as exc:
+            mapped = map_sdk_error(exc, provider=provider, sdk=SDK_ERRORS)
+            if mapped is None:
+                raise
+            raise mapped from exc
+        blocks = 0
+        text_block = -1
+        thinking_block = -1
+        calls: dict[int, _Call] = {}
+        open_blocks: list[int] = []
+        stop: StopReason | None = None
+        usage: Usage | None = None
+        try:
+            async for chunk in sdk_stream:
+                if chunk.usage is not None:
+                    u = chunk.usage
+                    details = u.prompt_tokens_details
+                    cached = (details.cached_tokens or 0) if details is not None else 0
+                    written = (getattr(details, "cache_write_tokens", None) or 0) if details is not None else 0
+                    fresh, cached, written = split_tokens(u.prompt_tokens, cached, written)
+                    usage = Usage(fresh, u.completion_tokens, cached, written)
+                for choice in chunk.choices:
+                    if choice.index != 0:
+                        continue  # n > 1 is not a hookloop concept: the first choice is the reply
+                    delta = choice.delta
+                    reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+                    if reasoning and isinstance(reasoning, str):
+                        if thinking_block < 0:
+                            thinking_block, blocks = blocks, blocks + 1
+                            open_blocks.append(thinking_block)
+                            yield BlockStart(thinking_block, "thinking")
+                        yield ThinkingDelta(thinking_block, reasoning)
+                    text = delta.content or delta.refusal
+                    if text:
+                        if text_block < 0:
+                            text_block, blocks = blocks, blocks + 1
+                            open_blocks.append(text_block)
+                            yield BlockStart(text_block, "text")
+                        yield TextDelta(text_block, text)
+                    if delta.tool_calls:
+                        for position, part in enumerate(delta.tool_calls):
+                            index = getattr(part, "index", None)
+                            call = calls.get(position if index is None else index)
+                            if call is None or (part.id and call.call_id and part.id != call.call_id):
+                                # A new call; some servers number every call 0 and tell them apart by id only.
+                                call = calls[position if index is None else index] = _Call(blocks, part.id, None)
+                                blocks += 1
+                            function = part.function
+                            if part.id and not call.call_id:
+                                call.call_id = part.id
+                            if function is not None and function.name and not call.name:
+                                call.name = function.name
+                            fragment = function.arguments if function is not None else None
+                            if not call.started:
+                                if call.name is None:
+                                    if fragment:
+                                        call.pending.append(fragment)
+                                    continue
+                                call.started = True
+                                open_blocks.append(call.block)
+                                yield BlockStart(
+                                    call.block,
+                                    "tool_call",
+                                    call_id=call.call_id or f"call_{call.block}",
+                                    name=call.name,
+                                )
+                                for earlier in call.pending:
+                                    yield ToolCallDelta(call.block, earlier)
+                            if fragment:
+                                yield ToolCallDelta(call.block, fragment)
+                    if choice.finish_reason is not None:
+                        reason = _FINISH.get(choice.finish_reason, "other")
+                        stop = "tool_use" if calls and reason == "end_turn" else reason
+                        for index in sorted(open_blocks):
+                            yield BlockStop(index)
+                        open_blocks.clear()
+        except Exception as exc:
+            mapped = map_sdk_error(exc, provider=provider, sdk=SDK_ERRORS)
+            if mapped is None:
+                raise
+            raise mapped from exc
+        finally:
+            await sdk_stream.close()
+        if stop is None:
+            raise ProviderConnectionError(
+                f"{provider}: the stream ended before a finish_reason (connection closed mid-message)",
+                provider=provider,
+            )
+        if usage is not None:
+            yield UsageEvent(usage)
+        yield StopEvent(stop)
