@@ -1,0 +1,276 @@
+"""Value types of the command-hook configuration: where a hook came from, what runs, and what went wrong.
+
+Every type here is a frozen, slotted, keyword-only dataclass. Event names are strings on purpose: this is the
+wire edge, and the names are the vendors' (Claude Code's PascalCase events, Cline's file names).
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+__all__ = [
+    "CLAUDE_EVENTS",
+    "CLINE_CANCELLABLE_EVENTS",
+    "CLINE_EVENTS",
+    "MATCHER_EVENTS",
+    "SUPPORTED_EVENTS",
+    "TOOL_EVENTS",
+    "ClineScript",
+    "CommandHandler",
+    "ConfiguredHook",
+    "Diagnostic",
+    "Handler",
+    "HookSource",
+    "HttpHandler",
+    "Severity",
+    "SourceKind",
+]
+
+SUPPORTED_EVENTS: tuple[str, ...] = (
+    "SessionStart",
+    "SessionEnd",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PostToolBatch",
+    "Notification",
+    "Stop",
+    "StopFailure",
+    "PreCompact",
+    "PostCompact",
+)
+"""Claude Code events hookloop fires (and translates)."""
+
+CLAUDE_EVENTS: frozenset[str] = frozenset(
+    {
+        *SUPPORTED_EVENTS,
+        "Setup",
+        "InstructionsLoaded",
+        "UserPromptExpansion",
+        "MessageDisplay",
+        "PermissionDenied",
+        "SubagentStart",
+        "SubagentStop",
+        "TaskCreated",
+        "TaskCompleted",
+        "TeammateIdle",
+        "ConfigChange",
+        "CwdChanged",
+        "DirectoryAdded",
+        "FileChanged",
+        "WorktreeCreate",
+        "WorktreeRemove",
+        "Elicitation",
+        "ElicitationResult",
+    }
+)
+"""Every event Claude Code documents. A known event hookloop does not fire is loaded with an info diagnostic;
+an unknown name is an error."""
+
+MATCHER_EVENTS: frozenset[str] = frozenset(
+    {
+        "SessionStart",
+        "Setup",
+        "InstructionsLoaded",
+        "UserPromptExpansion",
+        "PreToolUse",
+        "PermissionRequest",
+        "PermissionDenied",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "Notification",
+        "SubagentStart",
+        "SubagentStop",
+        "StopFailure",
+        "ConfigChange",
+        "DirectoryAdded",
+        "FileChanged",
+        "PreCompact",
+        "PostCompact",
+        "Elicitation",
+        "ElicitationResult",
+        "SessionEnd",
+    }
+)
+"""Events whose matcher filters something; on every other event a matcher is ignored (matches all)."""
+
+TOOL_EVENTS: frozenset[str] = frozenset(
+    {"PreToolUse", "PermissionRequest", "PermissionDenied", "PostToolUse", "PostToolUseFailure"}
+)
+"""Events where a handler's ``if`` permission-rule filter applies; with ``if`` on any other event a handler
+never runs."""
+
+CLINE_EVENTS: tuple[str, ...] = (
+    "TaskStart",
+    "TaskResume",
+    "TaskCancel",
+    "TaskComplete",
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "Notification",
+    "PreCompact",
+)
+"""Classic Cline hook names (``VALID_HOOK_TYPES``): a script file named after one of them is that hook."""
+
+CLINE_CANCELLABLE_EVENTS: frozenset[str] = frozenset(
+    {"TaskStart", "TaskResume", "PreToolUse", "PostToolUse", "UserPromptSubmit"}
+)
+"""Cline events where ``cancel: true`` stops the task; elsewhere it is ignored."""
+
+SourceKind: TypeAlias = Literal[
+    "claude-user",
+    "hookloop-user",
+    "claude-project",
+    "hookloop-project",
+    "claude-local",
+    "hookloop-local",
+    "cline-user",
+    "hookloop-scripts",
+    "cline-project",
+]
+
+_PROJECT_KINDS = frozenset({"claude-project", "hookloop-project", "claude-local", "hookloop-local", "cline-project"})
+_LABELS: dict[str, str] = {
+    "claude-user": "User",
+    "hookloop-user": "User",
+    "cline-user": "User",
+    "hookloop-scripts": "User",
+    "claude-project": "Project",
+    "hookloop-project": "Project",
+    "cline-project": "Project",
+    "claude-local": "Local",
+    "hookloop-local": "Local",
+}
+
+Severity: TypeAlias = Literal["error", "warning", "info"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookSource:
+    """A settings file or a hook-script directory, labelled with the layer it belongs to."""
+
+    kind: SourceKind
+    path: str
+
+    @property
+    def project_level(self) -> bool:
+        """True for files and scripts inside the project: they run only once the project is trusted."""
+        return self.kind in _PROJECT_KINDS
+
+    @property
+    def label(self) -> str:
+        """``User`` / ``Project`` / ``Local``: the tag an approval prompt shows (Claude Code's ``[Project]``)."""
+        return _LABELS[self.kind]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandHandler:
+    """``{"type": "command", ...}``: a shell string (``sh -c``), or an executable plus ``args`` (no shell)."""
+
+    command: str
+    args: tuple[str, ...] | None = None
+    """Exec form when not ``None`` (even when empty): ``command`` is spawned directly with these arguments."""
+    timeout: float | None = None
+    """Seconds; ``None`` means the event's default (see :func:`hookloop.command_hooks.runner.default_timeout`)."""
+    condition: str | None = None
+    """The ``if`` permission-rule filter (e.g. ``Bash(git *)``), evaluated by the caller before spawning."""
+    fail_closed: bool = False
+    """When the hook cannot run (missing, not executable, crashed, timed out) block instead of allowing."""
+    run_async: bool = False
+    """``async``: run in the background, never blocks."""
+    async_rewake: bool = False
+    shell: Literal["bash", "powershell"] | None = None
+    status_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HttpHandler:
+    """``{"type": "http", ...}``: POST the hook input as JSON to ``url``."""
+
+    url: str
+    headers: tuple[tuple[str, str], ...] = ()
+    """Values may reference ``$VAR`` / ``${VAR}``; only names in ``allowed_env_vars`` are substituted, the rest
+    become empty strings."""
+    allowed_env_vars: tuple[str, ...] = ()
+    timeout: float | None = None
+    condition: str | None = None
+    fail_closed: bool = False
+    status_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClineScript:
+    """A Cline hook: an executable file named after the event, found in a hook directory."""
+
+    path: str
+
+
+Handler: TypeAlias = CommandHandler | HttpHandler | ClineScript
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConfiguredHook:
+    """One runnable handler bound to its event, matcher and origin. Its position in
+    :attr:`HookConfig.hooks` is its configuration order."""
+
+    event: str
+    """Claude Code event name for command/http handlers; Cline hook name for Cline scripts."""
+    matcher: str | None
+    handler: Handler
+    source: HookSource
+    json_path: str = ""
+    """Where the handler is defined inside its settings file (``hooks.PreToolUse[0].hooks[1]``); empty for
+    Cline scripts."""
+
+    @property
+    def protocol(self) -> Literal["claude", "cline"]:
+        """Which wire format the hook speaks."""
+        return "cline" if isinstance(self.handler, ClineScript) else "claude"
+
+    @property
+    def name(self) -> str:
+        """What to call the hook in messages: the script path, the command line, or the URL."""
+        handler = self.handler
+        if isinstance(handler, ClineScript):
+            return handler.path
+        if isinstance(handler, HttpHandler):
+            return handler.url
+        if handler.args is not None:
+            return shlex.join([handler.command, *handler.args])
+        return handler.command
+
+    @property
+    def fail_closed(self) -> bool:
+        handler = self.handler
+        return False if isinstance(handler, ClineScript) else handler.fail_closed
+
+    @property
+    def timeout(self) -> float | None:
+        handler = self.handler
+        return None if isinstance(handler, ClineScript) else handler.timeout
+
+    @property
+    def condition(self) -> str | None:
+        handler = self.handler
+        return None if isinstance(handler, ClineScript) else handler.condition
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Diagnostic:
+    """A problem found while loading hooks. ``error``: the entry named by ``path`` was skipped (the rest of
+    the file still loads); ``warning``: it loads but something is off; ``info``: worth knowing."""
+
+    severity: Severity
+    file: str
+    path: str
+    """JSON path inside ``file`` (``hooks.PreToolUse[0].hooks[1].timeout``); empty for the whole file."""
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}: {self.path}" if self.path else self.file
+        return f"{where}: {self.message}"
