@@ -1,0 +1,829 @@
+"""Running hook handlers: spawn, feed stdin, drain, time out, kill the whole process group. Only moves bytes.
+
+:func:`run_process` runs one program and returns a :class:`HookOutcome`; :func:`run_hook` builds the argv,
+environment and timeout for one :class:`~hookloop.command_hooks.model.ConfiguredHook` (command, Cline script or
+HTTP); :func:`run_all` runs every hook of one event firing **in parallel** and returns their outcomes in
+configuration order. Interpreting an outcome (exit codes, JSON) is :mod:`hookloop.command_hooks.translate`'s job.
+
+Process contract (Unix):
+
+* Shell form runs ``/bin/sh -c <command>`` (as Claude Code does); exec form (``args``) spawns the program
+  directly with no shell, after substituting ``${CLAUDE_PROJECT_DIR}``-style placeholders as plain strings;
+  Cline scripts run through :func:`~hookloop.command_hooks.discovery.launcher_for` (a file without a shebang is
+  retried through ``/bin/sh``, as a shell would).
+* Each hook leads a new session and process group (``start_new_session``), has no controlling terminal, stdin is
+  a pipe, cwd is the project directory, and the environment adds ``HOOKLOOP_PROJECT_DIR`` and
+  ``CLAUDE_PROJECT_DIR`` (Cline's classic hooks document no variables of their own).
+* The JSON payload is written to stdin, then stdin is closed. Writes are buffered by the event loop, so a hook
+  that never reads stdin cannot block us; a broken pipe is ignored.
+* stdout and stderr are drained concurrently as data arrives. Each keeps at most ``output_cap`` bytes (1 MiB);
+  the rest is read and dropped, and the outcome says ``*_truncated``. Lines are passed to ``on_line`` as they
+  complete, decoded as UTF-8 with replacement characters; streaming stops when the cap is reached; a line longer
+  than 64 KiB is delivered in pieces.
+* **Timeout**: SIGTERM to the whole group, up to ``kill_grace`` seconds for every member to exit, then SIGKILL to
+  the group, then wait for it. The outcome's ``error`` names the hook and the timeout.
+* **Leader exits, leftovers remain**: once the leader has exited we wait up to ``drain_window`` seconds for
+  stdout/stderr to reach EOF (so output from background children is not lost), then any process still in the
+  group — a ``sleep 1000 &`` holding the pipe, or a daemon that let go of it — is terminated the same way
+  (SIGTERM, grace, SIGKILL). Nothing a hook starts outlives it, and a grandchild holding the pipe open cannot
+  make us wait forever. (A process that escapes with its own ``setsid`` is out of reach; if it still holds the
+  pipe we stop reading after a short wait.)
+* **Cancellation**: the running groups are terminated (SIGTERM, grace, SIGKILL — all hooks at once, since each
+  runs in its own task) and waited for, then :class:`asyncio.CancelledError` propagates. A second cancellation
+  during that cleanup sends SIGKILL immediately.
+* "Could not run" is kept apart from "answered": a missing program (spawn error or exit 127, or CPython's
+  ``can't open file`` with exit 2), a non-executable file (exit 126), death by a signal (or a shell reporting
+  128+SIGSEGV and friends) and a timeout each get their own ``error_kind``, so an exit 2 from an interpreter
+  that never started the script is not mistaken for a deliberate "deny".
+
+Windows is handled by the pure argv builders only; process-group killing here is POSIX.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import errno
+import functools
+import json
+import logging
+import os
+import re
+import shlex
+import signal
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from .discovery import is_windows, launcher_for
+from .model import ClineScript, CommandHandler, ConfiguredHook, HttpHandler
+
+__all__ = [
+    "CLINE_TIMEOUT",
+    "DEFAULT_TIMEOUT",
+    "OUTPUT_CAP",
+    "ErrorKind",
+    "HookOutcome",
+    "OnHookLine",
+    "OnLine",
+    "RunnerOptions",
+    "StreamName",
+    "classify_exit",
+    "command_argv",
+    "default_timeout",
+    "expand_placeholders",
+    "hook_environment",
+    "interpolate_header",
+    "run_all",
+    "run_hook",
+    "run_http",
+    "run_process",
+    "url_allowed",
+]
+
+_log = logging.getLogger(__name__)
+
+OUTPUT_CAP = 1 << 20
+"""Bytes kept per stream (stdout, stderr)."""
+DEFAULT_TIMEOUT = 600.0
+"""Claude Code's default for command and HTTP hooks, in seconds."""
+CLINE_TIMEOUT = 30.0
+"""Cline's fixed timeout for hook scripts, in seconds."""
+_EVENT_DEFAULTS: dict[str, float] = {"UserPromptSubmit": 30.0, "MessageDisplay": 10.0, "SessionEnd": 1.5}
+_SESSION_END_MAX = 60.0
+_MAX_LINE = 64 * 1024
+_PIPE_CLOSE_WAIT = 1.0
+_KILL_WAIT = 5.0
+_POLL = 0.01
+_CRASH_SIGNALS = frozenset(
+    int(s)
+    for s in (
+        signal.SIGSEGV,
+        signal.SIGBUS,
+        signal.SIGILL,
+        signal.SIGFPE,
+        signal.SIGABRT,
+        signal.SIGKILL,
+        signal.SIGSYS,
+        signal.SIGTRAP,
+    )
+)
+_PYTHON_CANNOT_OPEN = re.compile(r"^\S*python[\w.]*: can't open file .*\[Errno \d+\]")
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_PLACEHOLDER_VARS = ("CLAUDE_PROJECT_DIR", "HOOKLOOP_PROJECT_DIR", "CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA")
+
+StreamName: TypeAlias = Literal["stdout", "stderr"]
+OnLine: TypeAlias = Callable[[StreamName, str], None]
+"""Receives each output line of one hook as it arrives (without its line ending)."""
+OnHookLine: TypeAlias = Callable[[ConfiguredHook, StreamName, str], None]
+""":func:`run_all`'s line callback: the line tagged with the hook it came from."""
+
+ErrorKind: TypeAlias = Literal[
+    "ok",
+    "timeout",
+    "not_found",
+    "not_executable",
+    "crashed",
+    "spawn_failed",
+    "http_error",
+    "url_not_allowed",
+]
+"""``ok``: the hook ran to completion and its exit code / HTTP 2xx response is meaningful. Everything else
+means the hook could not give an answer."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookOutcome:
+    """What happened when one handler ran. Built by the runner; read by ``translate``."""
+
+    name: str
+    """The script path, command line or URL — what messages call the hook."""
+    error_kind: ErrorKind = "ok"
+    error: str | None = None
+    """Human-readable description of a failure; names the hook (and the timeout, for timeouts)."""
+    exit_code: int | None = None
+    """The process exit status (``None`` for HTTP, for spawn failures and for deaths by signal)."""
+    signal: int | None = None
+    """The signal that ended the hook: its crash, or our SIGTERM/SIGKILL after a timeout."""
+    http_status: int | None = None
+    stdout: bytes = b""
+    """Captured stdout (at most ``output_cap`` bytes); an HTTP hook's response body."""
+    stderr: bytes = b""
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    timed_out: bool = False
+    timeout: float | None = None
+    """The timeout that applied, in seconds."""
+    duration: float = 0.0
+    """Seconds from spawn (or request) until the hook and its group were gone."""
+    pid: int | None = None
+    """Process id of the leader, which is also its process group id."""
+
+    @property
+    def ok(self) -> bool:
+        """The hook ran to completion (whatever its exit code)."""
+        return self.error_kind == "ok"
+
+    @property
+    def stdout_text(self) -> str:
+        return self.stdout.decode("utf-8", errors="replace")
+
+    @property
+    def stderr_text(self) -> str:
+        return self.stderr.decode("utf-8", errors="replace")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunnerOptions:
+    """Knobs for :func:`run_hook` / :func:`run_all`; defaults follow Claude Code and Cline."""
+
+    default_timeout: float | None = None
+    """Override the per-event default for command/HTTP hooks without a ``timeout`` (seconds)."""
+    cline_timeout: float = CLINE_TIMEOUT
+    kill_grace: float = 2.0
+    """Seconds between SIGTERM and SIGKILL."""
+    drain_window: float = 0.5
+    """Seconds to keep reading after the leader exited before leftovers in its group are terminated."""
+    output_cap: int = OUTPUT_CAP
+    http_url_allowlist: tuple[str, ...] | None = None
+    """URL patterns (``*`` wildcards) HTTP hooks may call; ``None`` = any http(s) URL."""
+    http_env_allowlist: tuple[str, ...] | None = None
+    """Global limit on the variables HTTP headers may interpolate; ``None`` = each hook's own list."""
+    platform: str = sys.platform
+    base_env: Mapping[str, str] | None = None
+    """Environment hooks inherit; ``None`` = this process's environment."""
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Pure helpers
+# --------------------------------------------------------------------------------------------------------------
+
+
+def default_timeout(event: str, hook: ConfiguredHook, options: RunnerOptions | None = None) -> float:
+    """The timeout for ``hook`` on ``event``, in seconds.
+
+    Cline scripts: ``cline_timeout`` (30 s, Cline's fixed value). Command/HTTP hooks: their own ``timeout``,
+    else the event's default (600 s; 30 s for UserPromptSubmit, 10 s for MessageDisplay, a 1.5 s budget for
+    SessionEnd) unless ``options.default_timeout`` overrides it. SessionEnd timeouts are capped at 60 s.
+    """
+    opts = options or RunnerOptions()
+    if isinstance(hook.handler, ClineScript):
+        return opts.cline_timeout
+    if hook.handler.timeout is not None:
+        value = hook.handler.timeout
+        return min(value, _SESSION_END_MAX) if event == "SessionEnd" else value
+    if opts.default_timeout is not None:
+        return opts.default_timeout
+    return _EVENT_DEFAULTS.get(event, DEFAULT_TIMEOUT)
+
+
+def hook_environment(
+    project_dir: str, *, base: Mapping[str, str] | None = None, extra: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The environment a hook runs with: ``base`` (default ``os.environ``), then ``extra``, then
+    ``HOOKLOOP_PROJECT_DIR`` and ``CLAUDE_PROJECT_DIR`` set to ``project_dir``."""
+    env = dict(os.environ if base is None else base)
+    if extra:
+        env.update(extra)
+    env["HOOKLOOP_PROJECT_DIR"] = project_dir
+    env["CLAUDE_PROJECT_DIR"] = project_dir
+    return env
+
+
+def expand_placeholders(text: str, env: Mapping[str, str]) -> str:
+    """Substitute ``${NAME}`` / ``$NAME`` for the project/plugin variables present in ``env``, as plain strings
+    (exec form has no shell to do it). Other ``$`` references are left alone."""
+
+    def substitute(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(2)
+        if name in _PLACEHOLDER_VARS and name in env:
+            return env[name]
+        return match.group(0)
+
+    return _ENV_REF.sub(substitute, text)
+
+
+def command_argv(handler: CommandHandler, *, platform: str, env: Mapping[str, str]) -> list[str]:
+    """The argv for a command handler. Pure.
+
+    Exec form: ``[command, *args]`` with placeholders expanded, no shell. Shell form: ``/bin/sh -c`` on Unix
+    (``pwsh -Command`` when ``shell`` is ``"powershell"``); on Windows Git Bash (``bash -c``) or
+    ``powershell -Command``.
+    """
+    if handler.args is not None:
+        return [expand_placeholders(handler.command, env), *(expand_placeholders(a, env) for a in handler.args)]
+    if handler.shell == "powershell":
+        exe = "powershell" if is_windows(platform) else "pwsh"
+        return [exe, "-NoProfile", "-NonInteractive", "-Command", handler.command]
+    if is_windows(platform):
+        return ["bash", "-c", handler.command]
+    return ["/bin/sh", "-c", handler.command]
+
+
+def classify_exit(exit_code: int, stderr: str, *, via_shell: bool) -> tuple[ErrorKind, int | None]:
+    """Tell "could not run" apart from an answer, from a normal exit status. Pure.
+
+    127 → ``not_found`` and 126 → ``not_executable`` (what shells and ``env`` report); exit 2 whose first stderr
+    line is CPython's ``can't open file … [Errno N]`` → ``not_found`` (the interpreter never ran the script,
+    claude-code#80697); through a shell, 128+N for a fault signal N (SEGV, BUS, ILL, FPE, ABRT, KILL, SYS, TRAP)
+    → ``crashed`` with signal N. Anything else is ``ok``. Returns ``(kind, signal)``.
+    """
+    if exit_code == 127:
+        return "not_found", None
+    if exit_code == 126:
+        return "not_executable", None
+    if exit_code == 2:
+        first = stderr.lstrip().split("\n", 1)[0]
+        if _PYTHON_CANNOT_OPEN.match(first):
+            return "not_found", None
+    if via_shell and exit_code - 128 in _CRASH_SIGNALS:
+        return "crashed", exit_code - 128
+    return "ok", None
+
+
+def url_allowed(url: str, allowlist: Sequence[str] | None) -> bool:
+    """Whether an HTTP hook may call ``url``: it must be http(s), and match an allowlist pattern (``*`` matches
+    any characters) when there is an allowlist. ``()`` allows nothing."""
+    if not url.lower().startswith(("http://", "https://")):
+        return False
+    if allowlist is None:
+        return True
+    return any(re.fullmatch(".*".join(map(re.escape, p.split("*"))), url) for p in allowlist)
+
+
+def interpolate_header(value: str, allowed: Sequence[str], environ: Mapping[str, str]) -> str:
+    """Claude Code's header rule: ``$VAR`` / ``${VAR}`` become the variable's value when ``VAR`` is allowed,
+    and the empty string otherwise."""
+
+    def substitute(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(2)
+        return environ.get(name, "") if name in allowed else ""
+
+    return _ENV_REF.sub(substitute, value)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# One process
+# --------------------------------------------------------------------------------------------------------------
+
+
+class _Capture:
+    """One output stream: keeps the first ``cap`` bytes, splits lines for the callback."""
+
+    def __init__(self, stream: StreamName, cap: int, on_line: OnLine | None) -> None:
+        self.stream: StreamName = stream
+        self.cap = cap
+        self.data = bytearray()
+        self.truncated = False
+        self.on_line = on_line
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.pending = ""
+        self.finished = False
+
+    def feed(self, chunk: bytes) -> None:
+        if self.truncated or not chunk:
+            return
+        room = self.cap - len(self.data)
+        if len(chunk) > room:
+            chunk = chunk[:room]
+            self.truncated = True
+        self.data += chunk
+        if self.on_line is not None:
+            self._split(self.decoder.decode(chunk))
+        if self.truncated:
+            self.finish()
+
+    def finish(self) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        if self.on_line is not None:
+            rest = self.pending + self.decoder.decode(b"", final=True)
+            self.pending = ""
+            if rest:
+                self._emit(rest)
+
+    def _split(self, text: str) -> None:
+        *lines, rest = (self.pending + text).split("\n")
+        for line in lines:
+            self._emit(line.removesuffix("\r"))
+        while len(rest) > _MAX_LINE:
+            self._emit(rest[:_MAX_LINE])
+            rest = rest[_MAX_LINE:]
+        self.pending = rest
+
+    def _emit(self, line: str) -> None:
+        callback = self.on_line
+        if callback is None:
+            return
+        try:
+            callback(self.stream, line)
+        except Exception:
+            # A broken subscriber must not break the hook run; stop calling it.
+            _log.exception("on_line callback failed; no more lines are streamed for this hook")
+            self.on_line = None
+
+
+class _HookProtocol(asyncio.SubprocessProtocol):
+    def __init__(self, loop: asyncio.AbstractEventLoop, cap: int, on_line: OnLine | None) -> None:
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.closed: asyncio.Future[None] = loop.create_future()
+        self.captures = {1: _Capture("stdout", cap, on_line), 2: _Capture("stderr", cap, on_line)}
+        self._open = {1, 2}
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        capture = self.captures.get(fd)
+        if capture is not None:
+            capture.feed(data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd in self._open:
+            self._open.discard(fd)
+            self.captures[fd].finish()
+            if not self._open and not self.closed.done():
+                self.closed.set_result(None)
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any process of group ``pgid`` still runs (zombies do not count: where PID 1 does not reap
+    orphans, they linger with the group id but are dead)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    if not sys.platform.startswith("linux"):
+        return True
+    return _linux_group_has_live_member(pgid)
+
+
+def _linux_group_has_live_member(pgid: int) -> bool:
+    try:
+        entries = os.scandir("/proc")
+    except OSError:
+        return True
+    with entries:
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                    stat = handle.read()
+            except OSError:
+                continue
+            # "pid (comm) state ppid pgrp …"; comm may contain spaces and parentheses.
+            fields = stat[stat.rfind(b")") + 2 :].split()
+            if len(fields) >= 3 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+                return True
+    return False
+
+
+async def _terminate_group(pgid: int, protocol: _HookProtocol, grace: float) -> None:
+    """SIGTERM the group, give it ``grace`` seconds, SIGKILL whatever is left, wait for the leader and the
+    group to be gone (bounded)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + grace
+    _signal_group(pgid, signal.SIGTERM)
+    await asyncio.wait([protocol.exited], timeout=grace)
+    # Polling: members other than the leader are not our children, so nothing notifies us when they exit.
+    while _group_alive(pgid) and (remaining := deadline - loop.time()) > 0:  # noqa: ASYNC110
+        await asyncio.sleep(min(_POLL, remaining))
+    if protocol.exited.done() and not _group_alive(pgid):
+        return
+    _signal_group(pgid, signal.SIGKILL)
+    await asyncio.wait([protocol.exited], timeout=_KILL_WAIT)
+    end = loop.time() + _KILL_WAIT
+    while _group_alive(pgid) and loop.time() < end:  # noqa: ASYNC110
+        await asyncio.sleep(_POLL)
+
+
+def _feed_stdin(transport: asyncio.SubprocessTransport, data: bytes) -> None:
+    pipe = transport.get_pipe_transport(0)
+    if not isinstance(pipe, asyncio.WriteTransport):
+        return
+    try:
+        if data:
+            pipe.write(data)  # buffered by the loop; flushed as the hook reads
+        pipe.write_eof()  # closes stdin once the buffer is flushed
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the hook closed stdin or already exited: it did not want the input
+
+
+def _spawn_failure(name: str, argv: Sequence[str], cwd: str | None, exc: OSError) -> HookOutcome:
+    reason = exc.strerror or str(exc)
+    if isinstance(exc, FileNotFoundError):
+        if cwd is not None and exc.filename == cwd and not os.path.isdir(cwd):
+            return HookOutcome(
+                name=name, error_kind="spawn_failed", error=f"hook {name} could not start: no directory {cwd}"
+            )
+        return HookOutcome(name=name, error_kind="not_found", error=f"hook {name} could not start: {argv[0]}: {reason}")
+    if isinstance(exc, PermissionError):
+        return HookOutcome(
+            name=name, error_kind="not_executable", error=f"hook {name} could not start: {argv[0]}: {reason}"
+        )
+    return HookOutcome(name=name, error_kind="spawn_failed", error=f"hook {name} could not start: {reason}")
+
+
+async def run_process(
+    argv: Sequence[str],
+    stdin: bytes = b"",
+    *,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float,  # noqa: ASYNC109 -- not a cancel scope: expiry terminates the process group
+    kill_grace: float = 2.0,
+    drain_window: float = 0.5,
+    output_cap: int = OUTPUT_CAP,
+    on_line: OnLine | None = None,
+    name: str | None = None,
+    via_shell: bool = False,
+    shell_fallback: bool = False,
+) -> HookOutcome:
+    """Run one program to completion under the process contract in the module docstring.
+
+    ``via_shell`` says ``argv`` is a shell running the hook (so 128+N means "child died of signal N");
+    ``shell_fallback`` retries a file without a shebang (ENOEXEC) through ``/bin/sh``. Never raises for hook
+    failures — they are outcomes; raises :class:`asyncio.CancelledError` after cleanup when cancelled.
+    """
+    if not argv:
+        raise ValueError("run_process needs a non-empty argv")
+    label = name if name is not None else shlex.join(argv)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    protocol = _HookProtocol(loop, output_cap, on_line)
+    try:
+        transport, _ = await loop.subprocess_exec(
+            lambda: protocol,
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=cwd,
+            env=None if env is None else dict(env),
+            start_new_session=True,
+        )
+    except OSError as exc:
+        if shell_fallback and exc.errno == errno.ENOEXEC:
+            return await run_process(
+                ["/bin/sh", *argv],
+                stdin,
+                cwd=cwd,
+                env=env,
+                timeout=timeout,
+                kill_grace=kill_grace,
+                drain_window=drain_window,
+                output_cap=output_cap,
+                on_line=on_line,
+                name=label,
+                via_shell=True,
+            )
+        outcome = _spawn_failure(label, argv, cwd, exc)
+        return _with(outcome, timeout=timeout, duration=loop.time() - started)
+
+    pgid = transport.get_pid()
+    timed_out = False
+    try:
+        _feed_stdin(transport, stdin)
+        done, _ = await asyncio.wait([protocol.exited], timeout=timeout)
+        if not done:
+            timed_out = True
+            await _terminate_group(pgid, protocol, kill_grace)
+        else:
+            await asyncio.wait([protocol.closed], timeout=drain_window)
+            if _group_alive(pgid):
+                await _terminate_group(pgid, protocol, kill_grace)
+        await asyncio.wait([protocol.closed], timeout=_PIPE_CLOSE_WAIT)
+    except asyncio.CancelledError:
+        try:
+            await _terminate_group(pgid, protocol, kill_grace)
+        except asyncio.CancelledError:
+            _signal_group(pgid, signal.SIGKILL)
+            raise
+        raise
+    finally:
+        for capture in protocol.captures.values():
+            capture.finish()
+        transport.close()
+
+    returncode = transport.get_returncode()
+    out, err = protocol.captures[1], protocol.captures[2]
+    stderr_text = bytes(err.data).decode("utf-8", errors="replace")
+    kind: ErrorKind = "ok"
+    sig: int | None = None
+    message: str | None = None
+    exit_code: int | None = returncode
+    if returncode is not None and returncode < 0:
+        sig, exit_code = -returncode, None
+    if timed_out:
+        kind = "timeout"
+        message = (
+            f"hook {label} timed out after {timeout:g} s; its process group was terminated "
+            f"(SIGTERM, and SIGKILL after {kill_grace:g} s for anything still running)"
+        )
+    elif returncode is None:
+        kind = "crashed"
+        message = f"hook {label} did not exit"
+    elif returncode < 0:
+        kind = "crashed"
+    else:
+        kind, sig = classify_exit(returncode, stderr_text, via_shell=via_shell)
+        if kind != "ok":
+            first = stderr_text.strip().split("\n", 1)[0]
+            detail = f": {first}" if first else ""
+            message = f"hook {label} could not run (exit {returncode}){detail}"
+    if kind == "crashed" and sig is not None:
+        message = f"hook {label} was killed by signal {_signal_name(sig)}"
+    return HookOutcome(
+        name=label,
+        error_kind=kind,
+        error=message,
+        exit_code=exit_code,
+        signal=sig,
+        stdout=bytes(out.data),
+        stderr=bytes(err.data),
+        stdout_truncated=out.truncated,
+        stderr_truncated=err.truncated,
+        timed_out=timed_out,
+        timeout=timeout,
+        duration=loop.time() - started,
+        pid=pgid,
+    )
+
+
+def _signal_name(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return str(sig)
+
+
+def _with(outcome: HookOutcome, *, timeout: float, duration: float) -> HookOutcome:
+    return HookOutcome(
+        name=outcome.name,
+        error_kind=outcome.error_kind,
+        error=outcome.error,
+        timeout=timeout,
+        duration=duration,
+    )
+
+
+# --------------------------------------------------------------------------------------------------------------
+# HTTP
+# --------------------------------------------------------------------------------------------------------------
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Redirects are not followed: a 3xx is a non-2xx answer (and cannot lead around the URL allowlist)."""
+
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
+class _HttpFailure(Exception):
+    def __init__(self, kind: Literal["timeout", "connection"], detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+
+
+def _post(url: str, body: bytes, headers: Mapping[str, str], timeout: float, cap: int) -> tuple[int, bytes, bool]:
+    """Blocking POST (run in a worker thread): ``(status, body, truncated)``; raises :class:`_HttpFailure`."""
+    opener = urllib.request.build_opener(_NoRedirect)
+    request = urllib.request.Request(
+        url, data=body, method="POST", headers={"Content-Type": "application/json", **headers}
+    )
+    try:
+        with opener.open(request, timeout=timeout) as response:
+            data = response.read(cap + 1)
+            return int(response.status), data[:cap], len(data) > cap
+    except urllib.error.HTTPError as exc:
+        with exc:
+            data = exc.read(cap + 1)
+        return int(exc.code), data[:cap], len(data) > cap
+    except TimeoutError as exc:
+        raise _HttpFailure("timeout", str(exc) or "timed out") from exc
+    except urllib.error.URLError as exc:
+        if isinstance(exc.reason, TimeoutError):
+            raise _HttpFailure("timeout", str(exc.reason) or "timed out") from exc
+        raise _HttpFailure("connection", str(exc.reason)) from exc
+    except (OSError, ValueError) as exc:
+        raise _HttpFailure("connection", str(exc) or type(exc).__name__) from exc
+
+
+async def run_http(
+    handler: HttpHandler,
+    body: bytes,
+    *,
+    timeout: float,  # noqa: ASYNC109 -- also the socket timeout of the worker thread
+    environ: Mapping[str, str],
+    url_allowlist: Sequence[str] | None = None,
+    env_allowlist: Sequence[str] | None = None,
+    output_cap: int = OUTPUT_CAP,
+) -> HookOutcome:
+    """POST ``body`` (the hook input JSON) to ``handler.url``.
+
+    The URL must be http(s) and pass ``url_allowlist``; header values interpolate only the variables both the
+    hook's ``allowedEnvVars`` and ``env_allowlist`` (when set) allow — others become empty strings. Redirects
+    are not followed. Outcomes: ``ok`` with ``http_status`` 2xx and the body as ``stdout``; ``http_error`` for
+    non-2xx statuses and connection failures; ``timeout``; ``url_not_allowed``. The request runs in a worker
+    thread (stdlib ``urllib``): on timeout or cancellation we stop waiting at once, and the thread itself ends
+    within ``timeout`` (the socket timeout).
+    """
+    name = handler.url
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    if not url_allowed(handler.url, url_allowlist):
+        return HookOutcome(
+            name=name,
+            error_kind="url_not_allowed",
+            error=f"HTTP hook {name} is not allowed (not http(s), or not matched by allowedHttpHookUrls)",
+            timeout=timeout,
+        )
+    allowed = [v for v in handler.allowed_env_vars if env_allowlist is None or v in env_allowlist]
+    headers = {key: interpolate_header(value, allowed, environ) for key, value in handler.headers}
+    try:
+        async with asyncio.timeout(timeout):
+            status, data, truncated = await asyncio.to_thread(_post, handler.url, body, headers, timeout, output_cap)
+    except TimeoutError:
+        return _http_timeout(name, timeout, loop.time() - started)
+    except _HttpFailure as failure:
+        if failure.kind == "timeout":
+            return _http_timeout(name, timeout, loop.time() - started)
+        return HookOutcome(
+            name=name,
+            error_kind="http_error",
+            error=f"HTTP hook {name} failed: {failure.detail}",
+            timeout=timeout,
+            duration=loop.time() - started,
+        )
+    ok = 200 <= status < 300
+    return HookOutcome(
+        name=name,
+        error_kind="ok" if ok else "http_error",
+        error=None if ok else f"HTTP hook {name} answered {status}",
+        http_status=status,
+        stdout=data,
+        stdout_truncated=truncated,
+        timeout=timeout,
+        duration=loop.time() - started,
+    )
+
+
+def _http_timeout(name: str, timeout: float, duration: float) -> HookOutcome:
+    return HookOutcome(
+        name=name,
+        error_kind="timeout",
+        error=f"HTTP hook {name} timed out after {timeout:g} s",
+        timed_out=True,
+        timeout=timeout,
+        duration=duration,
+    )
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Hooks
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _encode(payload: Mapping[str, object] | bytes) -> bytes:
+    if isinstance(payload, bytes):
+        return payload
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+async def run_hook(
+    hook: ConfiguredHook,
+    payload: Mapping[str, object] | bytes,
+    *,
+    project_dir: str | os.PathLike[str],
+    options: RunnerOptions | None = None,
+    on_line: OnLine | None = None,
+    extra_env: Mapping[str, str] | None = None,
+) -> HookOutcome:
+    """Run one configured hook with ``payload`` (already in the hook's own protocol) as its input."""
+    opts = options or RunnerOptions()
+    project = os.fspath(project_dir)
+    body = _encode(payload)
+    env = hook_environment(project, base=opts.base_env, extra=extra_env)
+    timeout = default_timeout(hook.event, hook, opts)
+    handler = hook.handler
+    if isinstance(handler, HttpHandler):
+        return await run_http(
+            handler,
+            body,
+            timeout=timeout,
+            environ=env,
+            url_allowlist=opts.http_url_allowlist,
+            env_allowlist=opts.http_env_allowlist,
+            output_cap=opts.output_cap,
+        )
+    if isinstance(handler, ClineScript):
+        argv = launcher_for(handler.path, opts.platform)
+        via_shell, fallback = False, not is_windows(opts.platform)
+    else:
+        argv = command_argv(handler, platform=opts.platform, env=env)
+        via_shell, fallback = handler.args is None, False
+    return await run_process(
+        argv,
+        body,
+        cwd=project,
+        env=env,
+        timeout=timeout,
+        kill_grace=opts.kill_grace,
+        drain_window=opts.drain_window,
+        output_cap=opts.output_cap,
+        on_line=on_line,
+        name=hook.name,
+        via_shell=via_shell,
+        shell_fallback=fallback,
+    )
+
+
+async def run_all(
+    hooks: Sequence[ConfiguredHook],
+    payload: Mapping[str, object] | bytes,
+    *,
+    project_dir: str | os.PathLike[str],
+    cline_payload: Mapping[str, object] | bytes | None = None,
+    options: RunnerOptions | None = None,
+    on_line: OnHookLine | None = None,
+    extra_env: Mapping[str, str] | None = None,
+) -> tuple[HookOutcome, ...]:
+    """Run every hook of one event firing in parallel; outcomes come back in ``hooks`` order.
+
+    Command and HTTP hooks receive ``payload`` (Claude Code's input shape); Cline scripts receive
+    ``cline_payload`` (required when any are present). Every hook runs to completion — one hook's "deny" does
+    not stop its siblings. ``on_line(hook, stream, line)`` receives output lines as they arrive. Cancelling the
+    awaiting task terminates every running hook's process group at once, waits for them, then re-raises.
+    """
+    if any(hook.protocol == "cline" for hook in hooks) and cline_payload is None:
+        raise ValueError("run_all: Cline scripts are among the hooks but no cline_payload was given")
+    claude_body = _encode(payload)
+    cline_body = _encode(cline_payload) if cline_payload is not None else b""
+
+    async def one(hook: ConfiguredHook) -> HookOutcome:
+        tagged: OnLine | None = None if on_line is None else functools.partial(on_line, hook)
+        body = cline_body if hook.protocol == "cline" else claude_body
+        return await run_hook(hook, body, project_dir=project_dir, options=options, on_line=tagged, extra_env=extra_env)
+
+    if not hooks:
+        return ()
+    if len(hooks) == 1:
+        return (await one(hooks[0]),)
+    async with asyncio.TaskGroup() as group:
+        tasks = [group.create_task(one(hook)) for hook in hooks]
+    return tuple(task.result() for task in tasks)
