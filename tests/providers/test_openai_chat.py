@@ -240,3 +240,15 @@ async def test_cancelling_the_run_closes_the_http_stream(server: WireServer, cli
         await worker.run("Hi")
     with anyio.fail_after(5):
         await server.client_closed.wait()
+
+
+async def test_a_tool_call_that_never_got_a_name_is_answered_not_lost(server: WireServer) -> None:
+    server.sse("chat/nameless_tool")
+    server.sse("chat/text")
+    async with OpenAIChatClient("local", api_key="k", base_url=server.base_url, stream_usage=False) as client:
+        worker = Worker(client, tools=[get_weather])
+        await worker.run("?")
+    (result,) = [i for i in worker.history if isinstance(i, ToolResult)]
+    assert (result.call_id, result.is_error) == ("call_nameless", True)
+    assert "unknown tool" in result.content
+    assert "stream_options" not in server.requests[0].body

@@ -250,6 +250,13 @@ class OpenAIChatClient:
                             if fragment:
                                 yield ToolCallDelta(call.block, fragment)
                     if choice.finish_reason is not None:
+                        for call in calls.values():
+                            if not call.started:  # never named: let the Worker answer it as an unknown tool
+                                call.started = True
+                                open_blocks.append(call.block)
+                                yield BlockStart(call.block, "tool_call", call_id=call.call_id, name=call.name or "")
+                                for earlier in call.pending:
+                                    yield ToolCallDelta(call.block, earlier)
                         reason = _FINISH.get(choice.finish_reason, "other")
                         stop = "tool_use" if calls and reason == "end_turn" else reason
                         for index in sorted(open_blocks):
