@@ -9,9 +9,9 @@
 
 Streams through the official SDK (``messages.create(stream=True)``) and normalises the server-sent events:
 
-==============================================  ==========================================================
+==============================================  ==================================================================
 wire event                                      hookloop stream event
-==============================================  ==========================================================
+==============================================  ==================================================================
 ``content_block_start`` text / tool_use         ``BlockStart(kind="text")`` / ``BlockStart("tool_call", id, name)``
 ``content_block_start`` thinking                ``BlockStart(kind="thinking")``
 ``content_block_start`` redacted_thinking       ``BlockStart("thinking")``, ``ThinkingDelta(signature=PREFIX+data)``
@@ -21,7 +21,7 @@ wire event                                      hookloop stream event
 ``message_start`` + ``message_delta`` usage     one ``UsageEvent`` (input, output, cache read, cache write)
 ``message_delta`` stop_reason, ``message_stop`` ``StopEvent``
 ``error`` event, HTTP errors, cut connection    a :mod:`hookloop.providers._errors` exception (raised)
-==============================================  ==========================================================
+==============================================  ==================================================================
 
 Server-tool blocks (web search and other Anthropic-run tools) are not part of hookloop's history and are
 skipped. A stream that ends without ``message_stop`` raises :class:`ProviderConnectionError`.
