@@ -3,11 +3,15 @@
 Each case is a tight loop inside one coroutine doing exactly what its library's caller does per event, on an
 input prepared once:
 
-- hookloop — what the Worker does at each hook point::
+- hookloop — what the Worker's stream path does at each hook point::
 
-      chain = registry.chains[EVENT.index]
+      chain = registry.chains[EVENT.index]          # a tuple: `if chain:` is a C-level test
       if chain:
-          decided = dispatch_sync(EVENT, chain.handlers, info) if chain.all_sync else await dispatch(...)
+          if chain.single is not None:              # one hook: called (and awaited) inline
+              result = single.fn(info); result = await result if single.is_async else result
+              decided = None if result.__class__ in EVENT.passes else settle(EVENT, single, result)
+          else:
+              decided = dispatch_sync(EVENT, chain, info) if chain.all_sync else await dispatch(...)
 
 - pluggy — ``pm.hook.pre_tool_call(arg=info)`` on a hookspec with 0/1/5 hookimpls (async hookimpls return
   coroutines, which the caller awaits: pluggy itself has no async calling);
@@ -35,7 +39,7 @@ from bench._report import Row, absolute, faster, info, times
 from hookloop import ScriptedClient, Worker
 from hookloop._frozen import freeze_object
 from hookloop.hooks import PRE_TOOL_CALL, Continue, HookRegistry, PreToolCallInfo
-from hookloop.hooks._dispatch import dispatch, dispatch_sync
+from hookloop.hooks._dispatch import dispatch, dispatch_sync, raised, settle
 from hookloop.tools import ToolMeta
 
 __all__ = ["run"]
@@ -90,11 +94,17 @@ async def _hookloop_event(registry: HookRegistry, info: object, n: int) -> float
     for _ in range(n):
         chain = registry.chains[EVENT.index]
         if chain:
-            decided = (
-                dispatch_sync(EVENT, chain.handlers, info)
-                if chain.all_sync
-                else await dispatch(EVENT, chain.handlers, info)
-            )
+            single = chain.single
+            if single is not None:  # one hook: called inline, as the Worker's stream path does
+                try:
+                    result = single.fn(info)
+                    if single.is_async:
+                        result = await result
+                except Exception as exc:
+                    raise raised(EVENT, single, exc) from exc
+                decided = None if result.__class__ in EVENT.passes else settle(EVENT, single, result)
+            else:
+                decided = dispatch_sync(EVENT, chain, info) if chain.all_sync else await dispatch(EVENT, chain, info)
             if decided is not None:
                 raise AssertionError(decided)
     return (perf_counter_ns() - start) / n
@@ -242,11 +252,19 @@ async def count_frames(registry: HookRegistry, info: object, n: int = 100) -> Fr
         for _ in range(n):
             chain = registry.chains[EVENT.index]
             if chain:
-                decided = (
-                    dispatch_sync(EVENT, chain.handlers, info)
-                    if chain.all_sync
-                    else await dispatch(EVENT, chain.handlers, info)
-                )
+                single = chain.single
+                if single is not None:  # one hook: called inline, as the Worker's stream path does
+                    try:
+                        result = single.fn(info)
+                        if single.is_async:
+                            result = await result
+                    except Exception as exc:
+                        raise raised(EVENT, single, exc) from exc
+                    decided = None if result.__class__ in EVENT.passes else settle(EVENT, single, result)
+                else:
+                    decided = (
+                        dispatch_sync(EVENT, chain, info) if chain.all_sync else await dispatch(EVENT, chain, info)
+                    )
                 if decided is not None:
                     raise AssertionError(decided)
     finally:

@@ -23,7 +23,7 @@ from hookloop.hooks import (
     Pause,
     Skip,
 )
-from hookloop.hooks._dispatch import Handler, dispatch, dispatch_sync
+from hookloop.hooks._dispatch import Handler, dispatch, dispatch_sync, run_chain
 from hookloop.stream import TextDelta
 
 PRE_RESULTS = [
@@ -62,7 +62,7 @@ def test_handlers_run_in_order_until_the_first_decisive_result(results: list[Any
     calls: list[int] = []
     handlers = handlers_for(results, calls, use_async=use_async)
     edits: list[tuple[Handler, Any]] = []
-    decided = asyncio.run(dispatch(PRE_TOOL_CALL, handlers, object(), edits))
+    decided = asyncio.run(run_chain(PRE_TOOL_CALL, handlers, object(), edits))
     decisive = [i for i, r in enumerate(results) if type(r) in PRE_TOOL_CALL.decides]
     stop = decisive[0] if decisive else len(results)
     assert calls == list(range(min(stop + 1, len(results))))
@@ -77,10 +77,13 @@ def test_handlers_run_in_order_until_the_first_decisive_result(results: list[Any
     if not any(use_async):
         calls2: list[int] = []
         sync_handlers = handlers_for(results, calls2, use_async=use_async)
-        edits2: list[tuple[Handler, Any]] = []
-        decided2 = dispatch_sync(PRE_TOOL_CALL, sync_handlers, object(), edits2)
+        decided2 = dispatch_sync(PRE_TOOL_CALL, sync_handlers, object())
         assert calls2 == calls
         assert (decided2 is None) == (decided is None)
+        calls3: list[int] = []
+        decided3 = asyncio.run(dispatch(PRE_TOOL_CALL, handlers_for(results, calls3, use_async=use_async), object()))
+        assert calls3 == calls
+        assert (decided3 is None) == (decided is None)
 
 
 def test_sync_dispatch_creates_no_coroutine(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -88,6 +91,7 @@ def test_sync_dispatch_creates_no_coroutine(monkeypatch: pytest.MonkeyPatch) -> 
     registry.on_text_delta(lambda d: Continue())
     chain = registry.chain(ON_TEXT_DELTA)
     assert chain.all_sync
+    assert chain.single is not None
     import sys
 
     created: list[str] = []
@@ -98,10 +102,17 @@ def test_sync_dispatch_creates_no_coroutine(monkeypatch: pytest.MonkeyPatch) -> 
 
     sys.setprofile(tracer)
     try:
-        dispatch_sync(ON_TEXT_DELTA, chain.handlers, TextDelta(0, "x"))
+        dispatch_sync(ON_TEXT_DELTA, chain, TextDelta(0, "x"))
     finally:
         sys.setprofile(None)
     assert created == []
+    # the probe does see coroutines: the async path creates one
+    sys.setprofile(tracer)
+    try:
+        asyncio.run(dispatch(ON_TEXT_DELTA, chain, TextDelta(0, "x")))
+    finally:
+        sys.setprofile(None)
+    assert "dispatch" in created
 
 
 def test_async_hooks_make_the_chain_async_and_removal_restores_it() -> None:

@@ -28,7 +28,7 @@ from hookloop.errors import (
     MaxTurnsExceeded,
     StopHookLoopError,
 )
-from hookloop.hooks._dispatch import Handler, dispatch, dispatch_sync
+from hookloop.hooks._dispatch import Handler, dispatch, dispatch_sync, raised, run_chain, settle
 from hookloop.hooks.events import (
     NOTIFICATION,
     ON_PROMPT_SUBMIT,
@@ -84,6 +84,7 @@ from hookloop.providers.base import LLMRequest
 from hookloop.stream import (
     BlockStart,
     StreamError,
+    StreamEvent,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
@@ -136,6 +137,70 @@ class _Block:
         self.name = name
         self.parts: list[str] = []
         self.signature: str | None = None
+
+
+class _Reply:
+    """What one stream has built so far: blocks by index, usage, and the current text block's ``append``."""
+
+    __slots__ = ("blocks", "count", "provider", "text_append", "text_index", "usage")
+
+    def __init__(self, provider: str) -> None:
+        self.blocks: dict[int, _Block] = {}
+        self.count = 0  # events other than text deltas (each of those adds one part; counted at the end)
+        self.usage: Usage | None = None
+        self.text_index = -1
+        self.text_append: Any = None
+        self.provider = provider
+
+    def take(self, event: StreamEvent) -> None:
+        """Record one event (the fast paths handle text deltas of the current block themselves)."""
+        cls = event.__class__
+        if cls is TextDelta:
+            text: TextDelta = event  # type: ignore[assignment]
+            block = self.blocks.get(text.index)
+            if block is None:
+                self.blocks[text.index] = block = _Block("text")
+            self.text_index, self.text_append = text.index, block.parts.append
+            block.parts.append(text.text)
+            return
+        self.count += 1
+        if cls is ToolCallDelta:
+            fragment: ToolCallDelta = event  # type: ignore[assignment]
+            try:
+                self.blocks[fragment.index].parts.append(fragment.fragment)
+            except KeyError:
+                raise ClientError(
+                    f"the provider sent tool-call JSON for block {fragment.index} before starting it",
+                    provider=self.provider,
+                ) from None
+        elif cls is BlockStart:
+            start: BlockStart = event  # type: ignore[assignment]
+            self.blocks[start.index] = _Block(start.kind, start.call_id, start.name)
+            if start.index == self.text_index:
+                self.text_index = -1
+        elif cls is ThinkingDelta:
+            thinking: ThinkingDelta = event  # type: ignore[assignment]
+            block = self.blocks.get(thinking.index)
+            if block is None:
+                self.blocks[thinking.index] = block = _Block("thinking")
+            if thinking.text:
+                block.parts.append(thinking.text)
+            if thinking.signature is not None:
+                block.signature = thinking.signature
+        elif cls is UsageEvent:
+            reported: UsageEvent = event  # type: ignore[assignment]
+            self.usage = reported.usage if self.usage is None else self.usage + reported.usage
+        elif cls is StreamError:
+            error: StreamError = event  # type: ignore[assignment]
+            raise ClientError(
+                f"{self.provider} stream error ({error.kind}): {error.message}",
+                provider=self.provider,
+                retryable=error.retryable,
+            )
+
+    @property
+    def event_count(self) -> int:
+        return self.count + sum(len(b.parts) for b in self.blocks.values() if b.kind == "text")
 
 
 class _Call:
@@ -243,11 +308,7 @@ class _Run:
         edits: list[tuple[Handler, Any]] | None = None,
         call_id: str | None = None,
     ) -> tuple[Any, Handler] | None:
-        chain = self.w.hooks.chains[event.index]
-        observe = self._observer(call_id)
-        if chain.all_sync:
-            return dispatch_sync(event, chain.handlers, inp, edits, observe)
-        return await dispatch(event, chain.handlers, inp, edits, observe)
+        return await run_chain(event, self.w.hooks.chains[event.index], inp, edits, self._observer(call_id))
 
     def _context_item(self, handler: Handler, event: HookEvent[Any, Any], text: str) -> Message:
         body = cap_text(text, self.w.context_cap, "additional context from a hook")
@@ -467,97 +528,92 @@ class _Run:
         raise Aborted(result.reason, hook=handler.name, event=event.name)
 
     async def _run_model_step(self, request: LLMRequest) -> tuple[list[Item], list[ToolCall]]:
-        """Stream one reply; per event: timeline, on_stream_chunk, then on_text_delta / on_tool_call_delta."""
+        """Stream one reply; per event: timeline, on_stream_chunk, then on_text_delta / on_tool_call_delta.
+
+        The hottest path (one pass per delta): a text delta of the current block is appended without a dict
+        lookup or a call; with nobody listening that is all the loop does. A lone text hook is called inline.
+        """
         w = self.w
         chains = w.hooks.chains
         chunk_chain = chains[ON_STREAM_CHUNK.index]
         text_chain = chains[ON_TEXT_DELTA.index]
         tool_chain = chains[ON_TOOL_CALL_DELTA.index]
         emit = w.timeline.emit if w.timeline.subscribers else None
-        blocks: dict[int, _Block] = {}
-        count = 0
-        usage: Usage | None = None
+        reply = _Reply(w.client.provider)
+        take = reply.take
+        text_index, text_append = -1, None
         stream = w.client.stream(request)
         try:
-            async for event in stream:
-                count += 1
-                if emit is not None:
-                    emit(event)
-                if chunk_chain:
-                    decided = (
-                        dispatch_sync(ON_STREAM_CHUNK, chunk_chain.handlers, event)
-                        if chunk_chain.all_sync
-                        else await dispatch(ON_STREAM_CHUNK, chunk_chain.handlers, event)
-                    )
-                    if decided is not None:
-                        self._stream_decided(ON_STREAM_CHUNK, decided)
-                cls = event.__class__
-                # `cls is X` is the cheapest type test; each branch rebinds a typed name for the checker.
-                if cls is TextDelta:
-                    text: TextDelta = event  # type: ignore[assignment]
-                    try:
-                        blocks[text.index].parts.append(text.text)
-                    except KeyError:
-                        blocks[text.index] = block = _Block("text")
-                        block.parts.append(text.text)
-                    if text_chain:
+            if emit is None and not chunk_chain and not text_chain and not tool_chain:
+                async for event in stream:
+                    if event.__class__ is TextDelta and event.index == text_index:
+                        text_append(event.text)  # type: ignore[misc]
+                        continue
+                    take(event)
+                    text_index, text_append = reply.text_index, reply.text_append
+            else:
+                text_single = text_chain.single
+                text_async = text_single is not None and text_single.is_async
+                async for event in stream:
+                    if emit is not None:
+                        emit(event)
+                    if chunk_chain:
                         decided = (
-                            dispatch_sync(ON_TEXT_DELTA, text_chain.handlers, text)
-                            if text_chain.all_sync
-                            else await dispatch(ON_TEXT_DELTA, text_chain.handlers, text)
+                            dispatch_sync(ON_STREAM_CHUNK, chunk_chain, event)
+                            if chunk_chain.all_sync
+                            else await dispatch(ON_STREAM_CHUNK, chunk_chain, event)
                         )
                         if decided is not None:
-                            self._stream_decided(ON_TEXT_DELTA, decided)
-                elif cls is ToolCallDelta:
-                    fragment: ToolCallDelta = event  # type: ignore[assignment]
-                    try:
-                        blocks[fragment.index].parts.append(fragment.fragment)
-                    except KeyError:
-                        raise ClientError(
-                            f"the provider sent tool-call JSON for block {fragment.index} before starting it",
-                            provider=w.client.provider,
-                        ) from None
-                    if tool_chain:
+                            self._stream_decided(ON_STREAM_CHUNK, decided)
+                    cls = event.__class__
+                    if cls is TextDelta:
+                        text: TextDelta = event  # type: ignore[assignment]
+                        if text.index == text_index:
+                            text_append(text.text)  # type: ignore[misc]
+                        else:
+                            take(text)
+                            text_index, text_append = reply.text_index, reply.text_append
+                        if text_single is not None:  # one hook: called inline, no dispatch frame
+                            try:
+                                result = text_single.fn(text)
+                                if text_async:
+                                    result = await result
+                            except Exception as exc:
+                                raise raised(ON_TEXT_DELTA, text_single, exc) from exc
+                            if result.__class__ is not Continue:
+                                self._stream_decided(ON_TEXT_DELTA, settle(ON_TEXT_DELTA, text_single, result))
+                        elif text_chain:
+                            decided = (
+                                dispatch_sync(ON_TEXT_DELTA, text_chain, text)
+                                if text_chain.all_sync
+                                else await dispatch(ON_TEXT_DELTA, text_chain, text)
+                            )
+                            if decided is not None:
+                                self._stream_decided(ON_TEXT_DELTA, decided)
+                        continue
+                    take(event)
+                    text_index, text_append = reply.text_index, reply.text_append
+                    if cls is ToolCallDelta and tool_chain:
                         decided = (
-                            dispatch_sync(ON_TOOL_CALL_DELTA, tool_chain.handlers, fragment)
+                            dispatch_sync(ON_TOOL_CALL_DELTA, tool_chain, event)
                             if tool_chain.all_sync
-                            else await dispatch(ON_TOOL_CALL_DELTA, tool_chain.handlers, fragment)
+                            else await dispatch(ON_TOOL_CALL_DELTA, tool_chain, event)
                         )
                         if decided is not None:
                             self._stream_decided(ON_TOOL_CALL_DELTA, decided)
-                elif cls is BlockStart:
-                    start: BlockStart = event  # type: ignore[assignment]
-                    blocks[start.index] = _Block(start.kind, start.call_id, start.name)
-                elif cls is ThinkingDelta:
-                    thinking: ThinkingDelta = event  # type: ignore[assignment]
-                    thinking_block = blocks.get(thinking.index)
-                    if thinking_block is None:
-                        blocks[thinking.index] = thinking_block = _Block("thinking")
-                    if thinking.text:
-                        thinking_block.parts.append(thinking.text)
-                    if thinking.signature is not None:
-                        thinking_block.signature = thinking.signature
-                elif cls is UsageEvent:
-                    reported: UsageEvent = event  # type: ignore[assignment]
-                    usage = reported.usage if usage is None else usage + reported.usage
-                elif cls is StreamError:
-                    error: StreamError = event  # type: ignore[assignment]
-                    raise ClientError(
-                        f"{w.client.provider} stream error ({error.kind}): {error.message}",
-                        provider=w.client.provider,
-                        retryable=error.retryable,
-                    )
         finally:
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
                 await aclose()
-        if usage is not None:
-            self.usage = self.usage + usage
-        if chains[ON_STREAM_COMPLETE.index]:
-            decided = await self.hooks(ON_STREAM_COMPLETE, StreamCompleteInfo(turn=self.turn, event_count=count))
+        if reply.usage is not None:
+            self.usage = self.usage + reply.usage
+        complete = chains[ON_STREAM_COMPLETE.index]
+        if complete:
+            info = StreamCompleteInfo(turn=self.turn, event_count=reply.event_count)
+            decided = await dispatch(ON_STREAM_COMPLETE, complete, info)
             if decided is not None:
                 self._stream_decided(ON_STREAM_COMPLETE, decided)
-        return self._build_reply(blocks)
+        return self._build_reply(reply.blocks)
 
     def _build_reply(self, blocks: dict[int, _Block]) -> tuple[list[Item], list[ToolCall]]:
         items: list[Item] = []

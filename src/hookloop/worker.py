@@ -9,6 +9,7 @@ and runs only append. Hook registration works in both.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import threading
@@ -20,7 +21,7 @@ from hookloop._frozen import FrozenDict
 from hookloop._loop import _Run
 from hookloop.checkpoint import Checkpoint, ResumeDecision
 from hookloop.errors import Aborted, Cancelled, CheckpointError, HookError, WorkerError, WorkerStateError
-from hookloop.hooks._dispatch import dispatch
+from hookloop.hooks._dispatch import run_chain
 from hookloop.hooks.events import (
     ON_ABORT,
     ON_PROMPT_SUBMIT,
@@ -82,7 +83,6 @@ __all__ = ["Worker", "WorkerState"]
 WorkerState = Literal["mutable", "cache_locked"]
 I = TypeVar("I")  # noqa: E741
 O = TypeVar("O")  # noqa: E741
-_DONE = object()
 
 
 def estimate_tokens(item: Item) -> int:
@@ -537,7 +537,7 @@ class Worker:
         (the run is already ending for its own reason)."""
         for handler in handlers:
             try:
-                await dispatch(event, (handler,), info)
+                await run_chain(event, (handler,), info)
             except HookError as exc:
                 if self.timeline.subscribers:
                     self.timeline.emit(
@@ -568,16 +568,35 @@ class Worker:
         """Run and yield every timeline event as it happens (for UIs). The last event is
         :class:`RunEnded`; the outcome is then in :attr:`last_outcome`; errors are raised after the events.
         Leaving the loop early cancels the run."""
-        queue: asyncio.Queue[object] = asyncio.Queue()
-        unsubscribe = self.timeline.subscribe(queue.put_nowait)
+        buffer: collections.deque[TimelineEvent] = collections.deque()
+        waiter: list[asyncio.Future[None]] = []
+
+        def wake() -> None:
+            if waiter:
+                future = waiter.pop()
+                if not future.done():
+                    future.set_result(None)
+
+        def collect(event: TimelineEvent) -> None:
+            buffer.append(event)
+            if waiter:  # a future exists only while the consumer waits on an empty buffer
+                wake()
+
+        unsubscribe = self.timeline.subscribe(collect)
         task = asyncio.ensure_future(self.run(prompt))
-        task.add_done_callback(lambda _: queue.put_nowait(_DONE))
+        task.add_done_callback(lambda _: wake())
+        loop = asyncio.get_running_loop()
         try:
             while True:
-                event = await queue.get()
-                if event is _DONE:
+                while buffer:
+                    yield buffer.popleft()
+                if task.done():
                     break
-                yield event  # type: ignore[misc]
+                future: asyncio.Future[None] = loop.create_future()
+                waiter.append(future)
+                await future
+            while buffer:
+                yield buffer.popleft()
             self.last_outcome = task.result()
         finally:
             unsubscribe()

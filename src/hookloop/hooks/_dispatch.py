@@ -1,13 +1,13 @@
 """The dispatch core: (event, handlers, input) → decision. Pure: no Worker, no I/O, no tasks.
 
-Handlers run in registration order. A result in ``event.passes`` passes on (declared edits and permission
-votes are appended to ``edits``); the first result in ``event.decides`` ends the chain and is returned with its
-handler. ``None`` means every hook passed. A hook that raises, or returns something its event does not accept,
-raises :class:`hookloop.errors.HookError` naming the hook and the event.
+Handlers run in registration order. A result in ``event.passes`` passes on; the first result in
+``event.decides`` ends the chain and is returned with its handler. ``None`` means every hook passed. A hook that
+raises, or returns something its event does not accept, raises :class:`hookloop.errors.HookError` naming the
+hook and the event. :func:`run_chain` also collects declared edits and permission votes and times each hook.
 
-Hot-path rules (SPEC §10): the caller checks ``if chain:`` before calling, so nobody listening costs nothing;
-all-sync chains use :func:`dispatch_sync`, which creates no coroutine; timing is measured only when an
-``observe`` callback is given.
+Hot-path rules (SPEC §10): the caller checks ``if chain:`` (a C-level tuple test) before calling, so nobody
+listening costs nothing; all-sync chains use :func:`dispatch_sync`, which creates no coroutine; the rare
+paths (a decision, a wrong result) are out of line in :func:`settle`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from hookloop.errors import HookError
 from hookloop.hooks.events import HookEvent
 from hookloop.hooks.results import Continue
 
-__all__ = ["Handler", "Observe", "dispatch", "dispatch_sync"]
+__all__ = ["Handler", "Observe", "dispatch", "dispatch_sync", "raised", "run_chain", "settle"]
 
 _NONE = type(None)
 
@@ -72,19 +72,65 @@ def _raised(event: HookEvent[Any, Any], handler: Handler, exc: Exception) -> Hoo
     return HookError(f"raised {type(exc).__name__}: {exc}", hook=handler.name, event=event.name)
 
 
-def _keep(cls: type, result: Any) -> bool:
-    """Whether a passing result must be reported to the caller (declared edits, permission votes)."""
-    return cls is not _NONE and (cls is not Continue or result.has_edit)
+def settle(event: HookEvent[Any, Any], handler: Handler, result: object) -> tuple[Any, Handler]:
+    """The rare path: ``result`` did not pass on. Returns (result, handler) if the event accepts it as a
+    decision, else raises the HookError that says what was wrong."""
+    if result.__class__ in event.decides:
+        return result, handler
+    raise _wrong_result(event, handler, result)
+
+
+def raised(event: HookEvent[Any, Any], handler: Handler, exc: Exception) -> HookError:
+    """The HookError for a hook that raised ``exc`` (raise it ``from exc``)."""
+    return _raised(event, handler, exc)
+
+
+def dispatch_sync(event: HookEvent[Any, Any], handlers: tuple[Handler, ...], inp: object) -> tuple[Any, Handler] | None:
+    """Run an all-sync chain: no coroutine is created. None if every hook passed on."""
+    passes = event.passes
+    for handler in handlers:
+        try:
+            result = handler.fn(inp)
+        except Exception as exc:
+            raise _raised(event, handler, exc) from exc
+        if result.__class__ not in passes:
+            return settle(event, handler, result)
+    return None
 
 
 async def dispatch(
+    event: HookEvent[Any, Any], handlers: tuple[Handler, ...], inp: object
+) -> tuple[Any, Handler] | None:
+    """Run a chain with async hooks (sync ones are called directly). None if every hook passed on."""
+    passes = event.passes
+    calls = getattr(handlers, "calls", None)  # a Chain precomputes (fn, is_async) pairs
+    if calls is None:
+        calls = tuple((h.fn, h.is_async) for h in handlers)
+    for fn, is_async in calls:
+        try:
+            result = fn(inp)
+            if is_async:
+                result = await result
+        except Exception as exc:
+            raise _raised(event, _owner(handlers, fn), exc) from exc
+        if result.__class__ not in passes:
+            return settle(event, _owner(handlers, fn), result)
+    return None
+
+
+def _owner(handlers: tuple[Handler, ...], fn: Callable[[Any], Any]) -> Handler:
+    return next(h for h in handlers if h.fn is fn)
+
+
+async def run_chain(
     event: HookEvent[Any, Any],
     handlers: tuple[Handler, ...],
     inp: object,
     edits: list[tuple[Handler, Any]] | None = None,
     observe: Observe | None = None,
 ) -> tuple[Any, Handler] | None:
-    """Run ``handlers`` for ``event`` on ``inp``; see the module docstring."""
+    """:func:`dispatch` that also reports passing results carrying declared edits or permission votes into
+    ``edits`` (in order) and calls ``observe`` after each hook. For the per-call and per-turn events."""
     passes = event.passes
     for handler in handlers:
         started = perf_counter() if observe is not None else 0.0
@@ -97,39 +143,8 @@ async def dispatch(
         if observe is not None:
             observe(event, handler, result, perf_counter() - started)
         cls = result.__class__
-        if cls in passes:
-            if edits is not None and _keep(cls, result):
-                edits.append((handler, result))
-        elif cls in event.decides:
-            return result, handler
-        else:
-            raise _wrong_result(event, handler, result)
-    return None
-
-
-def dispatch_sync(
-    event: HookEvent[Any, Any],
-    handlers: tuple[Handler, ...],
-    inp: object,
-    edits: list[tuple[Handler, Any]] | None = None,
-    observe: Observe | None = None,
-) -> tuple[Any, Handler] | None:
-    """:func:`dispatch` for chains with no async hook: no coroutine is created."""
-    passes = event.passes
-    for handler in handlers:
-        started = perf_counter() if observe is not None else 0.0
-        try:
-            result = handler.fn(inp)
-        except Exception as exc:
-            raise _raised(event, handler, exc) from exc
-        if observe is not None:
-            observe(event, handler, result, perf_counter() - started)
-        cls = result.__class__
-        if cls in passes:
-            if edits is not None and _keep(cls, result):
-                edits.append((handler, result))
-        elif cls in event.decides:
-            return result, handler
-        else:
-            raise _wrong_result(event, handler, result)
+        if cls not in passes:
+            return settle(event, handler, result)
+        if edits is not None and cls is not _NONE and (cls is not Continue or result.has_edit):
+            edits.append((handler, result))
     return None

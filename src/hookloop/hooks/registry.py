@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from hookloop.hooks._dispatch import Handler
@@ -60,16 +59,30 @@ O = TypeVar("O")  # noqa: E741
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-@dataclass(frozen=True, slots=True)
-class Chain:
-    """An immutable snapshot of one event's handlers (registration swaps in a new one: copy on write,
-    so a dispatch in flight is never affected)."""
+class Chain(tuple[Handler, ...]):
+    """An immutable snapshot of one event's handlers, in registration order (registration swaps in a new one:
+    copy on write, so a dispatch in flight is never affected).
 
-    handlers: tuple[Handler, ...] = ()
-    all_sync: bool = True
+    A tuple on purpose: ``if chain:`` is a C-level length test (no Python frame on the hot path), and the chain
+    is passed to the dispatch functions as is. ``all_sync`` and ``single`` are computed once, here.
+    """
 
-    def __bool__(self) -> bool:
-        return bool(self.handlers)
+    all_sync: bool
+    single: Handler | None
+    """The lone handler when there is exactly one (call sites may call it inline)."""
+    calls: tuple[tuple[Callable[[Any], Any], bool], ...]
+    """(fn, is_async) per handler: what :func:`~hookloop.hooks._dispatch.dispatch` loops over."""
+
+    def __new__(cls, handlers: tuple[Handler, ...] = ()) -> Chain:
+        self = super().__new__(cls, handlers)
+        self.all_sync = all(not h.is_async for h in handlers)
+        self.single = handlers[0] if len(handlers) == 1 else None
+        self.calls = tuple((h.fn, h.is_async) for h in handlers)
+        return self
+
+    @property
+    def handlers(self) -> tuple[Handler, ...]:
+        return self
 
 
 _EMPTY = Chain()
@@ -98,8 +111,7 @@ class HookRegistry:
         if not callable(fn):
             raise TypeError(f"a hook for {event.name} must be callable, got {type(fn).__name__}")
         handler = Handler.of(fn, name=name, source=source)
-        old = self.chains[event.index]
-        self.chains[event.index] = Chain((*old.handlers, handler), old.all_sync and not handler.is_async)
+        self.chains[event.index] = Chain((*self.chains[event.index], handler))
 
     def remove(self, event: HookEvent[I, O], fn: HookFn[I, O]) -> bool:
         """Remove the first registration of ``fn``; True if one was found."""
@@ -107,7 +119,7 @@ class HookRegistry:
         for i, handler in enumerate(old.handlers):
             if handler.fn == fn:
                 rest = old.handlers[:i] + old.handlers[i + 1 :]
-                self.chains[event.index] = Chain(rest, all(not h.is_async for h in rest)) if rest else _EMPTY
+                self.chains[event.index] = Chain(rest) if rest else _EMPTY
                 return True
         return False
 

@@ -54,7 +54,7 @@ def _frozen_input(value: Mapping[str, object] | None) -> FrozenDict | None:
     return None if value is None else freeze_object(value)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, init=False)
 class Continue:
     """Pass on to the next hook, optionally with a declared edit (validated and applied by the Worker).
 
@@ -69,20 +69,38 @@ class Continue:
     additional_context: str | None = None
     replace_output: str | None = None
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         *,
         updated_input: Mapping[str, object] | None = None,
         additional_context: str | None = None,
         replace_output: str | None = None,
-    ) -> None:
+    ) -> Continue:
+        # A plain Continue() is one shared instance: hooks on hot paths return it at no cost.
+        if updated_input is None and additional_context is None and replace_output is None:
+            try:
+                return _PLAIN
+            except NameError:  # building _PLAIN itself
+                pass
+        self = object.__new__(cls)
         object.__setattr__(self, "updated_input", _frozen_input(updated_input))
         object.__setattr__(self, "additional_context", additional_context)
         object.__setattr__(self, "replace_output", replace_output)
+        return self
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_continue, (self.updated_input, self.additional_context, self.replace_output))
 
     @property
     def has_edit(self) -> bool:
         return not (self.updated_input is None and self.additional_context is None and self.replace_output is None)
+
+
+_PLAIN = Continue()
+
+
+def _continue(updated_input: FrozenDict | None, additional_context: str | None, replace_output: str | None) -> Continue:
+    return Continue(updated_input=updated_input, additional_context=additional_context, replace_output=replace_output)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
