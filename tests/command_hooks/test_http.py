@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from hookloop.command_hooks.http_hooks import interpolate_header, url_allowed
 from hookloop.command_hooks.model import ConfiguredHook, HookSource, HttpHandler
-from hookloop.command_hooks.runner import RunnerOptions, interpolate_header, run_all, run_hook, url_allowed
+from hookloop.command_hooks.runner import RunnerOptions, run_all, run_hook
 from hookloop.command_hooks.translate import translate_outcome
 
 pytestmark = pytest.mark.anyio

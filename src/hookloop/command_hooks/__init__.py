@@ -4,12 +4,13 @@ Layers, each usable on its own::
 
     wire.py       TypedDicts of the stdin/stdout JSON (the only place wire shapes live)
     extract.py    reading JSON out of stdout (Claude's "starts with {" rule, Cline's last-object fallback)
-    model.py      value types: sources, handlers, configured hooks, diagnostics, event tables
+    model.py      value types: sources, handlers, configured hooks, diagnostics, outcomes, event tables
     matchers.py   Claude Code matcher semantics
     config.py     settings layers → HookConfig (merge, dedup, diagnostics with JSON paths)
     discovery.py  Cline script discovery and the per-platform launcher
     trust.py      project-configuration digest and the trust store
-    runner.py     spawning, draining, timeouts, process-group kills, HTTP hooks, parallel run_all
+    runner.py     spawning, draining, timeouts, process-group kills, parallel run_all
+    http_hooks.py HTTP handlers: allowlists, header interpolation, POST in a worker thread
     translate.py  pure (event, exit code, stdout, stderr) → CommandDecision, and merge_decisions
 
 Typical use: ``config = apply_trust(load_hook_config(project), project)``; for one firing,

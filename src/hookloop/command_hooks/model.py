@@ -1,4 +1,5 @@
-"""Value types of the command-hook configuration: where a hook came from, what runs, and what went wrong.
+"""Value types of command hooks: where a hook came from, what runs, what went wrong loading it, and what
+happened when it ran (:class:`HookOutcome`).
 
 Every type here is a frozen, slotted, keyword-only dataclass. Event names are strings on purpose: this is the
 wire edge, and the names are the vendors' (Claude Code's PascalCase events, Cline's file names).
@@ -15,13 +16,16 @@ __all__ = [
     "CLINE_CANCELLABLE_EVENTS",
     "CLINE_EVENTS",
     "MATCHER_EVENTS",
+    "OUTPUT_CAP",
     "SUPPORTED_EVENTS",
     "TOOL_EVENTS",
     "ClineScript",
     "CommandHandler",
     "ConfiguredHook",
     "Diagnostic",
+    "ErrorKind",
     "Handler",
+    "HookOutcome",
     "HookSource",
     "HttpHandler",
     "Severity",
@@ -149,6 +153,9 @@ _LABELS: dict[str, str] = {
 
 Severity: TypeAlias = Literal["error", "warning", "info"]
 
+OUTPUT_CAP = 1 << 20
+"""Bytes of output kept per stream (stdout, stderr; an HTTP hook's body)."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HookSource:
@@ -274,3 +281,58 @@ class Diagnostic:
     def __str__(self) -> str:
         where = f"{self.file}: {self.path}" if self.path else self.file
         return f"{where}: {self.message}"
+
+
+ErrorKind: TypeAlias = Literal[
+    "ok",
+    "timeout",
+    "not_found",
+    "not_executable",
+    "crashed",
+    "spawn_failed",
+    "http_error",
+    "url_not_allowed",
+]
+"""``ok``: the hook ran to completion and its exit code / HTTP 2xx response is meaningful. Everything else
+means the hook could not give an answer."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookOutcome:
+    """What happened when one handler ran. Built by the runner; read by ``translate``."""
+
+    name: str
+    """The script path, command line or URL — what messages call the hook."""
+    error_kind: ErrorKind = "ok"
+    error: str | None = None
+    """Human-readable description of a failure; names the hook (and the timeout, for timeouts)."""
+    exit_code: int | None = None
+    """The process exit status (``None`` for HTTP, for spawn failures and for deaths by signal)."""
+    signal: int | None = None
+    """The signal that ended the hook: its crash, or our SIGTERM/SIGKILL after a timeout."""
+    http_status: int | None = None
+    stdout: bytes = b""
+    """Captured stdout (at most ``output_cap`` bytes); an HTTP hook's response body."""
+    stderr: bytes = b""
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    timed_out: bool = False
+    timeout: float | None = None
+    """The timeout that applied, in seconds."""
+    duration: float = 0.0
+    """Seconds from spawn (or request) until the hook and its group were gone."""
+    pid: int | None = None
+    """Process id of the leader, which is also its process group id."""
+
+    @property
+    def ok(self) -> bool:
+        """The hook ran to completion (whatever its exit code)."""
+        return self.error_kind == "ok"
+
+    @property
+    def stdout_text(self) -> str:
+        return self.stdout.decode("utf-8", errors="replace")
+
+    @property
+    def stderr_text(self) -> str:
+        return self.stderr.decode("utf-8", errors="replace")

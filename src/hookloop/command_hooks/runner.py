@@ -1,9 +1,10 @@
 """Running hook handlers: spawn, feed stdin, drain, time out, kill the whole process group. Only moves bytes.
 
 :func:`run_process` runs one program and returns a :class:`HookOutcome`; :func:`run_hook` builds the argv,
-environment and timeout for one :class:`~hookloop.command_hooks.model.ConfiguredHook` (command, Cline script or
-HTTP); :func:`run_all` runs every hook of one event firing **in parallel** and returns their outcomes in
-configuration order. Interpreting an outcome (exit codes, JSON) is :mod:`hookloop.command_hooks.translate`'s job.
+environment and timeout for one :class:`~hookloop.command_hooks.model.ConfiguredHook` (command, Cline script,
+or HTTP via :mod:`hookloop.command_hooks.http_hooks`); :func:`run_all` runs every hook of one event firing
+**in parallel** and returns their outcomes in configuration order. Interpreting an outcome (exit codes, JSON)
+is :mod:`hookloop.command_hooks.translate`'s job.
 
 Process contract (Unix):
 
@@ -53,14 +54,13 @@ import re
 import shlex
 import signal
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from .discovery import is_windows, launcher_for
-from .model import ClineScript, CommandHandler, ConfiguredHook, HttpHandler
+from .http_hooks import run_http
+from .model import OUTPUT_CAP, ClineScript, CommandHandler, ConfiguredHook, ErrorKind, HookOutcome, HttpHandler
 
 __all__ = [
     "CLINE_TIMEOUT",
@@ -77,18 +77,13 @@ __all__ = [
     "default_timeout",
     "expand_placeholders",
     "hook_environment",
-    "interpolate_header",
     "run_all",
     "run_hook",
-    "run_http",
     "run_process",
-    "url_allowed",
 ]
 
 _log = logging.getLogger(__name__)
 
-OUTPUT_CAP = 1 << 20
-"""Bytes kept per stream (stdout, stderr)."""
 DEFAULT_TIMEOUT = 600.0
 """Claude Code's default for command and HTTP hooks, in seconds."""
 CLINE_TIMEOUT = 30.0
@@ -121,60 +116,6 @@ OnLine: TypeAlias = Callable[[StreamName, str], None]
 """Receives each output line of one hook as it arrives (without its line ending)."""
 OnHookLine: TypeAlias = Callable[[ConfiguredHook, StreamName, str], None]
 """:func:`run_all`'s line callback: the line tagged with the hook it came from."""
-
-ErrorKind: TypeAlias = Literal[
-    "ok",
-    "timeout",
-    "not_found",
-    "not_executable",
-    "crashed",
-    "spawn_failed",
-    "http_error",
-    "url_not_allowed",
-]
-"""``ok``: the hook ran to completion and its exit code / HTTP 2xx response is meaningful. Everything else
-means the hook could not give an answer."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HookOutcome:
-    """What happened when one handler ran. Built by the runner; read by ``translate``."""
-
-    name: str
-    """The script path, command line or URL — what messages call the hook."""
-    error_kind: ErrorKind = "ok"
-    error: str | None = None
-    """Human-readable description of a failure; names the hook (and the timeout, for timeouts)."""
-    exit_code: int | None = None
-    """The process exit status (``None`` for HTTP, for spawn failures and for deaths by signal)."""
-    signal: int | None = None
-    """The signal that ended the hook: its crash, or our SIGTERM/SIGKILL after a timeout."""
-    http_status: int | None = None
-    stdout: bytes = b""
-    """Captured stdout (at most ``output_cap`` bytes); an HTTP hook's response body."""
-    stderr: bytes = b""
-    stdout_truncated: bool = False
-    stderr_truncated: bool = False
-    timed_out: bool = False
-    timeout: float | None = None
-    """The timeout that applied, in seconds."""
-    duration: float = 0.0
-    """Seconds from spawn (or request) until the hook and its group were gone."""
-    pid: int | None = None
-    """Process id of the leader, which is also its process group id."""
-
-    @property
-    def ok(self) -> bool:
-        """The hook ran to completion (whatever its exit code)."""
-        return self.error_kind == "ok"
-
-    @property
-    def stdout_text(self) -> str:
-        return self.stdout.decode("utf-8", errors="replace")
-
-    @property
-    def stderr_text(self) -> str:
-        return self.stderr.decode("utf-8", errors="replace")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -283,27 +224,6 @@ def classify_exit(exit_code: int, stderr: str, *, via_shell: bool) -> tuple[Erro
     if via_shell and exit_code - 128 in _CRASH_SIGNALS:
         return "crashed", exit_code - 128
     return "ok", None
-
-
-def url_allowed(url: str, allowlist: Sequence[str] | None) -> bool:
-    """Whether an HTTP hook may call ``url``: it must be http(s), and match an allowlist pattern (``*`` matches
-    any characters) when there is an allowlist. ``()`` allows nothing."""
-    if not url.lower().startswith(("http://", "https://")):
-        return False
-    if allowlist is None:
-        return True
-    return any(re.fullmatch(".*".join(map(re.escape, p.split("*"))), url) for p in allowlist)
-
-
-def interpolate_header(value: str, allowed: Sequence[str], environ: Mapping[str, str]) -> str:
-    """Claude Code's header rule: ``$VAR`` / ``${VAR}`` become the variable's value when ``VAR`` is allowed,
-    and the empty string otherwise."""
-
-    def substitute(match: re.Match[str]) -> str:
-        name = match.group(1) or match.group(2)
-        return environ.get(name, "") if name in allowed else ""
-
-    return _ENV_REF.sub(substitute, value)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -616,119 +536,6 @@ def _with(outcome: HookOutcome, *, timeout: float, duration: float) -> HookOutco
         name=outcome.name,
         error_kind=outcome.error_kind,
         error=outcome.error,
-        timeout=timeout,
-        duration=duration,
-    )
-
-
-# --------------------------------------------------------------------------------------------------------------
-# HTTP
-# --------------------------------------------------------------------------------------------------------------
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """Redirects are not followed: a 3xx is a non-2xx answer (and cannot lead around the URL allowlist)."""
-
-    def redirect_request(self, *args: object, **kwargs: object) -> None:
-        return None
-
-
-class _HttpFailure(Exception):
-    def __init__(self, kind: Literal["timeout", "connection"], detail: str) -> None:
-        super().__init__(detail)
-        self.kind = kind
-        self.detail = detail
-
-
-def _post(url: str, body: bytes, headers: Mapping[str, str], timeout: float, cap: int) -> tuple[int, bytes, bool]:
-    """Blocking POST (run in a worker thread): ``(status, body, truncated)``; raises :class:`_HttpFailure`."""
-    opener = urllib.request.build_opener(_NoRedirect)
-    request = urllib.request.Request(
-        url, data=body, method="POST", headers={"Content-Type": "application/json", **headers}
-    )
-    try:
-        with opener.open(request, timeout=timeout) as response:
-            data = response.read(cap + 1)
-            return int(response.status), data[:cap], len(data) > cap
-    except urllib.error.HTTPError as exc:
-        with exc:
-            data = exc.read(cap + 1)
-        return int(exc.code), data[:cap], len(data) > cap
-    except TimeoutError as exc:
-        raise _HttpFailure("timeout", str(exc) or "timed out") from exc
-    except urllib.error.URLError as exc:
-        if isinstance(exc.reason, TimeoutError):
-            raise _HttpFailure("timeout", str(exc.reason) or "timed out") from exc
-        raise _HttpFailure("connection", str(exc.reason)) from exc
-    except (OSError, ValueError) as exc:
-        raise _HttpFailure("connection", str(exc) or type(exc).__name__) from exc
-
-
-async def run_http(
-    handler: HttpHandler,
-    body: bytes,
-    *,
-    timeout: float,  # noqa: ASYNC109 -- also the socket timeout of the worker thread
-    environ: Mapping[str, str],
-    url_allowlist: Sequence[str] | None = None,
-    env_allowlist: Sequence[str] | None = None,
-    output_cap: int = OUTPUT_CAP,
-) -> HookOutcome:
-    """POST ``body`` (the hook input JSON) to ``handler.url``.
-
-    The URL must be http(s) and pass ``url_allowlist``; header values interpolate only the variables both the
-    hook's ``allowedEnvVars`` and ``env_allowlist`` (when set) allow — others become empty strings. Redirects
-    are not followed. Outcomes: ``ok`` with ``http_status`` 2xx and the body as ``stdout``; ``http_error`` for
-    non-2xx statuses and connection failures; ``timeout``; ``url_not_allowed``. The request runs in a worker
-    thread (stdlib ``urllib``): on timeout or cancellation we stop waiting at once, and the thread itself ends
-    within ``timeout`` (the socket timeout).
-    """
-    name = handler.url
-    loop = asyncio.get_running_loop()
-    started = loop.time()
-    if not url_allowed(handler.url, url_allowlist):
-        return HookOutcome(
-            name=name,
-            error_kind="url_not_allowed",
-            error=f"HTTP hook {name} is not allowed (not http(s), or not matched by allowedHttpHookUrls)",
-            timeout=timeout,
-        )
-    allowed = [v for v in handler.allowed_env_vars if env_allowlist is None or v in env_allowlist]
-    headers = {key: interpolate_header(value, allowed, environ) for key, value in handler.headers}
-    try:
-        async with asyncio.timeout(timeout):
-            status, data, truncated = await asyncio.to_thread(_post, handler.url, body, headers, timeout, output_cap)
-    except TimeoutError:
-        return _http_timeout(name, timeout, loop.time() - started)
-    except _HttpFailure as failure:
-        if failure.kind == "timeout":
-            return _http_timeout(name, timeout, loop.time() - started)
-        return HookOutcome(
-            name=name,
-            error_kind="http_error",
-            error=f"HTTP hook {name} failed: {failure.detail}",
-            timeout=timeout,
-            duration=loop.time() - started,
-        )
-    ok = 200 <= status < 300
-    return HookOutcome(
-        name=name,
-        error_kind="ok" if ok else "http_error",
-        error=None if ok else f"HTTP hook {name} answered {status}",
-        http_status=status,
-        stdout=data,
-        stdout_truncated=truncated,
-        timeout=timeout,
-        duration=loop.time() - started,
-    )
-
-
-def _http_timeout(name: str, timeout: float, duration: float) -> HookOutcome:
-    return HookOutcome(
-        name=name,
-        error_kind="timeout",
-        error=f"HTTP hook {name} timed out after {timeout:g} s",
-        timed_out=True,
         timeout=timeout,
         duration=duration,
     )

@@ -40,8 +40,7 @@ from typing import Literal, TypeAlias
 from hookloop._frozen import FrozenDict, FrozenJSON, freeze, freeze_object
 
 from .extract import extract_last_json_object, read_claude_json
-from .model import CLINE_CANCELLABLE_EVENTS, CLINE_EVENTS, ConfiguredHook
-from .runner import HookOutcome
+from .model import CLINE_CANCELLABLE_EVENTS, CLINE_EVENTS, ConfiguredHook, HookOutcome
 
 __all__ = [
     "CLINE_CONTEXT_LIMIT",
