@@ -129,7 +129,7 @@ def describe(result: object) -> tuple[str, str | None]:
 
 
 class _Block:
-    __slots__ = ("call_id", "kind", "name", "parts", "signature")
+    __slots__ = ("call_id", "kind", "name", "parts", "redacted", "signature")
 
     def __init__(self, kind: str, call_id: str | None = None, name: str | None = None) -> None:
         self.kind = kind
@@ -137,6 +137,7 @@ class _Block:
         self.name = name
         self.parts: list[str] = []
         self.signature: str | None = None
+        self.redacted: str | None = None
 
 
 class _Reply:
@@ -187,6 +188,8 @@ class _Reply:
                 block.parts.append(thinking.text)
             if thinking.signature is not None:
                 block.signature = thinking.signature
+            if thinking.redacted is not None:
+                block.redacted = thinking.redacted
         elif cls is UsageEvent:
             reported: UsageEvent = event  # type: ignore[assignment]
             self.usage = reported.usage if self.usage is None else self.usage + reported.usage
@@ -628,7 +631,12 @@ class _Run:
                     items.append(Message(role="assistant", content=(TextPart(text=text),)))
             elif block.kind == "thinking":
                 items.append(
-                    Reasoning(text="".join(block.parts), signature=block.signature, provider=self.w.client.provider)
+                    Reasoning(
+                        text="".join(block.parts),
+                        signature=block.signature,
+                        redacted=block.redacted,
+                        provider=self.w.client.provider,
+                    )
                 )
             else:
                 call = _parse_call(block, index)

@@ -5,7 +5,9 @@ Every provider client turns its wire stream into this sequence, per content bloc
     BlockStart(index, kind[, call_id, name]) → TextDelta* | ToolCallDelta* | ThinkingDelta* → BlockStop(index)
 
 followed (anywhere, usually last) by :class:`UsageEvent` and one :class:`StopEvent`. A provider failure inside a
-stream is a :class:`StreamError` event; the Worker turns it into a :class:`hookloop.errors.ClientError`.
+stream is raised by the client as a typed :class:`hookloop.errors.ClientError` subclass (keeping e.g.
+``retry_after``); a client that can only report it as data yields a :class:`StreamError` event, which the Worker
+turns into a plain ``ClientError``.
 """
 
 from __future__ import annotations
@@ -82,11 +84,13 @@ class ToolCallDelta:
 
 @dataclass(frozen=True, slots=True)
 class ThinkingDelta:
-    """A piece of reasoning text (or, with ``signature``, the block's signature) for block ``index``."""
+    """A piece of reasoning text for block ``index`` — or, with ``signature``, the block's signature; or, with
+    ``redacted``, opaque encrypted reasoning the provider wants back unchanged."""
 
     index: int
     text: str = ""
     signature: str | None = None
+    redacted: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

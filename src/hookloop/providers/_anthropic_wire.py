@@ -12,9 +12,8 @@ prompt) — it caches tools + system — and one on the last cacheable block of 
 (``request.cache_prefix`` items). Thinking blocks cannot carry a breakpoint, so it moves back to the block
 before. Two breakpoints of the four Anthropic allows.
 
-Redacted thinking: the Worker builds :class:`Reasoning` from stream events that carry text and a signature, so
-the client streams a ``redacted_thinking`` block as a signature ``REDACTED_PREFIX + data``; both that form and
-``Reasoning.redacted`` are sent back as the same ``redacted_thinking`` block, unchanged.
+Redacted thinking: the client streams a ``redacted_thinking`` block as ``ThinkingDelta(redacted=data)``; the
+Worker keeps it in ``Reasoning.redacted`` and it is sent back as the same ``redacted_thinking`` block, unchanged.
 
 Tool calls whose arguments were not a JSON object (``ToolCall.raw_arguments``) go back with an empty
 ``input`` (the API only takes objects); their error result quotes the raw text to the model.
@@ -35,7 +34,6 @@ from hookloop.providers.base import ToolSpec
 __all__: list[str] = []
 
 PROVIDER = "anthropic"
-REDACTED_PREFIX = "redacted_thinking:"
 """Signatures are base64 and never contain ``:``, so this prefix cannot clash with a real one."""
 
 _EPHEMERAL: JSONDict = {"type": "ephemeral"}
@@ -67,8 +65,6 @@ def _reasoning_block(item: Reasoning) -> JSONDict | None:
     signature = item.signature
     if signature is None:
         return None
-    if signature.startswith(REDACTED_PREFIX):
-        return {"type": "redacted_thinking", "data": signature[len(REDACTED_PREFIX) :]}
     return {"type": "thinking", "thinking": item.text, "signature": signature}
 
 

@@ -14,7 +14,7 @@ wire event                                      hookloop stream event
 ==============================================  ==================================================================
 ``content_block_start`` text / tool_use         ``BlockStart(kind="text")`` / ``BlockStart("tool_call", id, name)``
 ``content_block_start`` thinking                ``BlockStart(kind="thinking")``
-``content_block_start`` redacted_thinking       ``BlockStart("thinking")``, ``ThinkingDelta(signature=PREFIX+data)``
+``content_block_start`` redacted_thinking       ``BlockStart("thinking")``, ``ThinkingDelta(redacted=data)``
 ``text_delta`` / ``input_json_delta``           ``TextDelta`` / ``ToolCallDelta``
 ``thinking_delta`` / ``signature_delta``        ``ThinkingDelta(text)`` / ``ThinkingDelta(signature=...)``
 ``content_block_stop``                          ``BlockStop``
@@ -37,7 +37,7 @@ from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import Any
 
-from hookloop.providers._anthropic_wire import PROVIDER, REDACTED_PREFIX, to_anthropic
+from hookloop.providers._anthropic_wire import PROVIDER, to_anthropic
 from hookloop.providers._common import SdkErrors, map_sdk_error, require_model
 from hookloop.providers._errors import ProviderConnectionError
 from hookloop.providers.base import LLMRequest
@@ -236,7 +236,7 @@ class AnthropicClient:
                             yield ThinkingDelta(index, "", signature=block.signature)
                     elif block.type == "redacted_thinking":
                         yield BlockStart(index, "thinking")
-                        yield ThinkingDelta(index, "", signature=REDACTED_PREFIX + block.data)
+                        yield ThinkingDelta(index, "", redacted=block.data)
                     else:
                         skipped.add(index)
                 elif event.type == "content_block_stop":
