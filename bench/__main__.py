@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
-from bench import dispatch_cost, loop_overhead, streaming
+from bench import dispatch_cost, interceptors, loop_overhead, streaming
 from bench._measure import FULL, QUICK, TINY, Sizes
 from bench._report import Row, render_markdown, render_table
 
@@ -28,6 +28,7 @@ SECTIONS: dict[str, SectionRun] = {
     "dispatch": dispatch_cost.run,
     "streaming": streaming.run,
     "loop": loop_overhead.run,
+    "interceptors": interceptors.run,
 }
 
 
