@@ -110,3 +110,47 @@ async def test_plan_mode_and_dont_ask_mode() -> None:
     worker = worker_for("make", PermissionPolicy(mode="bypassPermissions", deny=["Bash(rm:*)"]))
     await worker.run("build")
     assert ran == ["make"]
+
+
+async def test_approvers_decide_asks_in_order_before_the_run_would_pause() -> None:
+    from hookloop import Approve, PendingCall, Reject
+
+    seen: list[str] = []
+
+    async def undecided(call: PendingCall) -> None:
+        seen.append(f"undecided:{call.call_id}")
+        return None
+
+    async def policy_service(call: PendingCall) -> Approve | Reject:
+        seen.append(f"service:{call.call_id}")
+        return Approve() if "make" in str(call.arguments["command"]) else Reject("only make is allowed")
+
+    turns: list[Any] = [
+        [ToolUse("Bash", {"command": "make"}, call_id="b1"), ToolUse("Bash", {"command": "curl x"}, call_id="b2")],
+        [Text("ok")],
+    ]
+    worker = Worker(
+        ScriptedClient(turns), tools=[bash], permissions=PermissionPolicy(), approvers=[undecided, policy_service]
+    )
+    events: list[Any] = []
+    worker.subscribe(events.append)
+    outcome = await worker.run("go")
+    assert isinstance(outcome, Finished)
+    assert seen == ["undecided:b1", "service:b1", "undecided:b2", "service:b2"]
+    assert ran == ["make"]
+    assert "denied by policy_service: only make is allowed" in results(worker)[1].content
+    decisions = [e for e in events if getattr(e, "event", None) == "permission_request"]
+    assert [(d.hook, d.decision) for d in decisions] == [("policy_service", "Approve"), ("policy_service", "Reject")]
+
+
+async def test_approvers_never_answer_a_hook_pause() -> None:
+    from hookloop import Approve, PendingCall
+    from hookloop.hooks import Pause
+
+    async def yes(call: PendingCall) -> Approve:
+        raise AssertionError("a hook's Pause must not reach approvers")
+
+    worker = worker_for("make", PermissionPolicy(allow=["Bash"]))
+    worker.approvers.append(yes)
+    worker.add_pre_tool_call_hook(lambda info: Pause("a person must look"))
+    assert isinstance(await worker.run("go"), Paused)

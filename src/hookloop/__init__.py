@@ -28,12 +28,13 @@ from hookloop.providers.scripted import ScriptedClient, ScriptedTurn, ScriptErro
 from hookloop.stream import Usage
 from hookloop.timeline import TimelineEvent, TranscriptWriter
 from hookloop.tools import Tool, ToolContext, ToolFailure, ToolMeta, ToolOutput, tool
-from hookloop.worker import Worker, WorkerState
+from hookloop.worker import Approver, Worker, WorkerState
 
 __all__ = [
     "Aborted",
     "AllowAlways",
     "Approve",
+    "Approver",
     "Cancelled",
     "Checkpoint",
     "CheckpointError",

@@ -28,7 +28,7 @@ from hookloop.errors import (
     MaxTurnsExceeded,
     StopHookLoopError,
 )
-from hookloop.hooks._dispatch import Handler, dispatch, dispatch_sync, raised, run_chain, settle
+from hookloop.hooks._dispatch import Handler, dispatch, dispatch_sync, display_name, raised, run_chain, settle
 from hookloop.hooks.events import (
     NOTIFICATION,
     ON_PROMPT_SUBMIT,
@@ -657,6 +657,8 @@ class _Run:
             if not planned:
                 for c in calls:
                     await self._plan_call(c)
+            if w.approvers and any(c.state == "approval" for c in calls):
+                await self._consult_approvers(calls)
             if any(c.state in ("approval", "paused") for c in calls):
                 paused = True
                 outcome = self._pause_batch(calls)
@@ -765,6 +767,41 @@ class _Run:
             c.fail(f"{exc}{by}")
             return False
         return True
+
+    async def _consult_approvers(self, calls: list[_Call]) -> None:
+        """Before pausing: each call a permission rule or hook asked about goes to the approvers in order (a
+        terminal prompt, a PermissionRequest command hook, a policy service); the first decision wins, and
+        calls nobody decided still pause. A hook's Pause is never answered here."""
+        w = self.w
+        for c in calls:
+            if c.state != "approval":
+                continue
+            pending = c.pending()
+            for approver in w.approvers:
+                name = display_name(approver)
+                started = perf_counter()
+                decision = await approver(pending)
+                if decision is None:
+                    continue
+                if w.timeline.subscribers:
+                    w.timeline.emit(
+                        HookDecision(
+                            event="permission_request",
+                            hook=name,
+                            source="approver",
+                            decision=type(decision).__name__,
+                            reason=getattr(decision, "reason", None),
+                            seconds=perf_counter() - started,
+                            call_id=c.call.call_id,
+                        )
+                    )
+                if isinstance(decision, Reject):
+                    c.fail(f"denied by {name}: {decision.reason}", denied_by=name)
+                else:
+                    if isinstance(decision, AllowAlways):
+                        w._allow_always(c.call.name, decision.rule)
+                    c.state = "ready"
+                break
 
     def _pause_batch(self, calls: list[_Call]) -> Paused:
         w = self.w

@@ -20,6 +20,7 @@ from hookloop.stream import StreamEvent
 
 __all__ = [
     "HookDecision",
+    "HookOutputLine",
     "ItemAppended",
     "RunEnded",
     "RunStarted",
@@ -61,6 +62,17 @@ class HookDecision:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class HookOutputLine:
+    """One line a command hook printed, as it arrived (``stream`` is ``stdout`` or ``stderr``)."""
+
+    event: str
+    hook: str
+    source: str
+    stream: Literal["stdout", "stderr"]
+    line: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolStarted:
     call_id: str
     tool_name: str
@@ -82,7 +94,9 @@ class ItemAppended:
     item: Item
 
 
-TimelineEvent: TypeAlias = StreamEvent | RunStarted | RunEnded | HookDecision | ToolStarted | ToolEnded | ItemAppended
+TimelineEvent: TypeAlias = (
+    StreamEvent | RunStarted | RunEnded | HookDecision | HookOutputLine | ToolStarted | ToolEnded | ItemAppended
+)
 Subscriber: TypeAlias = Callable[[TimelineEvent], object]
 
 

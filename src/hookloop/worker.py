@@ -13,13 +13,13 @@ import collections
 import contextlib
 import json
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from hookloop._frozen import FrozenDict
 from hookloop._loop import _Run
-from hookloop.checkpoint import Checkpoint, ResumeDecision
+from hookloop.checkpoint import Checkpoint, PendingCall, ResumeDecision
 from hookloop.errors import Aborted, Cancelled, CheckpointError, HookError, WorkerError, WorkerStateError
 from hookloop.hooks._dispatch import run_chain
 from hookloop.hooks.events import (
@@ -78,9 +78,11 @@ from hookloop.tools._registry import ToolRegistry, ToolServer
 if TYPE_CHECKING:
     from hookloop.permissions import PermissionPolicy
 
-__all__ = ["Worker", "WorkerState"]
+__all__ = ["Approver", "Worker", "WorkerState"]
 
 WorkerState = Literal["mutable", "cache_locked"]
+Approver = Callable[[PendingCall], Awaitable[ResumeDecision | None]]
+"""Decides a permission ask without pausing (or returns None to let the next approver, or the pause, decide)."""
 I = TypeVar("I")  # noqa: E741
 O = TypeVar("O")  # noqa: E741
 
@@ -130,7 +132,9 @@ class Worker:
         workspace: directory handed to tools in their context (built-in tools resolve paths in it).
         tool_timeout: seconds before a tool call is cancelled and answered with a timeout error.
         context_cap / output_cap: caps (characters) on hook-added context and on replaced tool output.
-        transcript: path of a JSONL transcript to append to.
+        transcript: path of a JSONL transcript to append to (``transcript_path``; command hooks receive it).
+        approvers: consulted, in order, before a run pauses for a permission ask: each returns a decision
+            (``Approve``, ``AllowAlways``, ``Reject``) or None to pass; undecided calls pause the run.
     """
 
     def __init__(
@@ -151,6 +155,7 @@ class Worker:
         output_cap: int = 100_000,
         transcript: str | Path | None = None,
         session_id: str | None = None,
+        approvers: Iterable[Approver] = (),
     ) -> None:
         self.client = client
         self.model = model
@@ -177,6 +182,7 @@ class Worker:
         self._interceptors.add(self._notifier)
         for interceptor in interceptors:
             self._interceptors.add(interceptor)
+        self.approvers: list[Approver] = list(approvers)
         self._run: _Run | None = None
         self._task: asyncio.Task[Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -254,6 +260,11 @@ class Worker:
     def history(self) -> tuple[Item, ...]:
         """A snapshot of the history (a copy: changing it changes nothing)."""
         return tuple(self._history)
+
+    @property
+    def transcript_path(self) -> Path | None:
+        """Where the JSONL transcript is written (what command hooks receive as ``transcript_path``)."""
+        return None if self._transcript is None else self._transcript.path
 
     @property
     def token_estimate(self) -> int:

@@ -22,7 +22,7 @@ from hookloop.errors import HookError
 from hookloop.hooks.events import HookEvent
 from hookloop.hooks.results import Continue
 
-__all__ = ["Handler", "Observe", "dispatch", "dispatch_sync", "raised", "run_chain", "settle"]
+__all__ = ["Handler", "Observe", "dispatch", "dispatch_sync", "display_name", "raised", "run_chain", "settle"]
 
 _NONE = type(None)
 
@@ -42,9 +42,17 @@ class Handler:
         is_async = inspect.iscoroutinefunction(fn) or (
             call is not None and not inspect.isroutine(fn) and inspect.iscoroutinefunction(call)
         )
-        label = name or getattr(fn, "__qualname__", None) or type(fn).__qualname__
-        label = label.rsplit("<locals>.", 1)[-1]  # "outer.<locals>.guard" reads better as "guard"
-        return cls(fn, is_async, label, source)
+        return cls(fn, is_async, name or display_name(fn), source)
+
+
+def display_name(fn: object) -> str:
+    """A readable name for a callable: an explicit ``name`` attribute, else its qualified name without the
+    enclosing functions ("outer.<locals>.guard" reads better as "guard")."""
+    explicit = getattr(fn, "name", None)
+    if isinstance(explicit, str) and explicit:
+        return explicit
+    label = getattr(fn, "__qualname__", None) or type(fn).__qualname__
+    return str(label).rsplit("<locals>.", 1)[-1]
 
 
 Observe: TypeAlias = Callable[[HookEvent[Any, Any], Handler, object, float], None]

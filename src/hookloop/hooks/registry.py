@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from hookloop.hooks._dispatch import Handler
+from hookloop.hooks._dispatch import Handler, display_name
 from hookloop.hooks.events import (
     ALL_EVENTS,
     NOTIFICATION,
@@ -144,7 +144,7 @@ class HookRegistry:
         for event in ALL_EVENTS:
             method = getattr(provider, event.name, None)
             if method is not None and callable(method):
-                self.add(event, method, name=f"{type(provider).__qualname__}.{event.name}")
+                self.add(event, method, name=f"{display_name(type(provider))}.{event.name}")
                 found.append(event.name)
         if not found:
             names = ", ".join(e.name for e in ALL_EVENTS)
