@@ -1,4 +1,5 @@
-"""Built-in coding tools named and shaped exactly like Claude Code's: ``Read``, ``Write`` and ``Edit`` so far.
+"""Built-in coding tools named and shaped exactly like Claude Code's: ``Bash``, ``Read``, ``Write`` and ``Edit``
+so far.
 
 Same names and same ``tool_input`` fields, so permission rules (``Bash(npm run test:*)``, ``Read(./src/**)``),
 matchers and hook scripts written for Claude Code work on them unchanged::
@@ -10,18 +11,22 @@ matchers and hook scripts written for Claude Code work on them unchanged::
 
 Every path is resolved against the :class:`Workspace` root and refused outside it (and its additional
 directories) unless the workspace allows it; files are opened without following a symbolic link swapped in after
-that check.
+that check. ``Bash`` is not confined that way: its commands can reach anything the process can, so govern it with
+permission rules.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from hookloop.tools._base import Tool
+from hookloop.tools.builtin._bash import BashTool
 from hookloop.tools.builtin._files import EditTool, ReadTool, WriteTool
 from hookloop.tools.builtin._workspace import Workspace, WorkspaceError
 
 __all__ = [
+    "BashTool",
     "EditTool",
     "ReadTool",
     "Workspace",
@@ -31,7 +36,15 @@ __all__ = [
 ]
 
 
-def builtin_tools(workspace: Workspace | str | os.PathLike[str]) -> list[Tool]:
-    """Fresh ``Read``, ``Write`` and ``Edit`` tools sharing one workspace (a path becomes ``Workspace(path)``)."""
+def builtin_tools(
+    workspace: Workspace | str | os.PathLike[str],
+    *,
+    bash_env: Mapping[str, str] | None = None,
+) -> list[Tool]:
+    """Fresh ``Bash``, ``Read``, ``Write`` and ``Edit`` tools sharing one workspace.
+
+    A path or string becomes ``Workspace(path)``. ``bash_env`` is added to the environment of Bash commands.
+    The Bash tool keeps its working directory between calls, so give each agent session its own set.
+    """
     ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
-    return [ReadTool(ws), WriteTool(ws), EditTool(ws)]
+    return [BashTool(ws, env=bash_env), ReadTool(ws), WriteTool(ws), EditTool(ws)]

@@ -1,0 +1,204 @@
+"""``Bash``: run a shell command in the workspace, Claude Code's input shape."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import os
+import shlex
+import shutil
+import signal
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+import pydantic
+
+from hookloop._frozen import freeze_object
+from hookloop.tools._base import ToolContext, ToolFailure, ToolOutput
+from hookloop.tools.builtin import _process
+from hookloop.tools.builtin._common import BuiltinTool, HeadTail, Input
+from hookloop.tools.builtin._workspace import Workspace
+
+__all__ = ["BashTool"]
+
+MAX_TIMEOUT_MS = 600_000
+DEFAULT_TIMEOUT_MS = 120_000
+OUTPUT_CAP = 30_000
+
+
+class BashInput(Input):
+    command: str = pydantic.Field(min_length=1)
+    description: str | None = None
+    timeout: int | None = pydantic.Field(default=None, gt=0, le=MAX_TIMEOUT_MS)
+    run_in_background: bool | None = None
+
+
+class BashTool(BuiltinTool[BashInput]):
+    """Runs ``command`` with ``bash -c`` (``/bin/sh -c`` without bash) in the workspace.
+
+    - The child leads a new process group, stdin is /dev/null, stdout and stderr are captured interleaved and
+      capped at ``output_cap`` characters (head and tail kept, the cut marked).
+    - Timeout (``timeout`` in ms, default 2 min, at most 10 min) and cancellation stop the whole group: SIGTERM,
+      a short grace, SIGKILL, then wait. Background processes left when the shell exits are stopped too, so
+      nothing started by a call outlives it. (``run_in_background`` is accepted and not supported: the command
+      runs in the foreground and the output says so.)
+    - The working directory persists between calls of this tool object (an EXIT trap records ``pwd -P``; a
+      command that replaces that trap, or a timeout, leaves it unchanged); a ``cd`` outside the workspace is
+      reset to the root with a note. Environment changes do not persist.
+    - A non-zero exit is an error result ending in ``Exit code N``; a timeout is an error result with the
+      output so far.
+
+    Not a sandbox: the command may touch anything the process can. Path confinement is for the file tools;
+    use permission rules (``Bash(...)``) to govern commands.
+    """
+
+    input_model = BashInput
+    name = "Bash"
+    description = (
+        "Run a shell command (bash) in the workspace and return its combined stdout and stderr. "
+        "The working directory persists between calls; environment variables do not. "
+        f"Output is capped at {OUTPUT_CAP} characters. timeout is in milliseconds "
+        f"(default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS}); on timeout the command and everything it "
+        "started are killed. Prefer the Read, Write, Edit, Glob and Grep tools for files."
+    )
+    schema = freeze_object(
+        {
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The command to execute"},
+                "timeout": {
+                    "type": "number",
+                    "description": f"Optional timeout in milliseconds (max {MAX_TIMEOUT_MS})",
+                },
+                "description": {
+                    "type": "string",
+                    "description": "Clear, concise description of what this command does in 5-10 words",
+                },
+                "run_in_background": {
+                    "type": "boolean",
+                    "description": "Accepted for compatibility; commands always run in the foreground here",
+                },
+            },
+            "required": ["command"],
+            "additionalProperties": False,
+        }
+    )
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        env: Mapping[str, str] | None = None,
+        shell: str | None = None,
+        default_timeout_ms: int = DEFAULT_TIMEOUT_MS,
+        output_cap: int = OUTPUT_CAP,
+        grace: float = _process.GRACE,
+    ) -> None:
+        super().__init__(workspace)
+        self._env = dict(env or {})
+        self._shell = shell or shutil.which("bash") or "/bin/sh"
+        self._default_timeout = default_timeout_ms
+        self._cap = output_cap
+        self._grace = grace
+        self._cwd = workspace.root
+
+    @property
+    def cwd(self) -> Path:
+        """Where the next command starts (the last command's final directory, or the root)."""
+        return self._cwd
+
+    async def run(self, args: BashInput, ctx: ToolContext) -> object:
+        notes: list[str] = []
+        if args.run_in_background:
+            notes.append(
+                "Note: run_in_background is not supported here; the command ran in the foreground "
+                "and anything it left running was stopped when it ended."
+            )
+        cwd = self._cwd
+        if not cwd.is_dir():
+            notes.append(f"Note: the working directory {cwd} no longer exists; the command ran in {self._root}.")
+            cwd = self._cwd = self._root
+        timeout_ms = args.timeout or self._default_timeout
+        text, status, timed_out, new_cwd = await self._run(args.command, cwd, timeout_ms)
+        notes_after = self._move_to(new_cwd)
+
+        body = "\n".join([*notes, text] if text else notes)
+        tail: list[str] = []
+        if timed_out:
+            tail.append(f"Command timed out after {timeout_ms} ms; it and every process it started were killed.")
+        elif status is not None and status < 0:
+            tail.append(f"Command was killed by signal {_signal_name(-status)}.")
+        elif status:
+            tail.append(f"Exit code {status}")
+        tail.extend(notes_after)
+        content = "\n".join(part for part in (body, *tail) if part) or "(no output)"
+        if timed_out:
+            raise ToolFailure(content)
+        return ToolOutput(content=content, is_error=bool(status))
+
+    @property
+    def _root(self) -> Path:
+        return self._workspace.root
+
+    def _move_to(self, new_cwd: Path | None) -> list[str]:
+        if new_cwd is None or new_cwd == self._cwd:
+            return []
+        if self._workspace.contains(new_cwd):
+            self._cwd = new_cwd
+            return []
+        self._cwd = self._root
+        return [f"Shell cwd was reset to {self._root}: the command left it at {new_cwd}, outside the workspace."]
+
+    async def _run(self, command: str, cwd: Path, timeout_ms: int) -> tuple[str, int | None, bool, Path | None]:
+        """Run one command: (output, exit status or None, timed out, final directory or None)."""
+        fd, cwd_file = tempfile.mkstemp(prefix="hookloop-bash-cwd-")
+        os.close(fd)
+        # The EXIT trap records the final directory even after `exit N` or a failing command. On the same line
+        # as the command, so the command's line numbers in shell error messages stay right.
+        record = shlex.quote(f"pwd -P >| {shlex.quote(cwd_file)}")
+        script = f"trap {record} EXIT; {command}"
+        env = {**os.environ, **self._env} if self._env else None
+        output = HeadTail(self._cap)
+        timed_out = False
+        try:
+            try:
+                proc = await _process.spawn([self._shell, "-c", script], cwd=cwd, env=env, stdout=output.feed)
+            except OSError as exc:
+                if exc.errno == errno.E2BIG:
+                    raise ToolFailure(f"The command is too long to run ({len(command)} characters).") from None
+                raise ToolFailure(f"Cannot start {self._shell} in {cwd}: {exc.strerror or exc}.") from None
+            try:
+                async with asyncio.timeout(timeout_ms / 1000):
+                    await proc.wait_exit()
+            except TimeoutError:
+                timed_out = True
+            finally:
+                # also on cancellation: stop the whole group, background children included, and wait
+                complete = await proc.stop(grace=self._grace)
+            text = output.text().rstrip()
+            if not complete:
+                text += "\n[output incomplete: a process that left the command's process group kept it open]"
+            return text, None if timed_out else proc.returncode, timed_out, _read_cwd(cwd_file)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(cwd_file)
+
+
+def _read_cwd(path: str) -> Path | None:
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            line = f.read().strip()
+    except OSError:
+        return None
+    if not line:
+        return None
+    return Path(os.path.realpath(line))
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
