@@ -1,5 +1,5 @@
-"""Built-in coding tools named and shaped exactly like Claude Code's: ``Bash``, ``Read``, ``Write`` and ``Edit``
-so far.
+"""Built-in coding tools named and shaped exactly like Claude Code's: ``Bash``, ``Read``, ``Write``, ``Edit``,
+``Glob`` and ``Grep``.
 
 Same names and same ``tool_input`` fields, so permission rules (``Bash(npm run test:*)``, ``Read(./src/**)``),
 matchers and hook scripts written for Claude Code work on them unchanged::
@@ -23,11 +23,14 @@ from collections.abc import Mapping
 from hookloop.tools._base import Tool
 from hookloop.tools.builtin._bash import BashTool
 from hookloop.tools.builtin._files import EditTool, ReadTool, WriteTool
+from hookloop.tools.builtin._search import Backend, GlobTool, GrepTool
 from hookloop.tools.builtin._workspace import Workspace, WorkspaceError
 
 __all__ = [
     "BashTool",
     "EditTool",
+    "GlobTool",
+    "GrepTool",
     "ReadTool",
     "Workspace",
     "WorkspaceError",
@@ -40,11 +43,20 @@ def builtin_tools(
     workspace: Workspace | str | os.PathLike[str],
     *,
     bash_env: Mapping[str, str] | None = None,
+    grep_backend: Backend = "auto",
 ) -> list[Tool]:
-    """Fresh ``Bash``, ``Read``, ``Write`` and ``Edit`` tools sharing one workspace.
+    """Fresh ``Bash``, ``Read``, ``Write``, ``Edit``, ``Glob`` and ``Grep`` tools sharing one workspace.
 
-    A path or string becomes ``Workspace(path)``. ``bash_env`` is added to the environment of Bash commands.
-    The Bash tool keeps its working directory between calls, so give each agent session its own set.
+    A path or string becomes ``Workspace(path)``. ``bash_env`` is added to the environment of Bash commands;
+    ``grep_backend`` chooses Grep's backend (see :class:`GrepTool`). The Bash tool keeps its working directory
+    between calls, so give each agent session its own set.
     """
     ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
-    return [BashTool(ws, env=bash_env), ReadTool(ws), WriteTool(ws), EditTool(ws)]
+    return [
+        BashTool(ws, env=bash_env),
+        ReadTool(ws),
+        WriteTool(ws),
+        EditTool(ws),
+        GlobTool(ws),
+        GrepTool(ws, backend=grep_backend),
+    ]
