@@ -225,3 +225,25 @@ async def test_leaving_iter_run_early_cancels_the_run() -> None:
     await events.aclose()
     assert reasons == ["Cancelled"]
     assert not worker.running
+
+
+async def test_a_checkpoint_after_a_cancelled_run_resumes_the_conversation_elsewhere() -> None:
+    worker = Worker(ScriptedClient([ScriptedTurn([Text("x" * 500)], delay=0.005)], chunk_size=1))
+    started = asyncio.Event()
+    worker.add_on_text_delta_hook(lambda d: (started.set(), Continue())[1])
+    run = asyncio.create_task(worker.run("long answer please"))
+    await started.wait()
+    worker.cancel()
+    with pytest.raises(Cancelled):
+        await run
+    checkpoint = worker.checkpoint("cancelled by the user")
+    assert checkpoint.reason == "cancelled by the user"
+    fresh = Worker(ScriptedClient([[Text("short answer")]]))
+    outcome = await fresh.resume(checkpoint.dumps(), messages="make it short")
+    assert isinstance(outcome, Finished)
+    assert outcome.text == "short answer"
+    assert [i.text for i in fresh.history if isinstance(i, Message)] == [
+        "long answer please",
+        "make it short",
+        "short answer",
+    ]

@@ -62,7 +62,7 @@ from hookloop.interceptors.notifications import NotificationInjector
 from hookloop.items import Item, Message, ToolCall, ToolResult, new_id
 from hookloop.outcome import Outcome, Paused
 from hookloop.providers.base import LLMClient
-from hookloop.stream import StreamEvent, TextDelta, ToolCallDelta
+from hookloop.stream import StreamEvent, TextDelta, ToolCallDelta, Usage
 from hookloop.timeline import (
     HookDecision,
     ItemAppended,
@@ -479,6 +479,29 @@ class Worker:
             return await run.loop()
 
         return await self._drive(run, body, "resume")
+
+    def checkpoint(self, reason: str = "saved") -> Checkpoint:
+        """A checkpoint of the Worker as it is between runs (e.g. after a cancelled or failed run): resuming
+        it with ``messages`` continues the conversation in any process; without them it finishes at once.
+        A Worker that is paused returns the pause's own checkpoint."""
+        if self._run is not None:
+            raise WorkerStateError("cannot take a checkpoint while a run is in flight (it pauses or ends first)")
+        if self._paused is not None:
+            return self._paused
+        return Checkpoint(
+            run_id=new_id("run"),
+            session_id=self.session_id,
+            system=self._system,
+            history=tuple(self._history),
+            batch=(),
+            pause_kind="turn_end",
+            reason=reason,
+            turn=0,
+            forced_continuations=0,
+            usage=Usage(),
+            run_start=len(self._history),
+            cache_prefix=self._locked_prefix,
+        )
 
     def _close_abandoned_pause(self) -> None:
         """A new run after a pause that was never resumed: answer the waiting calls so the history stays valid."""
