@@ -12,11 +12,21 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Literal, TypeAlias
+from typing import IO, Literal, TypeAlias, assert_never
 
 from hookloop._frozen import FrozenDict, JSONValue, thaw
 from hookloop.items import Item
-from hookloop.stream import StreamEvent
+from hookloop.stream import (
+    BlockStart,
+    BlockStop,
+    StopEvent,
+    StreamError,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    UsageEvent,
+)
 
 __all__ = [
     "HookDecision",
@@ -29,6 +39,7 @@ __all__ = [
     "ToolEnded",
     "ToolStarted",
     "TranscriptWriter",
+    "event_to_json",
 ]
 
 logger = logging.getLogger("hookloop")
@@ -154,43 +165,116 @@ class TranscriptWriter:
 
 
 def _transcript_record(event: TimelineEvent) -> dict[str, JSONValue] | None:
-    if isinstance(event, ItemAppended):
-        return {"type": "item", "item": event.item.to_json()}
-    if isinstance(event, HookDecision):
-        if event.decision == "Continue" and event.reason is None:
-            return None
-        return {
-            "type": "hook",
-            "event": event.event,
-            "hook": event.hook,
-            "source": event.source,
-            "decision": event.decision,
-            "reason": event.reason,
-            "call_id": event.call_id,
-            "seconds": round(event.seconds, 6),
-        }
-    if isinstance(event, ToolStarted):
-        return {
-            "type": "tool_started",
-            "call_id": event.call_id,
-            "tool": event.tool_name,
-            "arguments": thaw(event.arguments),
-        }
-    if isinstance(event, ToolEnded):
-        return {
-            "type": "tool_ended",
-            "call_id": event.call_id,
-            "tool": event.tool_name,
-            "is_error": event.is_error,
-            "seconds": round(event.seconds, 6),
-        }
-    if isinstance(event, RunStarted):
-        return {
-            "type": "run_started",
-            "run_id": event.run_id,
-            "session_id": event.session_id,
-            "source": event.source,
-        }
-    if isinstance(event, RunEnded):
-        return {"type": "run_ended", "run_id": event.run_id, "outcome": event.outcome, "detail": event.detail}
-    return None
+    """What the transcript keeps: everything but stream deltas and plain passes."""
+    if isinstance(event, _STREAM_EVENTS):
+        return None
+    if isinstance(event, HookDecision) and event.decision == "Continue" and event.reason is None:
+        return None
+    return event_to_json(event)
+
+
+def event_to_json(event: TimelineEvent) -> dict[str, JSONValue]:
+    """One timeline event as a JSON object with a ``type`` field — the schema of transcripts and of
+    ``hookloop run --output-format stream-json``:
+
+    ==================  ============================================================================
+    type                fields
+    ==================  ============================================================================
+    run_started         run_id, session_id, source ("startup" | "resume")
+    block_start         index, kind ("text" | "tool_call" | "thinking"), call_id, name
+    text_delta          index, text
+    tool_call_delta     index, fragment
+    thinking_delta      index, text, signature
+    block_stop          index
+    usage               input_tokens, output_tokens, cache_read_tokens, cache_write_tokens
+    stop                reason
+    stream_error        message, kind
+    item                item (the history item's JSON, with provenance in its ``meta``)
+    hook                event, hook, source, decision, reason, call_id, seconds
+    hook_output         event, hook, source, stream ("stdout" | "stderr"), line
+    tool_started        call_id, tool, arguments
+    tool_ended          call_id, tool, is_error, seconds
+    run_ended           run_id, outcome, detail
+    ==================  ============================================================================
+    """
+    match event:
+        case ItemAppended():
+            return {"type": "item", "item": event.item.to_json()}
+        case HookDecision():
+            return {
+                "type": "hook",
+                "event": event.event,
+                "hook": event.hook,
+                "source": event.source,
+                "decision": event.decision,
+                "reason": event.reason,
+                "call_id": event.call_id,
+                "seconds": round(event.seconds, 6),
+            }
+        case HookOutputLine():
+            return {
+                "type": "hook_output",
+                "event": event.event,
+                "hook": event.hook,
+                "source": event.source,
+                "stream": event.stream,
+                "line": event.line,
+            }
+        case ToolStarted():
+            return {
+                "type": "tool_started",
+                "call_id": event.call_id,
+                "tool": event.tool_name,
+                "arguments": thaw(event.arguments),
+            }
+        case ToolEnded():
+            return {
+                "type": "tool_ended",
+                "call_id": event.call_id,
+                "tool": event.tool_name,
+                "is_error": event.is_error,
+                "seconds": round(event.seconds, 6),
+            }
+        case RunStarted():
+            return {
+                "type": "run_started",
+                "run_id": event.run_id,
+                "session_id": event.session_id,
+                "source": event.source,
+            }
+        case RunEnded():
+            return {"type": "run_ended", "run_id": event.run_id, "outcome": event.outcome, "detail": event.detail}
+        case TextDelta():
+            return {"type": "text_delta", "index": event.index, "text": event.text}
+        case ToolCallDelta():
+            return {"type": "tool_call_delta", "index": event.index, "fragment": event.fragment}
+        case ThinkingDelta():
+            return {"type": "thinking_delta", "index": event.index, "text": event.text, "signature": event.signature}
+        case BlockStart():
+            return {
+                "type": "block_start",
+                "index": event.index,
+                "kind": event.kind,
+                "call_id": event.call_id,
+                "name": event.name,
+            }
+        case BlockStop():
+            return {"type": "block_stop", "index": event.index}
+        case UsageEvent():
+            u = event.usage
+            return {
+                "type": "usage",
+                "input_tokens": u.input_tokens,
+                "output_tokens": u.output_tokens,
+                "cache_read_tokens": u.cache_read_tokens,
+                "cache_write_tokens": u.cache_write_tokens,
+            }
+        case StopEvent():
+            return {"type": "stop", "reason": event.reason}
+        case StreamError():
+            return {"type": "stream_error", "message": event.message, "kind": event.kind}
+        case _:
+            assert_never(event)
+
+
+_STREAM_EVENTS = (BlockStart, TextDelta, ToolCallDelta, ThinkingDelta, BlockStop, UsageEvent, StopEvent, StreamError)
