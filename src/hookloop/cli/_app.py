@@ -1,11 +1,24 @@
-"""The typer application."""
+"""The typer application: ``demo``, ``run``, ``resume`` and the ``hooks`` tools."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
+
+from hookloop.cli._session import (
+    EXIT_USAGE,
+    Approval,
+    OutputFormat,
+    RunOptions,
+    Session,
+    UsageError,
+    load_cli_checkpoint,
+)
 
 app = typer.Typer(
     name="hookloop",
@@ -13,7 +26,32 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
+
+OUTPUT_FORMATS = ("text", "json", "stream-json")
+MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
+
+
+def fail(message: str) -> typer.Exit:
+    Console(stderr=True).print(f"hookloop: {message}", markup=False, highlight=False)
+    return typer.Exit(EXIT_USAGE)
+
+
+def approval_from(yes: bool, deny: bool, output: str) -> Approval:
+    if yes and deny:
+        raise fail("--yes and --deny cannot be used together")
+    if yes:
+        return "yes"
+    if deny:
+        return "deny"
+    interactive = output == "text" and os.isatty(0) and os.isatty(2)
+    return "ask" if interactive else "pause"
+
+
+def check_choice(name: str, value: str | None, choices: tuple[str, ...]) -> None:
+    if value is not None and value not in choices:
+        raise fail(f"{name} {value!r}: expected one of {', '.join(choices)}")
 
 
 @app.callback()
@@ -33,3 +71,118 @@ def demo(
         yes = True  # no terminal to ask in: behave as --yes, and say so
         console.print("[dim](no interactive terminal: approvals are answered as with --yes)[/]")
     raise typer.Exit(asyncio.run(run_demo(console, yes=yes)))
+
+
+@app.command()
+def run(
+    prompt: str = typer.Argument(..., help="What the agent should do."),
+    model: str | None = typer.Option(
+        None,
+        "--model",
+        "-m",
+        help="PROVIDER:MODEL — anthropic:<m>, openai:<m>, openai-responses:<m>, openai-compatible:<m>@<url>, "
+        "scripted:<file>. Default: $HOOKLOOP_MODEL.",
+    ),
+    cwd: Path = typer.Option(Path("."), "--cwd", help="The project directory the tools work in."),
+    permission_mode: str | None = typer.Option(None, "--permission-mode", help=f"One of {', '.join(MODES)}."),
+    max_turns: int = typer.Option(50, "--max-turns", min=1, help="Model requests before the run stops."),
+    settings: list[Path] = typer.Option([], "--settings", help="An extra settings file (highest precedence)."),
+    no_claude_settings: bool = typer.Option(False, "--no-claude-settings", help="Ignore .claude/ settings files."),
+    trust_project_hooks: bool = typer.Option(
+        False, "--trust-project-hooks", help="Run this project's hooks without recorded trust (non-interactive use)."
+    ),
+    output_format: str = typer.Option(
+        "text", "--output-format", help="text, json or stream-json (one JSON event a line)."
+    ),
+    yes: bool = typer.Option(False, "--yes", help="Approve every permission ask once, without asking."),
+    deny: bool = typer.Option(False, "--deny", help="Deny every permission ask."),
+    checkpoint_dir: Path | None = typer.Option(None, "--checkpoint-dir", help="Where paused runs are saved."),
+    system: str | None = typer.Option(None, "--system", help="Replace the default system prompt."),
+) -> None:
+    """Run an agent with the built-in tools (Read, Write, Edit, Bash, Glob, Grep) in a project directory.
+
+    Permission asks are put to you in the terminal; without a terminal (and without --yes/--deny) the run
+    pauses, writes a checkpoint and exits with code 3. Ctrl-C cancels cleanly (exit 130); twice quits at once.
+    """
+    check_choice("--output-format", output_format, OUTPUT_FORMATS)
+    check_choice("--permission-mode", permission_mode, MODES)
+    model = model or os.environ.get("HOOKLOOP_MODEL")
+    if not model:
+        raise fail("no model: pass --model PROVIDER:MODEL or set HOOKLOOP_MODEL")
+    options = RunOptions(
+        model=model,
+        cwd=cwd.resolve(),
+        permission_mode=permission_mode,  # type: ignore[arg-type]
+        max_turns=max_turns,
+        settings=[p.resolve() for p in settings],
+        include_claude=not no_claude_settings,
+        trust_project_hooks=trust_project_hooks,
+        checkpoint_dir=checkpoint_dir.resolve() if checkpoint_dir else None,
+        system=system,
+    )
+    session = _session(options, output_format, approval_from(yes, deny, output_format))
+
+    async def start(worker: Any) -> Any:
+        return await worker.run(prompt)
+
+    raise typer.Exit(session.execute(start))
+
+
+@app.command()
+def resume(
+    checkpoint: Path = typer.Argument(..., help="A checkpoint file written by a paused or cancelled run."),
+    yes: bool = typer.Option(False, "--yes", help="Approve every pending call once."),
+    deny: bool = typer.Option(False, "--deny", help="Deny every pending call."),
+    message: str | None = typer.Option(None, "--message", help="Continue the conversation with this message."),
+    model: str | None = typer.Option(None, "--model", "-m", help="Override the model the run used."),
+    output_format: str = typer.Option("text", "--output-format", help="text, json or stream-json."),
+) -> None:
+    """Continue a paused run in this process — decisions from --yes/--deny, or asked in the terminal."""
+    check_choice("--output-format", output_format, OUTPUT_FORMATS)
+    try:
+        saved, options = load_cli_checkpoint(checkpoint)
+    except UsageError as exc:
+        raise fail(str(exc)) from None
+    if options is None:
+        model = model or os.environ.get("HOOKLOOP_MODEL")
+        if not model:
+            raise fail(f"{checkpoint}: a bare checkpoint: pass --model to say which model continues it")
+        options = RunOptions(model=model, cwd=Path.cwd())
+    elif model:
+        options.model = model
+    approval = approval_from(yes, deny, output_format)
+    session = _session(options, output_format, approval)
+    session.session_id = saved.session_id
+    console = session.err
+
+    async def start(worker: Any) -> Any:
+        from hookloop import Approve, Reject, ResumeDecision
+
+        decisions: dict[str, ResumeDecision] = {}
+        for call in saved.pending:
+            if approval == "yes":
+                decisions[call.call_id] = Approve()
+            elif approval == "deny":
+                decisions[call.call_id] = Reject("denied by --deny")
+            elif approval == "ask":
+                answer = await worker.approvers[-1](call)
+                decisions[call.call_id] = answer
+            else:
+                raise UsageError(
+                    f"{len(saved.pending)} call(s) wait for a decision: pass --yes or --deny (no terminal to ask in)"
+                )
+        return await worker.resume(saved, decisions, messages=message)
+
+    try:
+        code = session.execute(start)
+    except UsageError as exc:
+        console.print(f"hookloop: {exc}", markup=False, highlight=False)
+        code = EXIT_USAGE
+    raise typer.Exit(code)
+
+
+def _session(options: RunOptions, output: str, approval: Approval) -> Session:
+    out = Console(soft_wrap=True, highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    fmt: OutputFormat = "json" if output == "json" else "stream-json" if output == "stream-json" else "text"
+    return Session(options=options, output=fmt, approval=approval, out=out, err=err)

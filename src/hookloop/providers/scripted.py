@@ -121,6 +121,17 @@ class ScriptedClient:
         return self._provider
 
     @property
+    def position(self) -> int:
+        """Turns played so far."""
+        return self._position
+
+    def advance(self, turns: int) -> None:
+        """Skip ``turns`` turns (a run resumed in another process continues the script where it was)."""
+        if turns < 0 or self._position + turns > len(self._turns):
+            raise ValueError(f"cannot advance {turns} turns: {self.remaining} remain")
+        self._position += turns
+
+    @property
     def remaining(self) -> int:
         """Turns not yet played."""
         return len(self._turns) - self._position

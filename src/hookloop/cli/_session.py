@@ -1,0 +1,513 @@
+"""What ``hookloop run`` and ``hookloop resume`` share: settings, the Worker, approvals, output, Ctrl-C.
+
+Exit codes: 0 finished, 1 the run failed (aborted, hook error, provider error), 2 bad usage (flags, files,
+settings), 3 paused waiting for an approval (a checkpoint was written), 130 cancelled with Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from rich.console import Console
+from rich.status import Status
+
+from hookloop import (
+    AllowAlways,
+    Approve,
+    Cancelled,
+    Checkpoint,
+    Finished,
+    HookloopError,
+    Paused,
+    PendingCall,
+    Reject,
+    ResumeDecision,
+    ScriptedClient,
+    Worker,
+    WorkerError,
+)
+from hookloop.command_hooks.config import resolve_hookloop_home, settings_sources
+from hookloop.items import new_id
+from hookloop.outcome import Outcome
+from hookloop.permissions import PermissionConfigError, PermissionMode, PermissionPolicy
+from hookloop.stream import TextDelta
+from hookloop.timeline import (
+    HookDecision,
+    HookOutputLine,
+    RunEnded,
+    TimelineEvent,
+    ToolEnded,
+    ToolStarted,
+    event_to_json,
+)
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED, EXIT_CANCELLED = 0, 1, 2, 3, 130
+OutputFormat = Literal["text", "json", "stream-json"]
+Approval = Literal["ask", "yes", "deny", "pause"]
+CLI_FORMAT = 1
+
+
+class UsageError(HookloopError):
+    """A problem with what the user asked for: printed as one line, exit code 2."""
+
+
+@dataclass(slots=True, kw_only=True)
+class RunOptions:
+    """Everything that shapes a session; saved next to a checkpoint so ``resume`` rebuilds the same Worker."""
+
+    model: str
+    cwd: Path
+    permission_mode: PermissionMode | None = None
+    max_turns: int = 50
+    settings: list[Path] = field(default_factory=list)
+    include_claude: bool = True
+    trust_project_hooks: bool = False
+    checkpoint_dir: Path | None = None
+    system: str | None = None
+    scripted_position: int = 0
+    """For ``scripted:`` models: turns of the script already played (a resume continues from there)."""
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "model": self.model,
+            "cwd": str(self.cwd),
+            "permission_mode": self.permission_mode,
+            "max_turns": self.max_turns,
+            "settings": [str(p) for p in self.settings],
+            "include_claude": self.include_claude,
+            "trust_project_hooks": self.trust_project_hooks,
+            "checkpoint_dir": None if self.checkpoint_dir is None else str(self.checkpoint_dir),
+            "system": self.system,
+            "scripted_position": self.scripted_position,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunOptions:
+        return cls(
+            model=str(data["model"]),
+            cwd=Path(data["cwd"]),
+            permission_mode=data.get("permission_mode"),
+            max_turns=int(data.get("max_turns", 50)),
+            settings=[Path(p) for p in data.get("settings", [])],
+            include_claude=bool(data.get("include_claude", True)),
+            trust_project_hooks=bool(data.get("trust_project_hooks", False)),
+            checkpoint_dir=Path(data["checkpoint_dir"]) if data.get("checkpoint_dir") else None,
+            system=data.get("system"),
+            scripted_position=int(data.get("scripted_position", 0)),
+        )
+
+
+DEFAULT_SYSTEM = (
+    "You are a careful coding agent working in the user's project directory. Use the tools to inspect before "
+    "you change anything; keep changes small; say what you did."
+)
+
+
+def home() -> Path:
+    return resolve_hookloop_home()
+
+
+def settings_layers(options: RunOptions) -> list[tuple[str, Mapping[str, object]]]:
+    """The settings files that exist, lowest precedence first, then each ``--settings`` file."""
+    sources = [
+        Path(s.path)
+        for s in settings_sources(
+            options.cwd, home=Path.home(), hookloop_home=home(), include_claude=options.include_claude
+        )
+    ]
+    layers: list[tuple[str, Mapping[str, object]]] = []
+    for path in [*sources, *options.settings]:
+        explicit = path in options.settings
+        if not path.is_file():
+            if explicit:
+                raise UsageError(f"--settings {path}: no such file")
+            continue
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{path}: cannot read settings: {exc}") from exc
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from exc
+        if not isinstance(data, dict):
+            raise UsageError(f"{path}: settings must be a JSON object")
+        layers.append((str(path), data))
+    return layers
+
+
+def build_policy(options: RunOptions, layers: Sequence[tuple[str, Mapping[str, object]]]) -> PermissionPolicy:
+    try:
+        return PermissionPolicy.from_settings(layers, workspace=options.cwd, mode=options.permission_mode)
+    except PermissionConfigError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def build_worker(options: RunOptions, *, transcript: Path, session_id: str | None = None) -> tuple[Worker, list[str]]:
+    """The Worker for a CLI session, and diagnostics worth showing (settings, untrusted hooks)."""
+    from hookloop.providers import ModelSpecError, client_from_model_string
+    from hookloop.tools.builtin import Workspace, builtin_tools
+
+    if not options.cwd.is_dir():
+        raise UsageError(f"--cwd {options.cwd}: not a directory")
+    layers = settings_layers(options)
+    policy = build_policy(options, layers)
+    try:
+        client, model = client_from_model_string(options.model)
+    except (ModelSpecError, ValueError) as exc:  # ValueError: a scripted model file that cannot be read
+        raise UsageError(str(exc)) from exc
+    if isinstance(client, ScriptedClient) and options.scripted_position:
+        client.advance(options.scripted_position)
+    worker = Worker(
+        client,
+        tools=builtin_tools(Workspace(options.cwd)),
+        system=options.system or DEFAULT_SYSTEM,
+        model=model,
+        max_turns=options.max_turns,
+        permissions=policy,
+        workspace=options.cwd,
+        transcript=transcript,
+        session_id=session_id,
+    )
+    notes = install_command_hooks(worker, options)
+    return worker, notes
+
+
+def install_command_hooks(worker: Worker, options: RunOptions) -> list[str]:
+    """Attach the configured command hooks (Claude Code / Cline / hookloop settings). Returns notes to show."""
+    import importlib
+
+    try:
+        bridge = importlib.import_module("hookloop.command_hooks.bridge")
+    except ImportError:
+        return []
+    hooks = bridge.CommandHooks.load(
+        options.cwd,
+        include_claude=options.include_claude,
+        trust_project=options.trust_project_hooks,
+        extra_settings=options.settings,
+    )
+    hooks.install(worker)
+    return [
+        f"{d.severity}: {d.file}: {d.path}: {d.message}" if d.path else f"{d.severity}: {d.file}: {d.message}"
+        for d in hooks.diagnostics
+        if d.severity != "info"
+    ]
+
+
+# -- approvals --------------------------------------------------------------------------------------------
+
+
+def fixed_approver(answer: Approval) -> Callable[[PendingCall], Any] | None:
+    """--yes approves every ask once; --deny rejects it; "pause" leaves it to the checkpoint."""
+
+    async def yes(call: PendingCall) -> ResumeDecision:
+        return Approve()
+
+    async def deny(call: PendingCall) -> ResumeDecision:
+        return Reject("denied by --deny")
+
+    yes.name = "--yes"  # type: ignore[attr-defined]
+    deny.name = "--deny"  # type: ignore[attr-defined]
+    return {"yes": yes, "deny": deny}.get(answer)
+
+
+class TerminalApprover:
+    """Asks the person at the terminal: allow once / allow always / deny (with a reason)."""
+
+    name = "terminal"
+
+    def __init__(self, console: Console, pause_spinner: Callable[[], None]) -> None:
+        self.console = console
+        self.pause_spinner = pause_spinner
+
+    async def __call__(self, call: PendingCall) -> ResumeDecision:
+        self.pause_spinner()
+        args = json.dumps(dict(call.arguments), ensure_ascii=False)
+        self.console.print(f"\n[bold magenta]approval needed[/] [bold]{call.tool_name}[/] {args}", highlight=False)
+        self.console.print(f"  asked by {call.asked_by}: {call.reason or 'no reason given'}", highlight=False)
+        while True:
+            answer = (await _read_line("  [y] allow once  [a] allow always  [n] deny › ")).strip().lower()
+            if answer in ("y", "yes"):
+                return Approve()
+            if answer in ("a", "always"):
+                return AllowAlways()
+            if answer in ("n", "no", "d", "deny"):
+                reason = (await _read_line("  reason (optional) › ")).strip()
+                return Reject(reason or "denied at the terminal")
+            self.console.print("  please answer y, a or n")
+
+
+async def _read_line(prompt: str) -> str:
+    """input() in a daemon thread, so a Ctrl-C (which cancels the run) never waits for the person."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[str] = loop.create_future()
+
+    def read() -> None:
+        try:
+            line = input(prompt)
+        except EOFError:
+            line = "n"
+
+        def deliver() -> None:
+            if not future.done():
+                future.set_result(line)
+
+        loop.call_soon_threadsafe(deliver)
+
+    threading.Thread(target=read, daemon=True).start()
+    return await future
+
+
+# -- output ---------------------------------------------------------------------------------------------
+
+
+class TextRenderer:
+    """Streams the model's text to stdout; tool calls, hook decisions and spinners go to stderr."""
+
+    def __init__(self, out: Console, err: Console) -> None:
+        self.out, self.err = out, err
+        self.status: Status | None = None
+        self.running: dict[str, tuple[str, float]] = {}
+        self.in_text = False
+
+    def _spinner(self) -> None:
+        if not self.running:
+            self.stop_spinner()
+            return
+        names = ", ".join(name for name, _ in self.running.values())
+        started = min(t for _, t in self.running.values())
+        text = f"running {names} ({time.monotonic() - started:.1f}s)"
+        if self.status is None:
+            self.status = self.err.status(text)
+            self.status.start()
+        else:
+            self.status.update(text)
+
+    def stop_spinner(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
+
+    def _end_text(self) -> None:
+        if self.in_text:
+            self.out.print()
+            self.in_text = False
+
+    def __call__(self, event: TimelineEvent) -> None:
+        if isinstance(event, TextDelta):
+            self.in_text = True
+            self.out.print(event.text, end="", markup=False, highlight=False, soft_wrap=True)
+        elif isinstance(event, ToolStarted):
+            self._end_text()
+            args = json.dumps(dict(event.arguments), ensure_ascii=False)
+            self.err.print(f"[yellow]●[/] {event.tool_name} {args[:200]}", highlight=False)
+            self.running[event.call_id] = (event.tool_name, time.monotonic())
+            self._spinner()
+        elif isinstance(event, ToolEnded):
+            self.running.pop(event.call_id, None)
+            self._spinner()
+            mark = "[red]error[/]" if event.is_error else "[green]ok[/]"
+            self.err.print(f"  └ {event.tool_name} {mark} ({event.seconds:.2f}s)")
+        elif isinstance(event, HookDecision):
+            if event.decision in ("Continue", "Finish") and event.reason is None:
+                return
+            self._end_text()
+            colour = "red" if event.decision in ("Deny", "Abort", "Cancel", "HookFailed", "Reject") else "magenta"
+            reason = f": {event.reason}" if event.reason else ""
+            self.err.print(
+                f"  [{colour}]hook[/] {event.hook} [dim]({event.source})[/] on {event.event} → "
+                f"[{colour}]{event.decision}[/]{reason} [dim]{event.seconds * 1000:.0f} ms[/]",
+                highlight=False,
+            )
+        elif isinstance(event, HookOutputLine):
+            if event.stream == "stderr":
+                self.err.print(f"  [dim]{event.hook} │ {event.line}[/]", highlight=False, markup=False)
+        elif isinstance(event, RunEnded):
+            self._end_text()
+            self.stop_spinner()
+
+
+def json_line(data: Mapping[str, object]) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+# -- driving a session --------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Session:
+    """One CLI run or resume: output, approvals, Ctrl-C, checkpoint writing, exit code."""
+
+    options: RunOptions
+    output: OutputFormat
+    approval: Approval
+    out: Console
+    err: Console
+    session_id: str = field(default_factory=lambda: new_id("session"))
+    interrupts: int = 0
+
+    @property
+    def transcript(self) -> Path:
+        return home() / "sessions" / f"{self.session_id}.jsonl"
+
+    def checkpoint_path(self, run_id: str) -> Path:
+        folder = self.options.checkpoint_dir or (home() / "checkpoints")
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder / f"{run_id}.checkpoint.json"
+
+    def save(self, checkpoint: Checkpoint, worker: Worker) -> Path:
+        if isinstance(worker.client, ScriptedClient):
+            self.options.scripted_position = worker.client.position
+        path = self.checkpoint_path(checkpoint.run_id)
+        wrapper = {"hookloop_cli": CLI_FORMAT, "options": self.options.to_json(), "checkpoint": checkpoint.to_json()}
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(wrapper, ensure_ascii=False), encoding="utf-8")
+        tmp.replace(path)
+        return path
+
+    def execute(self, start: Callable[[Worker], Any]) -> int:
+        """Build the Worker, run ``start(worker)`` (run or resume) under Ctrl-C handling; returns the exit code."""
+        try:
+            worker, notes = build_worker(self.options, transcript=self.transcript, session_id=self.session_id)
+        except UsageError as exc:
+            self.err.print(f"hookloop: {exc}", markup=False, highlight=False)
+            return EXIT_USAGE
+        for note in notes:
+            self.err.print(f"[yellow]{note}[/]", highlight=False)
+        renderer: TextRenderer | None = None
+        if self.output == "text":
+            renderer = TextRenderer(self.out, self.err)
+            worker.subscribe(renderer)
+        elif self.output == "stream-json":
+            worker.subscribe(lambda event: json_line(event_to_json(event)))
+        fixed = fixed_approver(self.approval)
+        if fixed is not None:
+            worker.approvers.append(fixed)
+        elif self.approval == "ask":
+            stop = renderer.stop_spinner if renderer is not None else (lambda: None)
+            worker.approvers.append(TerminalApprover(self.err, stop))
+        try:
+            return asyncio.run(self._drive(worker, start))
+        finally:
+            worker.close()
+            if renderer is not None:
+                renderer.stop_spinner()
+
+    async def _drive(self, worker: Worker, start: Callable[[Worker], Any]) -> int:
+        loop = asyncio.get_running_loop()
+
+        def interrupt() -> None:
+            self.interrupts += 1
+            if self.interrupts == 1:
+                self.err.print("\n[yellow]cancelling… (Ctrl-C again to quit at once)[/]")
+                worker.cancel()
+            else:
+                os._exit(EXIT_CANCELLED)
+
+        loop.add_signal_handler(signal.SIGINT, interrupt)
+        try:
+            outcome: Outcome = await start(worker)
+        except Cancelled:
+            path = self.save(worker.checkpoint("cancelled with Ctrl-C"), worker)
+            return self._report_stopped(
+                "cancelled", f"cancelled; transcript {self.transcript}; checkpoint {path}", EXIT_CANCELLED, path
+            )
+        except WorkerError as exc:
+            return self._report_stopped("error", f"{type(exc).__name__}: {exc}", EXIT_FAILED, None)
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+        if isinstance(outcome, Paused):
+            path = self.save(outcome.checkpoint, worker)
+            return self._report_paused(outcome, path)
+        return self._report_finished(worker, outcome)
+
+    def _result(self, status: str, **fields: object) -> dict[str, object]:
+        return {
+            "type": "result",
+            "status": status,
+            "session_id": self.session_id,
+            "transcript_path": str(self.transcript),
+            **fields,
+        }
+
+    def _report_finished(self, worker: Worker, outcome: Finished) -> int:
+        usage = outcome.usage
+        usage_json = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+        if self.output == "text":
+            self.err.print(
+                f"[dim]done in {outcome.turns} turns · {usage.input_tokens} in / {usage.output_tokens} out · "
+                f"transcript {self.transcript}[/]",
+                highlight=False,
+            )
+        else:
+            json_line(
+                self._result(
+                    "finished", run_id=outcome.run_id, text=outcome.text, turns=outcome.turns, usage=usage_json
+                )
+            )
+        return EXIT_OK
+
+    def _report_paused(self, outcome: Paused, path: Path) -> int:
+        command = f"hookloop resume {path}"
+        if self.output == "text":
+            self.err.print(f"\n[bold magenta]paused[/]: {outcome.reason}", highlight=False)
+            for call in outcome.pending:
+                self.err.print(
+                    f"  {call.tool_name} {json.dumps(dict(call.arguments))} — {call.asked_by}", highlight=False
+                )
+            self.err.print(f"checkpoint written; continue with:\n  {command} --yes   (or --deny)", highlight=False)
+        else:
+            pending = [
+                {
+                    "call_id": c.call_id,
+                    "tool": c.tool_name,
+                    "arguments": dict(c.arguments),
+                    "reason": c.reason,
+                    "asked_by": c.asked_by,
+                }
+                for c in outcome.pending
+            ]
+            json_line(
+                self._result(
+                    "paused",
+                    run_id=outcome.run_id,
+                    reason=outcome.reason,
+                    pending=pending,
+                    checkpoint_path=str(path),
+                    resume_command=command,
+                )
+            )
+        return EXIT_PAUSED
+
+    def _report_stopped(self, status: str, message: str, code: int, path: Path | None) -> int:
+        if self.output == "text":
+            self.err.print(f"[red]{message}[/]", highlight=False, markup=True)
+        else:
+            json_line(self._result(status, error=message, checkpoint_path=None if path is None else str(path)))
+        return code
+
+
+def load_cli_checkpoint(path: Path) -> tuple[Checkpoint, RunOptions | None]:
+    """Read a checkpoint written by the CLI (with its options) or by a library user (bare)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read checkpoint: {exc.strerror or exc}") from exc
+    except ValueError as exc:
+        raise UsageError(f"{path}: not a checkpoint (invalid JSON: {exc})") from exc
+    try:
+        if isinstance(data, dict) and "hookloop_cli" in data:
+            return Checkpoint.from_json(data.get("checkpoint")), RunOptions.from_json(data.get("options") or {})
+        return Checkpoint.from_json(data), None
+    except (HookloopError, KeyError, TypeError, ValueError) as exc:
+        raise UsageError(f"{path}: {exc}") from exc

@@ -1,0 +1,301 @@
+"""`hookloop run` / `resume` as a person or a script uses them: real subprocesses, a pseudo-terminal for the
+interactive approval and Ctrl-C paths. Offline: the model is a scripted file."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HOOKLOOP = [sys.executable, "-c", "from hookloop.cli import main; main()"]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "notes.txt").write_text("hello notes\n")
+    return root
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    home = tmp_path / "home"
+    home.mkdir()
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "HOOKLOOP_HOME": str(tmp_path / "hookloop-home"),
+        "COLUMNS": "200",
+        "NO_COLOR": "1",
+    }
+
+
+def script(path: Path, turns: list[list[dict[str, Any]]]) -> Path:
+    path.write_text(json.dumps({"turns": [{"blocks": blocks} for blocks in turns]}))
+    return path
+
+
+def hookloop(*args: str, env: dict[str, str], cwd: Path, stdin: str | None = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*HOOKLOOP, *args], capture_output=True, text=True, env=env, cwd=cwd, input=stdin, timeout=60)
+
+
+def bash_then_done(project: Path, command: str = "cat notes.txt") -> Path:
+    return script(
+        project / "model.json",
+        [[{"text": "Reading."}, {"tool": "Bash", "arguments": {"command": command}}], [{"text": "All done."}]],
+    )
+
+
+def test_a_non_interactive_ask_pauses_writes_a_checkpoint_and_resume_continues_in_a_new_process(
+    project: Path, env: dict[str, str]
+) -> None:
+    model = bash_then_done(project)
+    first = hookloop(
+        "run", "read the notes", "--model", f"scripted:{model}", "--cwd", str(project), env=env, cwd=project
+    )
+    assert first.returncode == 3, first.stderr
+    assert "paused" in first.stderr
+    command = next(line.strip() for line in first.stderr.splitlines() if line.strip().startswith("hookloop resume"))
+    checkpoint = command.split()[2]
+    assert Path(checkpoint).is_file()
+    second = hookloop("resume", checkpoint, "--yes", env=env, cwd=project)
+    assert second.returncode == 0, second.stderr
+    assert "All done." in second.stdout
+    transcript = Path(second.stderr.split("transcript ")[-1].strip())
+    lines = [json.loads(x) for x in transcript.read_text().splitlines()]
+    results = [x["item"] for x in lines if x["type"] == "item" and x["item"]["type"] == "tool_result"]
+    assert results[0]["content"].startswith("hello notes")
+
+
+def test_json_output_and_deny(project: Path, env: dict[str, str]) -> None:
+    model = bash_then_done(project)
+    out = hookloop(
+        "run",
+        "read",
+        "--model",
+        f"scripted:{model}",
+        "--cwd",
+        str(project),
+        "--output-format",
+        "json",
+        "--deny",
+        env=env,
+        cwd=project,
+    )
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["type"] == "result"
+    assert result["status"] == "finished"
+    assert result["text"] == "All done."
+    lines = [json.loads(x) for x in Path(result["transcript_path"]).read_text().splitlines()]
+    denied = [x["item"] for x in lines if x["type"] == "item" and x["item"]["type"] == "tool_result"]
+    assert denied[0]["is_error"]
+    assert "denied by --deny" in denied[0]["content"]
+
+
+def test_stream_json_emits_one_documented_event_per_line(project: Path, env: dict[str, str]) -> None:
+    model = bash_then_done(project)
+    out = hookloop(
+        "run", "read", "--model", f"scripted:{model}", "--cwd", str(project), "--output-format", "stream-json", "--yes",
+        env=env, cwd=project,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    events = [json.loads(line) for line in out.stdout.splitlines()]
+    types = [e["type"] for e in events]
+    assert types[0] == "run_started"
+    assert types[-1] == "result"
+    assert {"text_delta", "tool_started", "tool_ended", "item", "hook", "run_ended"} <= set(types)
+    approval = next(e for e in events if e["type"] == "hook")
+    assert (approval["event"], approval["hook"], approval["decision"]) == ("permission_request", "--yes", "Approve")
+
+
+def test_a_paused_json_run_reports_the_pending_calls_and_the_resume_command(project: Path, env: dict[str, str]) -> None:
+    model = bash_then_done(project)
+    out = hookloop(
+        "run",
+        "read",
+        "--model",
+        f"scripted:{model}",
+        "--cwd",
+        str(project),
+        "--output-format",
+        "json",
+        env=env,
+        cwd=project,
+    )
+    assert out.returncode == 3
+    result = json.loads(out.stdout)
+    assert result["status"] == "paused"
+    assert result["pending"][0]["tool"] == "Bash"
+    assert result["pending"][0]["arguments"] == {"command": "cat notes.txt"}
+    assert result["resume_command"].startswith("hookloop resume ")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "x", "--bogus"], "No such option: --bogus"),
+        (["run", "x"], "no model: pass --model"),
+        (["run", "x", "--model", "nope:x"], "unknown model"),
+        (["run", "x", "--model", "scripted:/missing.json"], "/missing.json"),
+        (["run", "x", "--model", "scripted:m.json", "--output-format", "xml"], "--output-format 'xml'"),
+        (["run", "x", "--model", "scripted:m.json", "--permission-mode", "yolo"], "--permission-mode 'yolo'"),
+        (["run", "x", "--model", "scripted:m.json", "--yes", "--deny"], "cannot be used together"),
+        (["run", "x", "--model", "scripted:m.json", "--settings", "/missing/settings.json"], "no such file"),
+        (["run", "x", "--model", "scripted:m.json", "--cwd", "/does/not/exist"], "not a directory"),
+        (["resume", "/missing.checkpoint.json"], "cannot read checkpoint"),
+        (["resume", "garbage.json"], "not a checkpoint"),
+    ],
+)
+def test_usage_errors_are_one_clear_line_and_exit_code_2(
+    project: Path, env: dict[str, str], args: list[str], message: str
+) -> None:
+    script(project / "m.json", [[{"text": "hi"}]])
+    (project / "garbage.json").write_text("{not json")
+    out = hookloop(*args, env=env, cwd=project)
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, out.stderr
+    assert message in lines[0]
+    assert "Traceback" not in out.stderr
+
+
+def test_bad_settings_json_names_file_line_and_column(project: Path, env: dict[str, str]) -> None:
+    script(project / "m.json", [[{"text": "hi"}]])
+    (project / ".hookloop").mkdir()
+    (project / ".hookloop" / "settings.json").write_text('{"permissions": {"allow": [}}')
+    out = hookloop("run", "x", "--model", "scripted:m.json", env=env, cwd=project)
+    assert out.returncode == 2
+    assert ".hookloop/settings.json:1:" in out.stderr
+    assert "invalid JSON" in out.stderr
+
+
+def test_permission_rules_from_settings_apply(project: Path, env: dict[str, str]) -> None:
+    model = bash_then_done(project, "rm -rf notes.txt")
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Bash(rm:*)"]}}))
+    out = hookloop(
+        "run", "clean", "--model", f"scripted:{model}", "--output-format", "json", "--yes", env=env, cwd=project
+    )
+    assert out.returncode == 0, out.stderr
+    assert (project / "notes.txt").exists()
+
+
+class Terminal:
+    """The CLI in a pseudo-terminal: read what it shows, type answers, press Ctrl-C."""
+
+    def __init__(self, args: list[str], env: dict[str, str], cwd: Path) -> None:
+        self.master, slave = pty.openpty()
+        self.proc = subprocess.Popen(
+            [*HOOKLOOP, *args], stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd, start_new_session=True
+        )
+        os.close(slave)
+        self.screen = ""
+
+    def wait_for(self, text: str, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while text not in self.screen:
+            left = deadline - time.monotonic()
+            assert left > 0, f"never saw {text!r} in:\n{self.screen}"
+            ready, _, _ = select.select([self.master], [], [], left)
+            if ready:
+                try:
+                    chunk = os.read(self.master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                self.screen += chunk.decode(errors="replace")
+        assert text in self.screen, self.screen
+
+    def type(self, text: str) -> None:
+        os.write(self.master, text.encode())
+
+    def interrupt(self) -> None:
+        os.killpg(self.proc.pid, signal.SIGINT)
+
+    def finish(self) -> int:
+        code = self.proc.wait(timeout=30)
+        try:
+            while True:
+                ready, _, _ = select.select([self.master], [], [], 0.1)
+                if not ready:
+                    break
+                chunk = os.read(self.master, 4096)
+                if not chunk:
+                    break
+                self.screen += chunk.decode(errors="replace")
+        except OSError:
+            pass
+        os.close(self.master)
+        return code
+
+
+def test_interactive_approval_in_a_terminal(project: Path, env: dict[str, str]) -> None:
+    model = bash_then_done(project)
+    term = Terminal(["run", "read", "--model", f"scripted:{model}"], env, project)
+    term.wait_for("allow once")
+    assert "asked by mode" in term.screen
+    term.type("y\n")
+    term.wait_for("All done.")
+    assert term.finish() == 0
+
+
+def test_interactive_deny_with_a_reason(project: Path, env: dict[str, str]) -> None:
+    model = bash_then_done(project)
+    term = Terminal(["run", "read", "--model", f"scripted:{model}"], env, project)
+    term.wait_for("allow once")
+    term.type("n\n")
+    term.wait_for("reason")
+    term.type("not now\n")
+    term.wait_for("All done.")
+    assert term.finish() == 0
+    transcript = next((Path(env["HOOKLOOP_HOME"]) / "sessions").glob("*.jsonl"))
+    assert "not now" in transcript.read_text()
+
+
+def test_ctrl_c_cancels_cleanly_kills_the_tool_and_saves_a_checkpoint(
+    project: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "sleeper.pid"
+    model = bash_then_done(project, f"sleep 1000 & echo $! > {pidfile}; wait")
+    term = Terminal(["run", "wait", "--model", f"scripted:{model}", "--yes"], env, project)
+    term.wait_for("Bash")
+    deadline = time.monotonic() + 30
+    while not (pidfile.exists() and pidfile.read_text().strip()):
+        assert time.monotonic() < deadline, "the tool never started"
+        select.select([], [], [], 0.02)
+    sleeper = int(pidfile.read_text())
+    term.interrupt()
+    code = term.finish()
+    assert code == 130, term.screen
+    assert "cancelled" in term.screen
+    checkpoints = list((Path(env["HOOKLOOP_HOME"]) / "checkpoints").glob("*.checkpoint.json"))
+    assert len(checkpoints) == 1
+    saved = json.loads(checkpoints[0].read_text())["checkpoint"]
+    results = [i for i in saved["history"] if i["type"] == "tool_result"]
+    assert "cancelled" in results[0]["content"]
+    assert gone(sleeper)
+
+
+def gone(pid: int) -> bool:
+    """True once ``pid`` no longer runs (dead, or a zombie nobody reaped yet); polls for up to 4 s."""
+    for _ in range(200):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().split()[2]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state == "Z":
+            return True
+        select.select([], [], [], 0.02)
+    return False
