@@ -186,3 +186,12 @@ def _session(options: RunOptions, output: str, approval: Approval) -> Session:
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     fmt: OutputFormat = "json" if output == "json" else "stream-json" if output == "stream-json" else "text"
     return Session(options=options, output=fmt, approval=approval, out=out, err=err)
+
+
+def _register_hooks() -> None:
+    from hookloop.cli._hooks_cmd import hooks_app
+
+    app.add_typer(hooks_app, name="hooks")
+
+
+_register_hooks()
