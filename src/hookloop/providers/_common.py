@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from types import TracebackType
+from typing import Any, Generic, NamedTuple, Protocol, Self, TypeVar
 
 from hookloop.items import ImagePart, ToolCall
 from hookloop.providers._errors import (
@@ -20,6 +21,45 @@ from hookloop.providers._errors import (
 from hookloop.providers.base import LLMRequest
 
 __all__: list[str] = []
+
+
+class _ClosableSdk(Protocol):
+    async def close(self) -> None: ...
+
+
+SdkT = TypeVar("SdkT", bound=_ClosableSdk)
+
+
+class SdkOwner(Generic[SdkT]):
+    """What every SDK-backed client shares: its provider name, the SDK client it wraps, and closing that SDK
+    client — only when it built it (one handed in via ``sdk_client=`` belongs to the caller)."""
+
+    _sdk: SdkT
+    _owned: bool
+    _provider: str
+
+    @property
+    def provider(self) -> str:
+        return self._provider
+
+    @property
+    def sdk_client(self) -> SdkT:
+        """The underlying SDK client (for calls hookloop does not wrap)."""
+        return self._sdk
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool (only when this client built the SDK client)."""
+        if self._owned:
+            await self._sdk.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
 
 JSONDict = dict[str, Any]
 """A provider wire payload (only at the wire edge; never in a public signature)."""

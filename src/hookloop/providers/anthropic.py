@@ -34,11 +34,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping
-from types import TracebackType
 from typing import Any
 
 from hookloop.providers._anthropic_wire import PROVIDER, to_anthropic
-from hookloop.providers._common import SdkErrors, map_sdk_error, require_model
+from hookloop.providers._common import SdkErrors, SdkOwner, map_sdk_error, require_model
 from hookloop.providers._errors import ProviderConnectionError
 from hookloop.providers.base import LLMRequest
 from hookloop.stream import (
@@ -83,7 +82,7 @@ _STOP_REASONS: Mapping[str, StopReason] = {
 }
 
 
-class AnthropicClient:
+class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
     """An :class:`hookloop.providers.LLMClient` for the Anthropic Messages API.
 
     Args:
@@ -144,28 +143,7 @@ class AnthropicClient:
                 options["auth_token"] = auth_token
             self._sdk = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, **options)
             self._owned = True
-
-    @property
-    def provider(self) -> str:
-        return PROVIDER
-
-    @property
-    def sdk_client(self) -> anthropic.AsyncAnthropic:
-        """The underlying SDK client (for calls hookloop does not wrap)."""
-        return self._sdk
-
-    async def aclose(self) -> None:
-        """Close the HTTP connection pool (only when this client built the SDK client)."""
-        if self._owned:
-            await self._sdk.close()
-
-    async def __aenter__(self) -> AnthropicClient:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
+        self._provider = PROVIDER
 
     def build_params(self, request: LLMRequest) -> dict[str, Any]:
         """The ``messages.create`` keyword arguments for ``request`` (without ``stream``)."""

@@ -21,11 +21,10 @@ Usage: OpenAI counts cached prompt tokens inside ``prompt_tokens``; hookloop rep
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from types import TracebackType
 from typing import Any
 
 from hookloop.providers._chat_wire import to_chat
-from hookloop.providers._common import SdkErrors, map_sdk_error, require_model, split_tokens
+from hookloop.providers._common import SdkErrors, SdkOwner, map_sdk_error, require_model, split_tokens
 from hookloop.providers._errors import ProviderConnectionError
 from hookloop.providers.base import LLMRequest
 from hookloop.stream import (
@@ -91,7 +90,7 @@ class _Call:
         self.started = False
 
 
-class OpenAIChatClient:
+class OpenAIChatClient(SdkOwner[openai.AsyncOpenAI]):
     """An :class:`hookloop.providers.LLMClient` for Chat Completions (OpenAI or any compatible server).
 
     Args:
@@ -134,28 +133,6 @@ class OpenAIChatClient:
         self._sdk = sdk_client or build_sdk_client(
             api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
         )
-
-    @property
-    def provider(self) -> str:
-        return self._provider
-
-    @property
-    def sdk_client(self) -> openai.AsyncOpenAI:
-        """The underlying SDK client (for calls hookloop does not wrap)."""
-        return self._sdk
-
-    async def aclose(self) -> None:
-        """Close the HTTP connection pool (only when this client built the SDK client)."""
-        if self._owned:
-            await self._sdk.close()
-
-    async def __aenter__(self) -> OpenAIChatClient:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
     def build_params(self, request: LLMRequest) -> dict[str, Any]:
         """The ``chat.completions.create`` keyword arguments for ``request`` (without ``stream``)."""

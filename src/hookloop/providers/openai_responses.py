@@ -29,10 +29,9 @@ One block per (output item, content part), numbered in order of first appearance
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from types import TracebackType
 from typing import Any
 
-from hookloop.providers._common import map_sdk_error, require_model, split_tokens
+from hookloop.providers._common import SdkOwner, map_sdk_error, require_model, split_tokens
 from hookloop.providers._errors import ProviderConnectionError, classify
 from hookloop.providers._responses_wire import PROVIDER, reasoning_signature, reasoning_text, to_responses
 from hookloop.providers.base import LLMRequest
@@ -62,7 +61,7 @@ __all__ = ["OpenAIResponsesClient"]
 _INCOMPLETE: Mapping[str, StopReason] = {"max_output_tokens": "max_tokens", "content_filter": "refusal"}
 
 
-class OpenAIResponsesClient:
+class OpenAIResponsesClient(SdkOwner[openai.AsyncOpenAI]):
     """An :class:`hookloop.providers.LLMClient` for the OpenAI Responses API.
 
     Args:
@@ -103,28 +102,6 @@ class OpenAIResponsesClient:
         self._sdk = sdk_client or build_sdk_client(
             api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
         )
-
-    @property
-    def provider(self) -> str:
-        return self._provider
-
-    @property
-    def sdk_client(self) -> openai.AsyncOpenAI:
-        """The underlying SDK client (for calls hookloop does not wrap)."""
-        return self._sdk
-
-    async def aclose(self) -> None:
-        """Close the HTTP connection pool (only when this client built the SDK client)."""
-        if self._owned:
-            await self._sdk.close()
-
-    async def __aenter__(self) -> OpenAIResponsesClient:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
     def build_params(self, request: LLMRequest) -> dict[str, Any]:
         """The ``responses.create`` keyword arguments for ``request`` (without ``stream``)."""
