@@ -12,14 +12,18 @@ Layers, each usable on its own::
     runner.py     spawning, draining, timeouts, process-group kills, parallel run_all
     http_hooks.py HTTP handlers: allowlists, header interpolation, POST in a worker thread
     translate.py  pure (event, exit code, stdout, stderr) → CommandDecision, and merge_decisions
+    payloads.py   pure builders of each event's stdin (Claude Code snake_case, Cline camelCase)
+    bridge.py     CommandHooks: load + trust, then install on a Worker as ordinary hooks (the event mapping)
 
-Typical use: ``config = apply_trust(load_hook_config(project), project)``; for one firing,
-``hooks = config.for_event("PreToolUse", tool_name)``, ``outcomes = await run_all(hooks, payload, ...)``,
+Typical use: ``CommandHooks.load(project).install(worker)``. By hand, for one firing:
+``config = apply_trust(load_hook_config(project), project)``, ``hooks = config.for_event("PreToolUse", tool_name)``,
+``outcomes = await run_all(hooks, payload, ...)``,
 ``merge_decisions([translate_outcome(h, o) for h, o in zip(hooks, outcomes)])``.
 """
 
 from __future__ import annotations
 
+from .bridge import CommandHookCancelled, CommandHooks
 from .config import HookConfig, load_hook_config, resolve_hookloop_home
 from .discovery import launcher_for
 from .extract import extract_last_json_object, read_claude_json
@@ -40,6 +44,8 @@ __all__ = [
     "ClineScript",
     "CommandDecision",
     "CommandHandler",
+    "CommandHookCancelled",
+    "CommandHooks",
     "ConfiguredHook",
     "Diagnostic",
     "HookConfig",

@@ -1,0 +1,231 @@
+"""Command hooks on a Worker: Claude Code and Cline hook scripts, unmodified, through the public Hook API.
+
+:class:`CommandHooks` loads the configuration (settings layers, Cline script folders, trust) and
+:meth:`CommandHooks.install` registers **one** in-process hook, named ``"command hooks"``, per hookloop event some
+configured hook needs (plus an approver for PermissionRequest). At each firing that hook builds the stdin
+(:mod:`hookloop.command_hooks.payloads`), selects the matching handlers (matcher, then the ``if`` rule), runs them
+in parallel (:func:`~hookloop.command_hooks.runner.run_all`), translates and merges their answers
+(:mod:`hookloop.command_hooks.translate`) and returns an ordinary hook result — so every effect goes through the
+same checks as an in-process hook's: a hook's ``allow`` never bypasses a deny or ask rule, an ``updatedInput``
+is validated against the tool's schema and the rules see it.
+
+=====================================  ==================  =====================================================
+command-hook event (Claude / Cline)    hookloop event      result
+=====================================  ==================  =====================================================
+SessionStart / TaskStart, TaskResume   session_start       context → ``Continue(additional_context)``; a stop
+                                                           (``continue: false``, Cline ``cancel``) raises
+                                                           :class:`CommandHookCancelled`
+UserPromptSubmit (both)                on_prompt_submit    block or stop → ``Cancel``; context → ``Continue``
+PreToolUse (both)                      pre_tool_call       deny → ``Deny``; ask → ``Ask``; defer → ``Pause``;
+                                                           allow → ``Allow(updated_input=…)``; ``updatedInput``
+                                                           alone → ``Continue(updated_input=…)``; ``continue:
+                                                           false`` → ``Abort``; Cline ``cancel`` raises
+                                                           :class:`CommandHookCancelled`; context is delivered
+                                                           with the call's result (or the deny reason)
+PermissionRequest                      approver            allow → ``Approve``; deny → ``Reject``; deny with
+                                                           ``interrupt`` or a stop raises
+                                                           :class:`CommandHookCancelled`; no decision → ``None``
+PostToolUse / PostToolUseFailure;      post_tool_call      block reason and context → ``Continue(additional_
+Cline PostToolUse                      (by ``is_error``)   context)``; ``updatedToolOutput`` (a string) →
+                                                           ``replace_output``; stop or Cline cancel → ``Stop``
+Stop                                   on_turn_end         block → ``ContinueWithMessages(reason)``; context
+                                                           also continues; stop → ``Finish``
+StopFailure                            on_abort            fire-and-forget, for provider errors only
+Notification (both)                    notification        fire-and-forget (never blocks the run)
+PreCompact (both)                      pre_compact         block → ``Cancel`` (no compaction); stop raises
+PostCompact                            post_compact        side effects only
+SessionEnd / TaskComplete, TaskCancel  session_end         side effects only; then background hooks are drained
+=====================================  ==================  =====================================================
+
+A hookloop *run* (or resume) is a Claude Code session and a Cline task: SessionStart/TaskStart fire when it starts,
+SessionEnd/TaskComplete/TaskCancel when it ends, and Cline's ``taskId`` is the run id (a resume keeps it).
+
+Fire-and-forget hooks (Notification, StopFailure, and handlers marked ``async``) run in tasks the installation
+owns; at session_end each run waits for them up to ``background_grace`` seconds, then cancels them, which kills
+their process groups — none outlives the run. ``async`` handlers never decide anything; their context reaches
+the model through ``worker.notify``. PostToolBatch has no hookloop event and never fires (reported as a
+diagnostic).
+
+Observability: each handler's outcome becomes a :class:`~hookloop.timeline.HookDecision` (``event`` = the
+command-hook event, ``hook`` = the command, script path or URL, ``source`` = ``"<label>: <settings file>"``), a
+handler that could not run is ``"HookFailed"`` and one that answered with an error ``"HookError"`` — both also a
+``logging`` warning —, one cut short by a cancellation or by the end of the run is ``"HookCancelled"``, and every
+output line is a :class:`~hookloop.timeline.HookOutputLine` as it arrives.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import weakref
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ._events import EventHooks
+from ._firing import HOOK_NAME, CommandHookCancelled
+from .config import HookConfig, SettingsLayer, merge_layers, read_settings_file, resolve_hookloop_home, settings_sources
+from .discovery import cline_hook_dirs, discover_cline_scripts
+from .model import ConfiguredHook, Diagnostic, HookSource
+from .runner import RunnerOptions
+from .trust import apply_trust, is_trusted
+
+if TYPE_CHECKING:
+    from hookloop.worker import Worker
+
+__all__ = ["HOOK_NAME", "CommandHookCancelled", "CommandHooks"]
+
+_log = logging.getLogger(__name__)
+
+
+class CommandHooks:
+    """A loaded command-hook configuration, ready to :meth:`install` on Workers.
+
+    Args:
+        config: the hooks to run (already filtered by trust; see :meth:`load`).
+        project_dir: where hooks run (``cwd``, ``CLAUDE_PROJECT_DIR``, ``HOOKLOOP_PROJECT_DIR``).
+        options: runner knobs (timeouts, kill grace, output cap …); the configuration's HTTP allowlists fill
+            the ones left unset.
+        background_grace: seconds a run's end waits for fire-and-forget hooks still running before killing them.
+        diagnostics: extra diagnostics to report with the configuration's own.
+    """
+
+    def __init__(
+        self,
+        config: HookConfig,
+        *,
+        project_dir: str | os.PathLike[str],
+        options: RunnerOptions | None = None,
+        background_grace: float = 1.5,
+        diagnostics: Sequence[Diagnostic] = (),
+    ) -> None:
+        opts = options or RunnerOptions()
+        if opts.http_url_allowlist is None and config.http_url_allowlist is not None:
+            opts = replace(opts, http_url_allowlist=config.http_url_allowlist)
+        if opts.http_env_allowlist is None and config.http_env_allowlist is not None:
+            opts = replace(opts, http_env_allowlist=config.http_env_allowlist)
+        self.config = config
+        self.project_dir = str(Path(project_dir).resolve())
+        self.options = opts
+        self.background_grace = background_grace
+        extra = list(diagnostics)
+        batch = [hook for hook in config.hooks if hook.event == "PostToolBatch"]
+        if batch:
+            extra.append(
+                Diagnostic(
+                    severity="warning",
+                    file=batch[0].source.path,
+                    path=batch[0].json_path,
+                    message=f"{len(batch)} PostToolBatch hook(s) never run: the Worker has no tool-batch event yet",
+                )
+            )
+        self._diagnostics = (*config.diagnostics, *extra)
+        self._reported = False
+        self._installed: weakref.WeakSet[Worker] = weakref.WeakSet()
+
+    @classmethod
+    def load(
+        cls,
+        project_dir: str | os.PathLike[str],
+        *,
+        include_claude: bool = True,
+        include_cline: bool = True,
+        trust_project: bool = False,
+        hookloop_home: Path | None = None,
+        home: Path | None = None,
+        options: RunnerOptions | None = None,
+        background_grace: float = 1.5,
+        extra_settings: Sequence[str | os.PathLike[str]] = (),
+    ) -> CommandHooks:
+        """Load every settings layer and hook folder for ``project_dir`` (see
+        :func:`~hookloop.command_hooks.config.load_hook_config`) and apply trust: project-level hooks of an
+        untrusted (new or changed) configuration are left out with a warning diagnostic, unless
+        ``trust_project`` — the explicit non-interactive trust, which records nothing and says so in an info
+        diagnostic. ``extra_settings`` are settings files named explicitly (``--settings``): the highest layers,
+        trusted like the user's own (the user chose them). ``home`` and ``hookloop_home`` default to the user's;
+        tests point them at temporary folders. Never raises for bad configuration content (it becomes
+        diagnostics)."""
+        project = Path(project_dir).resolve()
+        own_home = hookloop_home if hookloop_home is not None else resolve_hookloop_home(home=home)
+        config = _load_config(
+            project,
+            home=home if home is not None else Path.home(),
+            hookloop_home=own_home,
+            include_claude=include_claude,
+            include_cline=include_cline,
+            platform=(options or RunnerOptions()).platform,
+            extra_settings=[Path(p).resolve() for p in extra_settings],
+        )
+        extra: list[Diagnostic] = []
+        if not trust_project:
+            config = apply_trust(config, project, hookloop_home=own_home)
+        elif config.project_hooks and not is_trusted(project, hookloop_home=own_home):
+            count = len(config.project_hooks)
+            message = f"{count} project hook(s) run without recorded trust (trust_project=True)"
+            extra.append(Diagnostic(severity="info", file=str(project), path="", message=message))
+        return cls(config, project_dir=project, options=options, background_grace=background_grace, diagnostics=extra)
+
+    @property
+    def hooks(self) -> tuple[ConfiguredHook, ...]:
+        """The hooks that will run, in configuration order."""
+        return self.config.hooks
+
+    @property
+    def diagnostics(self) -> tuple[Diagnostic, ...]:
+        """Everything worth telling the user about the configuration: malformed entries, skipped untrusted
+        project hooks, duplicates, events that never fire."""
+        return self._diagnostics
+
+    def install(self, worker: Worker) -> None:
+        """Register the in-process hooks on ``worker``: one ``"command hooks"`` hook per hookloop event some
+        configured hook needs, and an approver for PermissionRequest hooks. A configuration without hooks
+        registers nothing; a second install on the same Worker does nothing. The first install logs every error
+        and warning diagnostic (a skipped hook is never silent)."""
+        if not self._reported:
+            self._reported = True
+            for diagnostic in self._diagnostics:
+                if diagnostic.severity != "info":
+                    _log.warning("command hooks: %s", diagnostic)
+        if self.config.hooks and worker not in self._installed:
+            self._installed.add(worker)
+            EventHooks(
+                worker,
+                self.config,
+                project_dir=self.project_dir,
+                options=self.options,
+                background_grace=self.background_grace,
+            ).register()
+
+
+def _load_config(
+    project: Path,
+    *,
+    home: Path,
+    hookloop_home: Path,
+    include_claude: bool,
+    include_cline: bool,
+    platform: str,
+    extra_settings: Sequence[Path],
+) -> HookConfig:
+    """:func:`~hookloop.command_hooks.config.load_hook_config` plus explicit settings files as the highest
+    layers (labelled as the user's); a missing explicit file is an error diagnostic."""
+    sources = [
+        *settings_sources(project, home=home, hookloop_home=hookloop_home, include_claude=include_claude),
+        *(HookSource(kind="hookloop-user", path=str(path)) for path in extra_settings),
+    ]
+    explicit = {str(path) for path in extra_settings}
+    layers: list[SettingsLayer] = []
+    missing: list[Diagnostic] = []
+    for source in sources:
+        layer = read_settings_file(source)
+        if layer is not None:
+            layers.append(layer)
+        elif source.path in explicit:
+            missing.append(Diagnostic(severity="error", file=source.path, path="", message="no such file"))
+    scripts: tuple[ConfiguredHook, ...] = ()
+    found: tuple[Diagnostic, ...] = ()
+    if include_cline:
+        folders = cline_hook_dirs(project, home=home, hookloop_home=hookloop_home)
+        scripts, found = discover_cline_scripts(folders, platform=platform)
+    return merge_layers(layers, scripts=scripts, script_diagnostics=(*found, *missing))
