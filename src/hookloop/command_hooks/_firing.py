@@ -38,6 +38,7 @@ _log = logging.getLogger("hookloop.command_hooks.bridge")
 
 HOOK_NAME = "command hooks"
 """The name of the in-process hooks (and the approver) :meth:`CommandHooks.install` registers."""
+_MATCH_MEMO = 4096
 _KIND_NAMES: dict[DecisionKind, str] = {
     "continue": "Continue",
     "allow": "Allow",
@@ -123,6 +124,8 @@ class Firing:
         self.pending_context: dict[str, list[str]] = {}
         self.durations: dict[str, float] = {}
         self.policies: dict[str, PermissionPolicy | None] = {}
+        self.matched: dict[tuple[str, str | None, str], bool] = {}
+        self.any_async = any(_runs_async(hook) for hook in config.hooks)
         self.version = _version()
         self.user_id = _user_id()
 
@@ -143,7 +146,7 @@ class Firing:
         ``target`` and whose ``if`` rule matches ``tool`` (name, input), then Cline scripts named ``cline``."""
         selected: list[ConfiguredHook] = []
         for hook in self.claude_hooks.get(claude, ()) if claude is not None else ():
-            if hook.matcher is not None and not matcher_matches(hook.matcher, target, event=claude):
+            if hook.matcher is not None and not self.matches(hook.matcher, target, hook.event):
                 continue
             if hook.condition is not None and (tool is None or not self.condition_matches(hook.condition, *tool)):
                 continue
@@ -151,6 +154,17 @@ class Firing:
         if cline is not None:
             selected.extend(self.cline_hooks.get(cline, ()))
         return tuple(selected)
+
+    def matches(self, matcher: str, target: str | None, event: str) -> bool:
+        """:func:`~hookloop.command_hooks.matchers.matcher_matches`, remembered per (matcher, target, event):
+        targets are tool names and sources, a small set, and this runs on every tool call."""
+        key = (matcher, target, event)
+        known = self.matched.get(key)
+        if known is None:
+            if len(self.matched) >= _MATCH_MEMO:
+                self.matched.clear()
+            known = self.matched[key] = matcher_matches(matcher, target, event=event)
+        return known
 
     def condition_matches(self, condition: str, tool_name: str, tool_input: Mapping[str, JSONValue]) -> bool:
         """The ``if`` filter: the rule is evaluated as a permission rule that matches any subcommand (a deny
@@ -188,15 +202,17 @@ class Firing:
         background: bool = False,
     ) -> Fired:
         """Run ``hooks`` (``async`` handlers in the background), report each outcome, merge the decisions."""
-        cline_body = (
-            cline_payload() if cline_payload is not None and any(h.protocol == "cline" for h in hooks) else None
-        )
-        blocking = tuple(h for h in hooks if not _runs_async(h))
-        if len(blocking) != len(hooks):
-            detached = tuple(h for h in hooks if _runs_async(h))
-            self.spawn(self.run_async_handlers(detached, payload, cline_body, session_id, call_id))
-        if not blocking:
-            return NOTHING
+        cline_body = None
+        if cline_payload is not None and self.cline_events and any(h.protocol == "cline" for h in hooks):
+            cline_body = cline_payload()
+        blocking = hooks
+        if self.any_async:
+            blocking = tuple(h for h in hooks if not _runs_async(h))
+            if len(blocking) != len(hooks):
+                detached = tuple(h for h in hooks if _runs_async(h))
+                self.spawn(self.run_async_handlers(detached, payload, cline_body, session_id, call_id))
+            if not blocking:
+                return NOTHING
         return await self.run(
             blocking, payload, cline_body, session_id=session_id, call_id=call_id, background=background
         )
@@ -225,7 +241,10 @@ class Firing:
         except asyncio.CancelledError:
             self.report_cancelled(hooks, call_id, time.perf_counter() - started, background=background)
             raise
-        decisions = tuple(translate_outcome(hook, outcome) for hook, outcome in zip(hooks, outcomes, strict=True))
+        if len(hooks) == 1:
+            decisions: tuple[CommandDecision, ...] = (translate_outcome(hooks[0], outcomes[0]),)
+        else:
+            decisions = tuple(translate_outcome(hook, outcome) for hook, outcome in zip(hooks, outcomes, strict=True))
         self.report(hooks, outcomes, decisions, call_id)
         merged = merge_decisions(decisions)
         if len(decisions) > 1:
