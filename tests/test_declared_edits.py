@@ -135,3 +135,35 @@ async def test_an_edit_the_event_does_not_take_is_a_hook_error(event_name: str, 
     with pytest.raises(HookError, match=f"is not accepted on {event_name}") as err:
         await worker.run("go")
     assert err.value.hook == "overreach"
+
+
+async def test_an_ask_may_rewrite_the_input_it_asks_about_and_post_hooks_see_how_long_the_tool_ran() -> None:
+    from hookloop import Approve, Paused
+    from hookloop.hooks import Ask
+
+    worker = Worker(ScriptedClient([[ToolUse("echo", {"text": "raw"}, call_id="e1")], [Text("ok")]]), tools=[echo])
+    worker.add_pre_tool_call_hook(lambda info: Ask("check the cleaned text", updated_input={"text": "clean"}))
+    durations: list[float] = []
+    worker.add_post_tool_call_hook(lambda info: (durations.append(info.seconds), Continue())[1])
+    paused = await worker.run("go")
+    assert isinstance(paused, Paused)
+    assert paused.pending[0].arguments == {"text": "clean"}  # the person is asked about the rewritten input
+    await worker.resume(paused.checkpoint, {"e1": Approve()})
+    assert last_result(worker).content == "clean"
+    assert len(durations) == 1
+    assert durations[0] >= 0.0
+
+
+async def test_a_hook_raising_aborted_ends_the_run_with_that_error_not_a_hook_error() -> None:
+    from hookloop import Aborted
+
+    class PolicyStop(Aborted):
+        pass
+
+    def stopper(info: Any) -> Continue:
+        raise PolicyStop("policy says stop", hook="stopper", event="pre_tool_call")
+
+    worker = Worker(ScriptedClient([[ToolUse("echo", {"text": "x"})], [Text("ok")]]), tools=[echo])
+    worker.add_pre_tool_call_hook(stopper)
+    with pytest.raises(PolicyStop, match="policy says stop"):
+        await worker.run("go")

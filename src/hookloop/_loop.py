@@ -217,6 +217,7 @@ class _Call:
         "input_edited_by",
         "reason",
         "result",
+        "seconds",
         "state",
         "tool",
         "validated",
@@ -233,6 +234,7 @@ class _Call:
         self.result: ToolResult | None = None
         self.executed = False
         self.input_edited_by: str | None = None
+        self.seconds = 0.0
 
     def fail(self, message: str, **meta: object) -> None:
         self.state = "done"
@@ -322,11 +324,11 @@ class _Run:
 
     # -- start ---------------------------------------------------------------------------------------------
 
-    async def session_start(self, source: Literal["startup", "resume"]) -> None:
+    async def session_start(self, source: Literal["startup", "resume"], prompt: str | None = None) -> None:
         if not self.w.hooks.chains[SESSION_START.index]:
             return
         edits: list[tuple[Handler, Any]] = []
-        info = SessionStartInfo(run_id=self.run_id, session_id=self.session_id, source=source)
+        info = SessionStartInfo(run_id=self.run_id, session_id=self.session_id, source=source, prompt=prompt)
         await self.hooks(SESSION_START, info, edits)
         for handler, result in edits:
             if isinstance(result, Continue):
@@ -581,6 +583,8 @@ class _Run:
                                 result = text_single.fn(text)
                                 if text_async:
                                     result = await result
+                            except Aborted:
+                                raise
                             except Exception as exc:
                                 raise raised(ON_TEXT_DELTA, text_single, exc) from exc
                             if result.__class__ is not Continue:
@@ -728,8 +732,7 @@ class _Run:
             for handler, result in edits:
                 if isinstance(result, Ask):
                     votes.append(("ask", result.reason, handler.name))
-                    continue
-                if isinstance(result, Allow):
+                elif isinstance(result, Allow):
                     votes.append(("allow", result.reason, handler.name))
                 else:
                     self._reject_edits(PRE_TOOL_CALL, handler, result, allowed=("updated_input",))
@@ -854,6 +857,7 @@ class _Run:
         except Exception as exc:
             content = f"tool {call.name!r} failed: {type(exc).__name__}: {exc}"
         c.executed = True
+        c.seconds = perf_counter() - started
         meta: dict[str, object] = {}
         if c.input_edited_by is not None:
             meta["input_edited_by"] = c.input_edited_by
@@ -871,7 +875,7 @@ class _Run:
                     call_id=call.call_id,
                     tool_name=call.name,
                     is_error=is_error,
-                    seconds=perf_counter() - started,
+                    seconds=c.seconds,
                 )
             )
 
@@ -908,6 +912,7 @@ class _Run:
                 meta=c.tool.meta,
                 content=content,
                 is_error=is_error,
+                seconds=c.seconds,
             )
             edits: list[tuple[Handler, Any]] = []
             decided = await self.hooks(POST_TOOL_CALL, info, edits, result.call_id)

@@ -408,7 +408,7 @@ class Worker:
         run = _Run(self, new_id("run"), run_start=len(self._history))
 
         async def body() -> Outcome:
-            await run.session_start("startup")
+            await run.session_start("startup", user.text)
             await run.submit(user)
             return await run.loop()
 

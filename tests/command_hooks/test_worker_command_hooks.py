@@ -650,10 +650,10 @@ async def test_a_cline_pretooluse_cancel_ends_the_run_with_commandhookcancelled(
     aborts: list[str] = []
     worker, _, events = worker_for(env, [[ToolUse("Bash", {"command": "curl x", "timeout": 30})]], tools=[shell.tool])
     worker.add_on_abort_hook(lambda info: aborts.append(info.error_type))  # type: ignore[arg-type,func-returns-value]
-    with pytest.raises(WorkerError) as caught:
+    with pytest.raises(CommandHookCancelled) as caught:  # the run ends with the dedicated error itself
         await worker.run("go")
-    cancelled = CommandHookCancelled.find(caught.value)
-    assert cancelled is not None
+    cancelled = caught.value
+    assert CommandHookCancelled.find(cancelled) is cancelled
     assert (cancelled.reason, cancelled.event, cancelled.protocol) == (
         "policy: no network access",
         "PreToolUse",
@@ -895,7 +895,7 @@ async def test_each_cline_event_gets_the_classic_camelcase_payload(env: Env) -> 
 
     top = {"clineVersion", "hookName", "timestamp", "taskId", "workspaceRoots", "userId", "model"}
     bodies = {
-        "TaskStart": {"taskMetadata"},
+        "TaskStart": {"taskMetadata", "initialTask"},
         "TaskResume": {"taskMetadata", "previousState"},
         "TaskCancel": {"taskMetadata"},
         "TaskComplete": {"taskMetadata"},

@@ -87,8 +87,6 @@ class EventHooks(Firing):
         post = self.has("PostToolUse", "PostToolUse") or self.has("PostToolUseFailure")
         if pre or post:
             add(POST_TOOL_CALL, self.post_tool_call, name=HOOK_NAME, source=_SOURCE)
-        if post:
-            w.timeline.subscribe(self.on_timeline)  # tool durations (duration_ms, executionTimeMs)
         if self.has("Stop"):
             add(ON_TURN_END, self.turn_end, name=HOOK_NAME, source=_SOURCE)
         if self.has("StopFailure"):
@@ -116,7 +114,9 @@ class EventHooks(Firing):
         fired = await self.fire(
             hooks,
             payload,
-            lambda: wire_in.cline_task(self.cline_facts(info.run_id), cline, message_count=len(self.worker.history)),
+            lambda: wire_in.cline_task(
+                self.cline_facts(info.run_id), cline, message_count=len(self.worker.history), initial_task=info.prompt
+            ),
             session_id=info.session_id,
         )
         merged = fired.merged
@@ -175,13 +175,8 @@ class EventHooks(Firing):
         if kind == "defer":
             return Pause(merged.reason or "deferred by a PreToolUse hook")
         if kind == "ask":
-            if merged.updated_input is not None:
-                _log.warning(
-                    "command hooks: a PreToolUse hook asked with updatedInput for %s; hookloop cannot ask about a "
-                    "rewritten input, so the original input is asked about",
-                    info.call_id,
-                )
-            return Ask(_labelled_reasons(fired, "ask") or "a PreToolUse hook asks for approval")
+            reason = _labelled_reasons(fired, "ask") or "a PreToolUse hook asks for approval"
+            return Ask(reason, updated_input=merged.updated_input)
         if kind == "allow":
             return Allow(merged.reason or "", updated_input=merged.updated_input)
         if merged.updated_input is not None:
@@ -190,7 +185,7 @@ class EventHooks(Firing):
 
     async def post_tool_call(self, info: PostToolCallInfo) -> PostToolCallResult:
         texts = self.pending_context.pop(info.call_id, [])
-        seconds = self.durations.pop(info.call_id, None)
+        seconds = info.seconds
         claude = "PostToolUseFailure" if info.is_error else "PostToolUse"
         tool_input = thaw_object(info.arguments)
         hooks = self.select(claude, "PostToolUse", target=info.tool_name, tool=(info.tool_name, tool_input))
@@ -333,7 +328,6 @@ class EventHooks(Firing):
                 await self.drain(deadline)
             finally:
                 self.pending_context.clear()
-                self.durations.clear()
 
 
 class PermissionRequestApprover:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from hookloop._frozen import JSONValue
 from hookloop.errors import Aborted
-from hookloop.timeline import HookDecision, HookOutputLine, TimelineEvent, ToolEnded
+from hookloop.timeline import HookDecision, HookOutputLine
 
 from . import payloads as wire_in
 from .config import HookConfig
@@ -122,7 +122,6 @@ class Firing:
         self.cwd = str(workspace.resolve()) if workspace is not None else project_dir
         self.background: set[asyncio.Task[Any]] = set()
         self.pending_context: dict[str, list[str]] = {}
-        self.durations: dict[str, float] = {}
         self.policies: dict[str, PermissionPolicy | None] = {}
         self.matched: dict[tuple[str, str | None, str], bool] = {}
         self.any_async = any(_runs_async(hook) for hook in config.hooks)
@@ -363,10 +362,6 @@ class Firing:
                 await asyncio.wait(pending)
             for task in done | pending:
                 self.background.discard(task)
-
-    def on_timeline(self, event: TimelineEvent) -> None:
-        if type(event) is ToolEnded:
-            self.durations[event.call_id] = event.seconds
 
     # -- payload facts ------------------------------------------------------------------------------------------
 

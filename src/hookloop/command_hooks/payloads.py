@@ -387,10 +387,13 @@ def cline_task(
     hook: Literal["TaskStart", "TaskResume", "TaskCancel", "TaskComplete"],
     *,
     message_count: int | None = None,
+    initial_task: str | None = None,
 ) -> ClineHookInput:
-    """``taskStart`` / ``taskResume`` / ``taskCancel`` / ``taskComplete``. ``initialTask`` is absent: hookloop
-    fires TaskStart before the prompt is submitted. ``taskResume.previousState`` has the message count."""
+    """``taskStart`` / ``taskResume`` / ``taskCancel`` / ``taskComplete``. ``taskStart.initialTask`` is the
+    run's prompt; ``taskResume.previousState`` has the message count."""
     body: dict[str, object] = {"taskMetadata": _metadata(facts)}
+    if hook == "TaskStart" and initial_task is not None:
+        body["initialTask"] = initial_task
     if hook == "TaskResume":
         body["previousState"] = {
             "messageCount": str(message_count or 0),

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from time import perf_counter
 from typing import Any, TypeAlias
 
-from hookloop.errors import HookError
+from hookloop.errors import Aborted, HookError
 from hookloop.hooks.events import HookEvent
 from hookloop.hooks.results import Continue
 
@@ -99,6 +99,8 @@ def dispatch_sync(event: HookEvent[Any, Any], handlers: tuple[Handler, ...], inp
     for handler in handlers:
         try:
             result = handler.fn(inp)
+        except Aborted:
+            raise  # a deliberate end of the run (e.g. a command hook's cancel), not a bug
         except Exception as exc:
             raise _raised(event, handler, exc) from exc
         if result.__class__ not in passes:
@@ -119,6 +121,8 @@ async def dispatch(
             result = fn(inp)
             if is_async:
                 result = await result
+        except Aborted:
+            raise  # a deliberate end of the run (e.g. a command hook's cancel), not a bug
         except Exception as exc:
             raise _raised(event, _owner(handlers, fn), exc) from exc
         if result.__class__ not in passes:
@@ -146,6 +150,8 @@ async def run_chain(
             result = handler.fn(inp)
             if handler.is_async:
                 result = await result
+        except Aborted:
+            raise  # a deliberate end of the run (e.g. a command hook's cancel), not a bug
         except Exception as exc:
             raise _raised(event, handler, exc) from exc
         if observe is not None:

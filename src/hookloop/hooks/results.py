@@ -171,11 +171,18 @@ class Allow:
         object.__setattr__(self, "updated_input", _frozen_input(updated_input))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Ask:
-    """pre_tool_call permission vote: ask a person (the run pauses for approval). Passes on to later hooks."""
+    """pre_tool_call permission vote: ask a person (the run pauses for approval, or an approver answers).
+    Passes on to later hooks. ``updated_input`` is what the person is asked about (validated, and checked by
+    the rules, like any declared edit)."""
 
     reason: str = ""
+    updated_input: FrozenDict | None = None
+
+    def __init__(self, reason: str = "", *, updated_input: Mapping[str, object] | None = None) -> None:
+        object.__setattr__(self, "reason", reason)
+        object.__setattr__(self, "updated_input", _frozen_input(updated_input))
 
 
 @dataclass(frozen=True, slots=True)

@@ -85,6 +85,8 @@ class PostToolCallInfo:
     meta: ToolMeta
     content: str
     is_error: bool
+    seconds: float = 0.0
+    """How long the tool ran."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -129,6 +131,8 @@ class SessionStartInfo:
     run_id: str
     session_id: str
     source: Literal["startup", "resume"]
+    prompt: str | None = None
+    """The user's prompt of a starting run (None on resume)."""
 
 
 SessionEndReason: TypeAlias = Literal["finished", "paused", "aborted", "cancelled", "error"]
