@@ -11,7 +11,7 @@ from rich.table import Table
 
 from hookloop.command_hooks.config import HookConfig, load_hook_config, resolve_hookloop_home
 from hookloop.command_hooks.model import ClineScript, CommandHandler, ConfiguredHook, HttpHandler
-from hookloop.command_hooks.trust import is_trusted, project_config_digest, trust, untrust
+from hookloop.command_hooks.trust import apply_trust, is_trusted, project_config_digest, trust, untrust
 from hookloop.permissions import PermissionConfigError
 
 hooks_app = typer.Typer(
@@ -27,6 +27,36 @@ NO_CLAUDE = typer.Option(False, "--no-claude-settings", help="Ignore .claude/ se
 
 def _load(cwd: Path, no_claude: bool) -> HookConfig:
     return load_hook_config(cwd.resolve(), include_claude=not no_claude)
+
+
+def _runnable(cwd: Path, no_claude: bool, trust_project: bool, console: Console) -> HookConfig:
+    """The configuration that would run: untrusted project hooks are left out (and said so)."""
+    config = _load(cwd, no_claude)
+    if trust_project:
+        return config
+    trusted = apply_trust(config, cwd.resolve())
+    if len(trusted.hooks) < len(config.hooks):
+        console.print(
+            f"[yellow]{len(config.hooks) - len(trusted.hooks)} project hook(s) are not trusted and do not run "
+            "(`hookloop hooks trust`, or --trust-project-hooks)[/]"
+        )
+    return trusted
+
+
+def _read_json_input(source: str) -> dict[str, object]:
+    import sys
+
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise typer.BadParameter(f"{source}: {exc.strerror or exc}", param_hint="--input") from exc
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise typer.BadParameter(f"{source}: invalid JSON ({exc})", param_hint="--input") from exc
+    if not isinstance(data, dict):
+        raise typer.BadParameter(f"{source}: expected a JSON object (the hook input)", param_hint="--input")
+    return data
 
 
 def describe_handler(hook: ConfiguredHook) -> str:
@@ -128,3 +158,124 @@ def untrust_cmd(cwd: Path = PROJECT) -> None:
         if removed
         else f"{cwd.resolve()} was not trusted (digest {project_config_digest(cwd.resolve())})"
     )
+
+
+TRUST = typer.Option(False, "--trust-project-hooks", help="Run untrusted project hooks too.")
+
+
+@hooks_app.command("test")
+def hooks_test(
+    event: str = typer.Argument(..., help="A Claude Code event name: PreToolUse, PostToolUse, Stop, …"),
+    input_file: str = typer.Option(..., "--input", help="The hook input as JSON (a file, or - for stdin)."),
+    tool: str | None = typer.Option(None, "--tool", help="Match as this tool (overrides tool_name)."),
+    output_format: str = typer.Option("text", "--format", help="text or json"),
+    cwd: Path = PROJECT,
+    no_claude_settings: bool = NO_CLAUDE,
+    trust_project_hooks: bool = TRUST,
+) -> None:
+    """Run the hooks configured for EVENT on a sample input: each hook's output, exit code, timing and
+    decision, and the merged decision.
+
+    --format json prints one object: {"event", "target", "hooks": [{"source", "layer", "command", "matcher",
+    "exit_code", "outcome", "error", "timed_out", "duration_ms", "stdout", "stderr", "decision"}], "merged":
+    {"decision", "reason", "updated_input", "additional_context", "system_message", "continue", "stop_reason",
+    "replace_output", "errors"}}.
+    """
+    import asyncio
+
+    from hookloop.command_hooks.dryrun import try_event
+    from hookloop.command_hooks.model import SUPPORTED_EVENTS
+
+    if event not in SUPPORTED_EVENTS:
+        raise typer.BadParameter(f"{event!r}: expected one of {', '.join(SUPPORTED_EVENTS)}", param_hint="EVENT")
+    if output_format not in ("text", "json"):
+        raise typer.BadParameter(f"{output_format!r}: expected text or json", param_hint="--format")
+    payload = _read_json_input(input_file)
+    console = Console(soft_wrap=True, highlight=False, stderr=output_format == "json")
+    config = _runnable(cwd, no_claude_settings, trust_project_hooks, console)
+    report = asyncio.run(try_event(config, event, payload, project_dir=cwd.resolve(), tool=tool))
+    if output_format == "json":
+        print(json.dumps(report.to_json(), indent=2))
+        return
+    if not report.runs:
+        console.print(f"no hook matches {event}" + (f" for {report.target}" if report.target else ""))
+    for run in report.runs:
+        data = run.to_json()
+        console.print(
+            f"[bold]{data['command']}[/]  [dim]{data['source']} [{data['layer']}][/]\n"
+            f"  exit {data['exit_code']} · {data['outcome']} · {data['duration_ms']:.1f} ms → "
+            f"[bold]{run.decision.kind}[/]" + (f": {run.decision.reason}" if run.decision.reason else "")
+        )
+        for stream in ("stdout", "stderr"):
+            text = str(data[stream]).rstrip()
+            if text:
+                console.print(f"  {stream}:", markup=False)
+                for line in text.splitlines()[:40]:
+                    console.print(f"    {line}", markup=False)
+    merged = report.merged
+    console.print(f"\nmerged decision: [bold]{merged.kind}[/]" + (f" — {merged.reason}" if merged.reason else ""))
+    if merged.updated_input is not None:
+        console.print(f"  updated input: {json.dumps(dict(merged.updated_input))}", markup=False)
+    for text in merged.additional_context:
+        console.print(f"  added context: {text}", markup=False)
+    if not merged.continue_:
+        console.print(f"  stops the run: {merged.stop_reason or ''}", markup=False)
+
+
+@hooks_app.command("replay")
+def replay_cmd(
+    transcript: Path = typer.Argument(..., help="A hookloop JSONL transcript or a Claude Code session JSONL."),
+    output_format: str = typer.Option("table", "--format", help="table or json"),
+    cwd: Path = PROJECT,
+    no_claude_settings: bool = NO_CLAUDE,
+    trust_project_hooks: bool = TRUST,
+) -> None:
+    """Feed a recorded session through today's hooks and permission rules, without executing any tool: per
+    prompt and tool call, what would have been allowed, denied, asked or rewritten."""
+    import asyncio
+
+    from hookloop.cli._session import RunOptions, UsageError, build_policy, settings_layers
+    from hookloop.command_hooks.dryrun import TranscriptError, read_transcript, replay
+
+    if output_format not in ("table", "json"):
+        raise typer.BadParameter(f"{output_format!r}: expected table or json", param_hint="--format")
+    try:
+        steps = read_transcript(transcript)
+        options = RunOptions(model="-", cwd=cwd.resolve(), include_claude=not no_claude_settings)
+        policy = build_policy(options, settings_layers(options))
+    except (TranscriptError, UsageError) as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    console = Console(soft_wrap=True, highlight=False, stderr=output_format == "json")
+    config = _runnable(cwd, no_claude_settings, trust_project_hooks, console)
+    entries = asyncio.run(replay(steps, config, project_dir=cwd.resolve(), policy=policy))
+    if output_format == "json":
+        print(json.dumps({"transcript": str(transcript), "entries": [e.to_json() for e in entries]}, indent=2))
+        return
+    table = Table(show_header=True, header_style="bold")
+    for column in ("line", "step", "verdict", "why"):
+        table.add_column(column, overflow="fold")
+    colours = {
+        "allowed": "green",
+        "passed": "green",
+        "denied": "red",
+        "blocked": "red",
+        "stopped": "red",
+        "asked": "magenta",
+    }
+    for entry in entries:
+        step = entry.step
+        what = (
+            step.text[:80]
+            if step.kind == "prompt"
+            else f"{step.tool_name} {json.dumps(dict(step.tool_input or {}))[:100]}"
+        )
+        verdict = f"[{colours.get(entry.verdict, 'white')}]{entry.verdict}[/]" + (
+            " (rewritten)" if entry.rewritten else ""
+        )
+        why = entry.reason or entry.decided_by
+        table.add_row(str(step.line), what, verdict, why)
+    console.print(table)
+    counts: dict[str, int] = {}
+    for entry in entries:
+        counts[entry.verdict] = counts.get(entry.verdict, 0) + 1
+    console.print(", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items())) or "nothing to replay")
