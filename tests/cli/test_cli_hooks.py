@@ -89,9 +89,13 @@ def test_validate_reports_every_problem_with_its_json_path_and_exits_1(project: 
     assert hookloop("hooks", "validate", env=env, cwd=project).returncode == 0
     (project / ".hookloop").mkdir()
     (project / ".hookloop" / "settings.json").write_text(
-        json.dumps({"hooks": {"PreToolUze": [], "Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": -1}]}]},
-                    "permissions": {"allow": [42]}})
-    )  # fmt: skip
+        json.dumps(
+            {
+                "hooks": {"PreToolUze": [], "Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": -1}]}]},
+                "permissions": {"allow": [42]},
+            }
+        )
+    )
     out = hookloop("hooks", "validate", env=env, cwd=project)
     assert out.returncode == 1
     assert "hooks.PreToolUze: unknown event name 'PreToolUze'" in out.stdout
@@ -153,15 +157,25 @@ def test_hooks_usage_errors_are_one_line_exit_2(
     assert message in lines[0]
 
 
+def _use(call_id: str, command: str) -> dict[str, object]:
+    return {"type": "tool_use", "id": call_id, "name": "Bash", "input": {"command": command}}
+
+
 CLAUDE_TRANSCRIPT = [
     {"type": "user", "message": {"role": "user", "content": "tidy up and push"}, "sessionId": "s1"},
-    {"type": "assistant", "message": {"role": "assistant", "content": [
-        {"type": "text", "text": "Sure."}, {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}]}},
-    {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a b"}]}},
-    {"type": "assistant", "message": {"role": "assistant", "content": [
-        {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "rm -rf build"}},
-        {"type": "tool_use", "id": "t3", "name": "Bash", "input": {"command": "git push origin main"}}]}},
-]  # fmt: skip
+    {
+        "type": "assistant",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "Sure."}, _use("t1", "ls")]},
+    },
+    {
+        "type": "user",
+        "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a"}]},
+    },
+    {
+        "type": "assistant",
+        "message": {"role": "assistant", "content": [_use("t2", "rm -rf build"), _use("t3", "git push origin main")]},
+    },
+]
 
 
 def test_replay_of_a_claude_code_transcript_reports_allowed_denied_asked_rewritten_without_running_tools(
