@@ -104,9 +104,7 @@ class TryReport:
         }
 
 
-def _condition_holds(
-    hook: ConfiguredHook, tool_name: str | None, tool_input: Mapping[str, object], cwd: Path
-) -> bool:
+def _condition_holds(hook: ConfiguredHook, tool_name: str | None, tool_input: Mapping[str, object], cwd: Path) -> bool:
     """The per-handler ``if`` rule, matched like a deny rule (any subcommand); unparsable rules fail open."""
     if hook.condition is None:
         return True
