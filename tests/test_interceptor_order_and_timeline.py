@@ -135,19 +135,25 @@ def test_hookloop_demo_runs_offline_and_shows_each_hook_decision() -> None:
         capture_output=True,
         text=True,
         timeout=60,
-        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "NO_COLOR": "1"},
+        env={"COLUMNS": "250", "PATH": "/usr/bin:/bin", "NO_COLOR": "1", "HOME": "/nonexistent"},
     )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert "block_rm_rf (python) on pre_tool_call → Deny: rm -rf is blocked" in out
-    assert "mask_secrets (python) on post_tool_call → Continue: replace_output" in out
-    assert "ask_before_delete (python) on pre_tool_call → Ask: delete notes.tmp?" in out
-    assert "require_summary (python) on on_turn_end → ContinueWithMessages" in out
-    assert "sk-live" not in out.split("run summary")[0].split("config.ini")[-1]
+    assert "hook .hookloop/hooks/guard.py (Project: " in out
+    assert "on PreToolUse → Deny: rm -rf is blocked in this project" in out
+    assert "on PostToolUse → Continue: context: formatted CHANGES.md (trailing spaces removed)" in out
+    assert "on Stop → Block: Answer as a 'Summary:' bullet list" in out
+    assert "interceptor MaskSecrets masked a secret in Read's output" in out
+    assert 'run paused — Bash: needs approval under rule "Bash(rm:*)"' in out
+    assert "--yes answers 'allow once'" in out
+    assert "sk-live" not in out
+    assert "build/ kept: True · notes.tmp removed: True" in out
     assert "run summary" in out
     import re
 
     root = re.search(r"(/\S*hookloop-demo-\w+)", out)
     assert root is not None
-    lines = [json.loads(x) for x in (Path(root.group(1)) / ".hookloop" / "transcript.jsonl").read_text().splitlines()]
-    assert any(x["type"] == "hook" and x["hook"] == "block_rm_rf" for x in lines)
+    project = Path(root.group(1))
+    assert (project / "CHANGES.md").read_text() == "# Changes\n- removed notes.tmp\n"  # the formatter hook ran
+    lines = [json.loads(x) for x in (project / ".hookloop" / "transcript.jsonl").read_text().splitlines()]
+    assert any(x["type"] == "hook" and x["hook"] == ".hookloop/hooks/guard.py" for x in lines)

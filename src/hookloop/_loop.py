@@ -809,7 +809,10 @@ class _Run:
     def _pause_batch(self, calls: list[_Call]) -> Paused:
         w = self.w
         waiting = [c for c in calls if c.state in ("approval", "paused")]
-        reason = "; ".join(f"{c.call.name}: {c.reason or 'approval needed'} ({c.asked_by})" for c in waiting)
+        reason = "; ".join(
+            f"{c.call.name}: {c.reason}" if c.reason else f"{c.call.name}: approval needed ({c.asked_by})"
+            for c in waiting
+        )
         checkpoint = w._checkpoint(self, batch=tuple(c.pending() for c in calls), kind="tool_calls", reason=reason)
         return Paused(run_id=self.run_id, checkpoint=checkpoint, reason=reason, pending=checkpoint.pending)
 

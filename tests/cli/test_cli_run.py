@@ -299,3 +299,13 @@ def gone(pid: int) -> bool:
             return True
         select.select([], [], [], 0.02)
     return False
+
+
+def test_the_demo_asks_for_the_approval_in_a_terminal(tmp_path: Path, env: dict[str, str]) -> None:
+    term = Terminal(["demo"], env, tmp_path)
+    term.wait_for("allow once")
+    assert "run paused" in term.screen
+    term.type("y\n")
+    term.wait_for("run summary")
+    assert term.finish() == 0
+    assert "notes.tmp removed: True" in term.screen

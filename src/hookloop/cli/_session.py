@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from rich.console import Console
 from rich.status import Status
+from rich.text import Text as RichText
 
 from hookloop import (
     AllowAlways,
@@ -320,6 +321,8 @@ class TextRenderer:
         elif isinstance(event, HookDecision):
             if event.decision in ("Continue", "Finish") and event.reason is None:
                 return
+            if event.source == "command hooks":
+                return  # the command-hook bridge reports each script itself; this is their merged answer
             self._end_text()
             colour = "red" if event.decision in ("Deny", "Abort", "Cancel", "HookFailed", "Reject") else "magenta"
             reason = f": {event.reason}" if event.reason else ""
@@ -330,7 +333,8 @@ class TextRenderer:
             )
         elif isinstance(event, HookOutputLine):
             if event.stream == "stderr":
-                self.err.print(f"  [dim]{event.hook} │ {event.line}[/]", highlight=False, markup=False)
+                self._end_text()
+                self.err.print(RichText(f"  {event.hook} │ {event.line}", style="dim"))
         elif isinstance(event, RunEnded):
             self._end_text()
             self.stop_spinner()

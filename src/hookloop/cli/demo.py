@@ -1,15 +1,25 @@
-"""``hookloop demo``: the whole loop offline — scripted model, tools, hooks — streamed to the terminal.
+"""``hookloop demo``: a whole coding-agent session, offline, in a fresh temporary project.
 
-The story: an agent is asked to tidy a project. It reads a config file that holds a secret (a hook masks it),
-tries ``rm -rf`` (a guard hook denies it), asks to delete a file (a hook asks a person: the run pauses for
-approval), and first answers without the summary format the team wants (an on_turn_end hook makes it fix it).
+What it sets up, so a newcomer sees every layer once:
+
+- the scripted model (no network, no key) and the built-in tools (Glob, Read, Bash, Write, …);
+- a project settings file, ``.hookloop/settings.json``, with permission rules and three real command hooks —
+  Python scripts that speak Claude Code's hook protocol on stdin/stdout:
+  a Bash guard (PreToolUse) that blocks ``rm -rf``, a formatter/logger (PostToolUse on Write|Edit), and a Stop
+  hook that sends the model back once until its answer is a summary;
+- an application interceptor that masks secrets in tool output before the model (or any hook) sees it;
+- an ``ask`` rule that pauses the run for approval: the checkpoint is written, read back, and resumed once you
+  answer (``--yes`` answers "allow once").
 """
 
 from __future__ import annotations
 
+import json
 import re
+import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -17,84 +27,128 @@ from rich.console import Console
 from rich.table import Table
 
 from hookloop import (
-    AllowAlways,
     Approve,
+    Checkpoint,
     Finished,
     Paused,
-    Reject,
     ResumeDecision,
     ScriptedClient,
     Text,
-    ToolContext,
+    ToolResult,
     ToolUse,
     Worker,
-    tool,
 )
-from hookloop.hooks import (
-    Ask,
-    Continue,
-    ContinueWithMessages,
-    Deny,
-    Finish,
-    PostToolCallInfo,
-    PreToolCallInfo,
-    PreToolCallResult,
-    TurnEndInfo,
-)
-from hookloop.stream import TextDelta
-from hookloop.timeline import HookDecision, RunEnded, TimelineEvent, ToolEnded, ToolStarted
+from hookloop.cli._session import TerminalApprover, TextRenderer
+from hookloop.command_hooks.bridge import CommandHooks
+from hookloop.interceptors import ToolResultView
+from hookloop.permissions import PermissionPolicy
+from hookloop.timeline import HookDecision, ItemAppended, TimelineEvent, ToolEnded
+from hookloop.tools.builtin import Workspace, builtin_tools
+
+PROMPT = "Tidy up this project: drop the stale build output and scratch files, note the change, and summarise."
+
+GUARD = """#!{python}
+# PreToolUse (matcher: Bash) — Claude Code's protocol: JSON on stdin; exit 2 + stderr = block.
+import json, re, sys
+command = json.load(sys.stdin)["tool_input"].get("command", "")
+if re.search(r"\\brm\\s+(-\\w*r\\w*f|-\\w*f\\w*r)\\b", command):
+    print("rm -rf is blocked in this project; delete single files instead", file=sys.stderr)
+    sys.exit(2)
+"""
+
+FORMATTER = """#!{python}
+# PostToolUse (matcher: Write|Edit) — strips trailing spaces, logs the change, tells the model what it did.
+import json, os, sys
+data = json.load(sys.stdin)
+path = data["tool_input"]["file_path"]
+with open(path) as f:
+    text = f.read()
+tidy = "\\n".join(line.rstrip() for line in text.splitlines()) + "\\n"
+changed = tidy != text
+if changed:
+    with open(path, "w") as f:
+        f.write(tidy)
+with open(os.path.join(os.environ["CLAUDE_PROJECT_DIR"], ".hookloop", "changes.log"), "a") as log:
+    log.write(f"{{data['tool_name']}} {{path}}\\n")
+note = f"formatted {{os.path.basename(path)}} (trailing spaces removed)" if changed else "already tidy"
+print(json.dumps({{"hookSpecificOutput": {{"hookEventName": "PostToolUse", "additionalContext": note}}}}))
+"""
+
+STOP_CHECK = """#!{python}
+# Stop — the final answer must be a summary; stop_hook_active lets the model finish on the second try.
+import json, sys
+data = json.load(sys.stdin)
+if not data["last_assistant_message"].startswith("Summary:") and not data["stop_hook_active"]:
+    print(json.dumps({{"decision": "block", "reason": "Answer as a 'Summary:' bullet list of what you changed."}}))
+"""
+
+SETTINGS = {
+    "permissions": {
+        "allow": ["Glob", "Read", "Write(./CHANGES.md)", "Edit(./CHANGES.md)"],
+        "ask": ["Bash(rm:*)"],
+        "deny": ["Read(./.env)"],
+    },
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": ".hookloop/hooks/guard.py"}]}],
+        "PostToolUse": [
+            {"matcher": "Write|Edit", "hooks": [{"type": "command", "command": ".hookloop/hooks/format_and_log.py"}]}
+        ],
+        "Stop": [{"hooks": [{"type": "command", "command": ".hookloop/hooks/require_summary.py"}]}],
+    },
+}
 
 SECRET = re.compile(r"(api_key\s*=\s*)(\S+)")
 
 
-def _workspace() -> Path:
+class MaskSecrets:
+    """An application interceptor: rewrites tool output before the model — or any hook — sees it."""
+
+    async def post_tool_call(self, result: ToolResultView) -> None:
+        masked = SECRET.sub(r"\1***", result.content)
+        if masked != result.content:
+            result.content = masked
+            result.notes["masked_by"] = "MaskSecrets"
+
+
+def make_project() -> Path:
     root = Path(tempfile.mkdtemp(prefix="hookloop-demo-"))
     (root / "README.md").write_text("# Widget\nA tiny project.\n")
     (root / "config.ini").write_text("[service]\nurl = https://example.invalid\napi_key = sk-live-1234567890\n")
     (root / "build").mkdir()
     (root / "build" / "old.o").write_text("stale object file\n")
     (root / "notes.tmp").write_text("scratch\n")
+    hooks = root / ".hookloop" / "hooks"
+    hooks.mkdir(parents=True)
+    for name, body in (("guard.py", GUARD), ("format_and_log.py", FORMATTER), ("require_summary.py", STOP_CHECK)):
+        script = hooks / name
+        script.write_text(body.format(python=sys.executable))
+        script.chmod(0o755)
+    (root / ".hookloop" / "settings.json").write_text(json.dumps(SETTINGS, indent=2))
     return root
 
 
-def _tools(root: Path) -> list[Any]:
-    @tool(read_only=True, threaded=False)
-    def list_files(ctx: ToolContext) -> str:
-        """List the project's files."""
-        return "\n".join(sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()))
-
-    @tool(read_only=True, threaded=False)
-    def read_file(path: str) -> str:
-        """Read a file of the project."""
-        return (root / path).read_text()
-
-    @tool(threaded=False)
-    def run_command(command: str) -> str:
-        """Run a shell command (the demo only pretends)."""
-        return f"(pretended to run: {command})"
-
-    @tool(threaded=False)
-    def delete_file(path: str) -> str:
-        """Delete one file of the project."""
-        (root / path).unlink()
-        return f"deleted {path}"
-
-    return [list_files, read_file, run_command, delete_file]
-
-
-def _script() -> ScriptedClient:
+def model() -> ScriptedClient:
     return ScriptedClient(
         [
-            [Text("I'll look around first."), ToolUse("list_files", {}), ToolUse("read_file", {"path": "config.ini"})],
             [
-                Text("The build folder is stale; cleaning up."),
-                ToolUse("run_command", {"command": "rm -rf build"}),
-                ToolUse("delete_file", {"path": "notes.tmp"}),
+                Text("I'll look around first."),
+                ToolUse("Glob", {"pattern": "**/*"}),
+                ToolUse("Read", {"file_path": "config.ini"}),
             ],
-            [Text("Done. I removed notes.tmp and left the build folder alone.")],
+            [
+                Text("The build folder and the scratch file are stale; cleaning up."),
+                ToolUse("Bash", {"command": "rm -rf build"}),
+                ToolUse("Bash", {"command": "rm notes.tmp"}),
+            ],
+            [
+                Text("Recording the change."),
+                ToolUse("Write", {"file_path": "CHANGES.md", "content": "# Changes   \n- removed notes.tmp   \n"}),
+            ],
+            [Text("Done. I removed notes.tmp and wrote CHANGES.md.")],
             [
                 Text(
-                    "Summary:\n- removed notes.tmp\n- kept build/ (rm -rf was blocked)\n- config.ini holds a masked key"
+                    "Summary:\n- removed the scratch file notes.tmp (approved)\n- kept build/ (rm -rf is blocked "
+                    "here)\n- recorded the change in CHANGES.md\n- config.ini holds an API key (masked)"
                 )
             ],
         ],
@@ -102,124 +156,79 @@ def _script() -> ScriptedClient:
     )
 
 
-# -- the hooks a team would write ----------------------------------------------------------------------
-
-
-def block_rm_rf(info: PreToolCallInfo) -> PreToolCallResult:
-    """Guard: never let the agent run rm -rf."""
-    command = str(info.arguments.get("command", ""))
-    if re.search(r"\brm\s+-[a-zA-Z]*r[a-zA-Z]*f|\brm\s+-[a-zA-Z]*f[a-zA-Z]*r", command):
-        return Deny("rm -rf is blocked in this project")
-    return Continue()
-
-
-def ask_before_delete(info: PreToolCallInfo) -> PreToolCallResult:
-    """Deleting a file needs a person's approval."""
-    if info.tool_name == "delete_file":
-        return Ask(f"delete {info.arguments.get('path')}?")
-    return Continue()
-
-
-def mask_secrets(info: PostToolCallInfo) -> Continue:
-    """Never show a key to the model."""
-    masked = SECRET.sub(r"\1***", info.content)
-    return Continue(replace_output=masked) if masked != info.content else Continue()
-
-
-def require_summary(info: TurnEndInfo) -> Finish | ContinueWithMessages:
-    """The final answer must start with 'Summary:' (asked once; stop_hook_active prevents loops)."""
-    if info.last_assistant_text.startswith("Summary:") or info.stop_hook_active:
-        return Finish()
-    return ContinueWithMessages("Please answer as a 'Summary:' bullet list.")
-
-
-class _Printer:
-    """A timeline subscriber that streams text and shows each tool call and hook decision."""
+class Tally:
+    """Counts what the summary table reports, and shows the interceptor's work (it is not a hook decision)."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
-        self.in_text = False
-        self.decisions: list[HookDecision] = []
-        self.tools: list[tuple[str, bool, float]] = []
-        self.names: dict[str, str] = {}
-
-    def _end_text(self) -> None:
-        if self.in_text:
-            self.console.print()
-            self.in_text = False
+        self.tools: list[bool] = []
+        self.decisions: Counter[str] = Counter()
 
     def __call__(self, event: TimelineEvent) -> None:
-        if isinstance(event, TextDelta):
-            if not self.in_text:
-                self.console.print("[bold cyan]model[/] ", end="")
-                self.in_text = True
-            self.console.print(event.text, end="", markup=False, highlight=False)
-        elif isinstance(event, ToolStarted):
-            self._end_text()
-            args = ", ".join(f"{k}={v!r}" for k, v in event.arguments.items())
-            self.console.print(f"  [yellow]tool[/] {event.tool_name}({args})", highlight=False)
-        elif isinstance(event, ToolEnded):
-            mark = "[red]error[/]" if event.is_error else "[green]ok[/]"
-            self.console.print(f"  [yellow]tool[/] {event.tool_name} → {mark} ({event.seconds * 1000:.2f} ms)")
-            self.tools.append((event.tool_name, event.is_error, event.seconds))
-        elif isinstance(event, HookDecision):
-            self._end_text()
-            self.decisions.append(event)
-            if event.decision in ("Continue", "Finish") and event.reason is None:
-                return
-            colour = {"Deny": "red", "Ask": "magenta", "ContinueWithMessages": "blue"}.get(event.decision, "green")
-            detail = f": {event.reason}" if event.reason else ""
+        if isinstance(event, ItemAppended) and isinstance(event.item, ToolResult) and "masked_by" in event.item.meta:
             self.console.print(
-                f"  [bold {colour}]hook[/] {event.hook} ({event.source}) on {event.event} → "
-                f"[{colour}]{event.decision}[/]{detail} [dim]({event.seconds * 1e6:.0f} µs)[/]",
+                f"  [cyan]interceptor[/] {event.item.meta['masked_by']} masked a secret in {event.item.name}'s output "
+                "before the model or any hook saw it",
                 highlight=False,
             )
-        elif isinstance(event, RunEnded):
-            self._end_text()
+        elif isinstance(event, ToolEnded):
+            self.tools.append(event.is_error)
+        elif isinstance(event, HookDecision) and not (
+            event.decision in ("Continue", "Finish") and event.reason is None
+        ):
+            self.decisions[event.decision] += 1
 
 
-def _ask(console: Console, paused: Paused, yes: bool) -> dict[str, ResumeDecision]:
+async def decide(console: Console, paused: Paused, yes: bool) -> dict[str, ResumeDecision]:
     decisions: dict[str, ResumeDecision] = {}
+    approver = TerminalApprover(console, lambda: None)
     for call in paused.pending:
-        console.print(
-            f"\n[bold magenta]approval needed[/] {call.tool_name}({dict(call.arguments)}) — "
-            f"{call.reason} ({call.asked_by})"
-        )
         if yes:
-            console.print("  [dim]--yes: allowed once[/]")
-            decisions[call.call_id] = Approve()
-            continue
-        answer = console.input("  allow? [y]es once / [a]lways / [n]o: ").strip().lower()
-        if answer.startswith("a"):
-            decisions[call.call_id] = AllowAlways()
-        elif answer.startswith("y"):
+            console.print(
+                f"  [magenta]approval[/] {call.tool_name} {json.dumps(dict(call.arguments))} — {call.asked_by}: "
+                "[dim]--yes answers 'allow once'[/]",
+                highlight=False,
+            )
             decisions[call.call_id] = Approve()
         else:
-            decisions[call.call_id] = Reject("the person said no")
+            decisions[call.call_id] = await approver(call)
     return decisions
 
 
 async def run_demo(console: Console, *, yes: bool) -> int:
     """Run the demo; returns the process exit code."""
-    root = _workspace()
-    console.print(f"[bold]hookloop demo[/] — an offline agent run in [dim]{root}[/]\n")
+    root = make_project()
+    console.print(f"[bold]hookloop demo[/] — an offline agent session in [dim]{root}[/]")
+    console.print(
+        "[dim]model: scripted · tools: built-in · hooks: .hookloop/settings.json (3 command hooks, trusted for "
+        "this fresh project) · interceptor: MaskSecrets · rules: allow Glob/Read/Write(./CHANGES.md), ask "
+        "Bash(rm:*)[/]\n",
+        highlight=False,
+    )
+    layers = [(str(root / ".hookloop" / "settings.json"), SETTINGS)]
     worker = Worker(
-        _script(),
-        tools=_tools(root),
+        model(),
+        tools=builtin_tools(Workspace(root)),
         system="You are a careful coding agent.",
+        permissions=PermissionPolicy.from_settings(layers, workspace=root),
+        interceptors=[MaskSecrets()],
+        workspace=root,
         transcript=root / ".hookloop" / "transcript.jsonl",
     )
-    worker.add_pre_tool_call_hook(block_rm_rf)
-    worker.add_pre_tool_call_hook(ask_before_delete)
-    worker.add_post_tool_call_hook(mask_secrets)
-    worker.add_on_turn_end_hook(require_summary)
-    printer = _Printer(console)
-    worker.subscribe(printer)
-    console.print("[bold]user[/] Tidy up this project and summarise what you did.")
+    hooks = CommandHooks.load(root, include_claude=False, include_cline=False, trust_project=True, home=root)
+    hooks.install(worker)
+    tally = Tally(console)
+    worker.subscribe(TextRenderer(console, console))
+    worker.subscribe(tally)
+    console.print(f"[bold]user[/] {PROMPT}", highlight=False)
     started = time.perf_counter()
-    outcome = await worker.run("Tidy up this project and summarise what you did.")
+    outcome: Any = await worker.run(PROMPT)
     while isinstance(outcome, Paused):
-        outcome = await worker.resume(outcome.checkpoint, _ask(console, outcome, yes))
+        saved = outcome.checkpoint.save(root / ".hookloop" / "paused.checkpoint.json")
+        console.print(f"\n[bold magenta]run paused[/] — {outcome.reason}", highlight=False)
+        console.print(f"  [dim]checkpoint written to {saved}; resuming from that file[/]", highlight=False)
+        decisions = await decide(console, outcome, yes)
+        outcome = await worker.resume(Checkpoint.load(saved), decisions)
     worker.close()
     assert isinstance(outcome, Finished)
     elapsed = time.perf_counter() - started
@@ -228,14 +237,15 @@ async def run_demo(console: Console, *, yes: bool) -> int:
     table.add_column("what")
     table.add_column("value", overflow="fold")
     table.add_row("turns", str(outcome.turns))
-    table.add_row("tool calls", f"{len(printer.tools)} ({sum(1 for t in printer.tools if t[1])} errors)")
-    hook_calls = len(printer.decisions)
-    decisive = [d for d in printer.decisions if d.decision not in ("Continue", "Finish") or d.reason]
-    table.add_row("hook calls", f"{hook_calls} ({len(decisive)} changed something)")
+    table.add_row("tool calls", f"{len(tally.tools)} run ({sum(tally.tools)} with an error result)")
+    table.add_row("hook decisions", ", ".join(f"{n} {d}" for d, n in sorted(tally.decisions.items())) or "none")
+    table.add_row(
+        "files", f"build/ kept: {(root / 'build').is_dir()} · notes.tmp removed: {not (root / 'notes.tmp').exists()}"
+    )
+    table.add_row("hook log", (root / ".hookloop" / "changes.log").read_text().strip())
     table.add_row("tokens", f"{outcome.usage.input_tokens} in / {outcome.usage.output_tokens} out")
-    table.add_row("wall time", f"{elapsed * 1000:.1f} ms")
-    table.add_row("transcript", str(root / ".hookloop" / "transcript.jsonl"))
-    table.add_row("final answer", outcome.text)
+    table.add_row("wall time", f"{elapsed * 1000:.0f} ms")
+    table.add_row("transcript", str(worker.transcript_path))
     console.print()
     console.print(table)
     return 0
