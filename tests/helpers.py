@@ -65,6 +65,7 @@ PASS_RESULTS: dict[str, object] = {
     "notification": None,
     "pre_compact": Continue(),
     "post_compact": None,
+    "post_tool_batch": Continue(),
 }
 
 

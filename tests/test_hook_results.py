@@ -240,3 +240,29 @@ async def test_unknown_tool_gets_no_hooks() -> None:
     worker.add_post_tool_call_hook(lambda info: (seen.append(info.tool_name), Continue())[1])
     await worker.run("go")
     assert seen == []
+
+
+async def test_post_tool_batch_fires_once_with_every_call_and_its_context_follows_the_last_result() -> None:
+    from hookloop.hooks import Deny, PostToolBatchInfo
+
+    client = ScriptedClient(
+        [[ToolUse("echo", {"text": "a"}), ToolUse("echo", {"text": "b"}), ToolUse("ghost", {})], [Text("end")]]
+    )
+    worker = Worker(client, tools=[echo])
+    worker.add_pre_tool_call_hook(lambda info: Deny("not b") if info.arguments["text"] == "b" else Continue())
+    batches: list[PostToolBatchInfo] = []
+
+    def batch(info: PostToolBatchInfo) -> Continue:
+        batches.append(info)
+        return Continue(additional_context="all three answered")
+
+    worker.hooks.post_tool_batch(batch)
+    outcome = await worker.run("go")
+    assert isinstance(outcome, Finished)
+    assert len(batches) == 1
+    assert [(c.tool_name, c.is_error) for c in batches[0].calls] == [("echo", False), ("echo", True), ("ghost", True)]
+    results = [i for i in worker.history if isinstance(i, ToolResult)]
+    assert results[-1].content.endswith("all three answered\n</hook-context>")
+    assert results[-1].meta["batch_context_added_by"] == ("batch",)
+    assert "all three answered" not in results[0].content
+    assert_valid_history(worker.history)

@@ -55,6 +55,7 @@ async def test_full_call_order_for_a_tool_turn_then_a_final_turn() -> None:
         "pre_tool_call",
         "post_tool_call",
         "post_tool_call",
+        "post_tool_batch",
         "pre_llm_request",
         *expected_stream_2,
         "on_stream_complete",

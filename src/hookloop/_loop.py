@@ -38,6 +38,7 @@ from hookloop.hooks.events import (
     ON_TOOL_CALL_DELTA,
     ON_TURN_END,
     POST_COMPACT,
+    POST_TOOL_BATCH,
     POST_TOOL_CALL,
     PRE_COMPACT,
     PRE_LLM_REQUEST,
@@ -58,8 +59,10 @@ from hookloop.hooks.results import (
     Stop,
 )
 from hookloop.hooks.summaries import (
+    BatchCallInfo,
     NotificationInfo,
     PostCompactInfo,
+    PostToolBatchInfo,
     PostToolCallInfo,
     PreCompactInfo,
     PreLlmRequestInfo,
@@ -315,10 +318,14 @@ class _Run:
     ) -> tuple[Any, Handler] | None:
         return await run_chain(event, self.w.hooks.chains[event.index], inp, edits, self._observer(call_id))
 
-    def _context_item(self, handler: Handler, event: HookEvent[Any, Any], text: str) -> Message:
+    def _context_block(self, handler: Handler, event: HookEvent[Any, Any], text: str) -> str:
+        """Hook-added context as the model sees it: capped (the cut marked) and tagged with its origin."""
         body = cap_text(text, self.w.context_cap, "additional context from a hook")
+        return f'<hook-context hook="{handler.name}" event="{event.name}">\n{body}\n</hook-context>'
+
+    def _context_item(self, handler: Handler, event: HookEvent[Any, Any], text: str) -> Message:
         return Message.user(
-            f'<hook-context hook="{handler.name}" event="{event.name}">\n{body}\n</hook-context>',
+            self._context_block(handler, event, text),
             meta={"source": "hook_context", "hook": handler.name, "event": event.name},
         )
 
@@ -678,6 +685,8 @@ class _Run:
             for c in calls:
                 if c.executed:
                     await self._post(c)
+            if w.hooks.chains[POST_TOOL_BATCH.index]:
+                await self._post_batch(calls)
             return None
         except asyncio.CancelledError:
             ending = "cancelled: the run was cancelled before this call finished"
@@ -927,10 +936,7 @@ class _Run:
                     content = cap_text(edit.replace_output, w.output_cap, "replaced tool output")
                     meta["output_replaced_by"] = handler.name
                 if edit.additional_context:
-                    body = cap_text(edit.additional_context, w.context_cap, "additional context from a hook")
-                    contexts.append(
-                        f'<hook-context hook="{handler.name}" event="post_tool_call">\n{body}\n</hook-context>'
-                    )
+                    contexts.append(self._context_block(handler, POST_TOOL_CALL, edit.additional_context))
                     added_by.append(handler.name)
             if contexts:
                 content = "\n\n".join([content, *contexts])
@@ -945,6 +951,45 @@ class _Run:
                     self.stop = (handler.name, decision.reason)
         if content is not result.content or is_error is not result.is_error or meta != dict(result.meta):
             c.result = _rebuild(result, content, is_error, meta)
+
+    async def _post_batch(self, calls: list[_Call]) -> None:
+        """post_tool_batch: the whole batch, answered; context goes after the last result, Stop finishes."""
+        summary = []
+        for c in calls:
+            if c.result is None:
+                c.fail("not executed: the run ended before this call ran")
+            assert c.result is not None
+            summary.append(
+                BatchCallInfo(
+                    call_id=c.call.call_id,
+                    tool_name=c.call.name,
+                    arguments=c.args,
+                    content=c.result.content,
+                    is_error=c.result.is_error,
+                )
+            )
+        info = PostToolBatchInfo(run_id=self.run_id, session_id=self.session_id, turn=self.turn, calls=tuple(summary))
+        edits: list[tuple[Handler, Any]] = []
+        decided = await self.hooks(POST_TOOL_BATCH, info, edits)
+        contexts: list[str] = []
+        for handler, edit in edits:
+            self._reject_edits(POST_TOOL_BATCH, handler, edit, allowed=("additional_context",))
+            if edit.additional_context:
+                contexts.append(self._context_block(handler, POST_TOOL_BATCH, edit.additional_context))
+        if contexts:
+            last = calls[-1]
+            assert last.result is not None
+            meta: dict[str, object] = dict(last.result.meta)
+            meta["batch_context_added_by"] = [h.name for h, e in edits if e.additional_context]
+            last.result = _rebuild(
+                last.result, "\n\n".join([last.result.content, *contexts]), last.result.is_error, meta
+            )
+        if decided is not None:
+            decision, handler = decided
+            if isinstance(decision, Abort):
+                raise Aborted(decision.reason, hook=handler.name, event=POST_TOOL_BATCH.name)
+            if self.stop is None:
+                self.stop = (handler.name, decision.reason)
 
     # -- resume --------------------------------------------------------------------------------------------
 

@@ -917,3 +917,37 @@ async def test_each_cline_event_gets_the_classic_camelcase_payload(env: Env) -> 
     assert dumped(out, "PostToolUse")[0]["stdin"]["postToolUse"]["result"] == "ran: ls"
     assert len(dumped(out, "TaskComplete")) == 2
     assert len(dumped(out, "TaskCancel")) == 1
+
+
+# --------------------------------------------------------------------------------------------------------------
+# PostToolBatch
+# --------------------------------------------------------------------------------------------------------------
+
+BATCH_SPY = """
+import json, os, sys
+data = json.load(sys.stdin)
+with open(os.path.join(os.environ["CLAUDE_PROJECT_DIR"], "batch.json"), "w") as out:
+    json.dump(data, out)
+print(json.dumps({"decision": "block", "reason": "two commands per turn is enough"}))
+"""
+
+
+async def test_posttoolbatch_sees_the_whole_batch_once_and_block_stops_before_the_next_model_call(env: Env) -> None:
+    spy = env.script("batch.py", BATCH_SPY, python=True)
+    env.settings({"PostToolBatch": group(str(spy))})
+    shell = Shell()
+    turns = [[ToolUse("Bash", {"command": "ls"}, call_id="b1"), ToolUse("Bash", {"command": "pwd"}, call_id="b2")]]
+    worker, client, events = worker_for(env, [*turns, [Text("never asked")]], tools=[shell.tool])
+    outcome = await worker.run("look around")
+    assert isinstance(outcome, Finished)
+    assert outcome.reason == "stopped_by_hook"
+    assert outcome.stop_reason == "two commands per turn is enough"
+    assert len(client.requests) == 1  # the loop stopped before the next model call
+    sent = json.loads((env.project / "batch.json").read_text())
+    assert sent["hook_event_name"] == "PostToolBatch"
+    assert [(c["tool_name"], c["tool_input"], c["tool_use_id"]) for c in sent["tool_calls"]] == [
+        ("Bash", {"command": "ls"}, "b1"),
+        ("Bash", {"command": "pwd"}, "b2"),
+    ]
+    assert all(isinstance(c["tool_response"], str) for c in sent["tool_calls"])
+    assert [d.decision for d in hook_decisions(events, "PostToolBatch")] == ["Block"]

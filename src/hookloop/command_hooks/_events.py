@@ -21,6 +21,7 @@ from hookloop.hooks.events import (
     ON_PROMPT_SUBMIT,
     ON_TURN_END,
     POST_COMPACT,
+    POST_TOOL_BATCH,
     POST_TOOL_CALL,
     PRE_COMPACT,
     PRE_TOOL_CALL,
@@ -38,6 +39,7 @@ from hookloop.hooks.results import (
     Finish,
     OnTurnEndResult,
     Pause,
+    PostToolBatchResult,
     PostToolCallResult,
     PreCompactResult,
     PreToolCallResult,
@@ -49,6 +51,7 @@ from hookloop.hooks.summaries import (
     AbortInfo,
     NotificationInfo,
     PostCompactInfo,
+    PostToolBatchInfo,
     PostToolCallInfo,
     PreCompactInfo,
     PreToolCallInfo,
@@ -87,6 +90,8 @@ class EventHooks(Firing):
         post = self.has("PostToolUse", "PostToolUse") or self.has("PostToolUseFailure")
         if pre or post:
             add(POST_TOOL_CALL, self.post_tool_call, name=HOOK_NAME, source=_SOURCE)
+        if self.has("PostToolBatch"):
+            add(POST_TOOL_BATCH, self.post_tool_batch, name=HOOK_NAME, source=_SOURCE)
         if self.has("Stop"):
             add(ON_TURN_END, self.turn_end, name=HOOK_NAME, source=_SOURCE)
         if self.has("StopFailure"):
@@ -230,6 +235,20 @@ class EventHooks(Firing):
                 return Continue(additional_context="\n\n".join(texts) or None, replace_output=replacement)
         elif texts:
             return Continue(additional_context="\n\n".join(texts))
+        return _CONTINUE
+
+    async def post_tool_batch(self, info: PostToolBatchInfo) -> PostToolBatchResult:
+        """PostToolBatch: block (or stop) ends the loop before the next model call; context reaches the model."""
+        hooks = self.select("PostToolBatch")
+        if not hooks:
+            return _CONTINUE
+        calls = [(c.tool_name, thaw_object(c.arguments), c.call_id, c.content) for c in info.calls]
+        payload = wire_in.post_tool_batch_input(self.claude_facts(info.session_id), calls)
+        merged = (await self.fire(hooks, payload, None, session_id=info.session_id)).merged
+        if merged.kind in ("block", "stop") or not merged.continue_:
+            return Stop(merged.reason or merged.stop_reason or "stopped by a PostToolBatch hook")
+        if merged.additional_context:
+            return Continue(additional_context="\n\n".join(merged.additional_context))
         return _CONTINUE
 
     async def turn_end(self, info: TurnEndInfo) -> OnTurnEndResult:

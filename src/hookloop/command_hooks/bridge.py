@@ -43,8 +43,8 @@ SessionEnd/TaskComplete/TaskCancel when it ends, and Cline's ``taskId`` is the r
 Fire-and-forget hooks (Notification, StopFailure, and handlers marked ``async``) run in tasks the installation
 owns; at session_end each run waits for them up to ``background_grace`` seconds, then cancels them, which kills
 their process groups — none outlives the run. ``async`` handlers never decide anything; their context reaches
-the model through ``worker.notify``. PostToolBatch has no hookloop event and never fires (reported as a
-diagnostic).
+the model through ``worker.notify``. PostToolBatch maps to ``post_tool_batch``: block or ``continue: false``
+finishes the run before the next model request; context follows the batch's last result.
 
 Observability: each handler's outcome becomes a :class:`~hookloop.timeline.HookDecision` (``event`` = the
 command-hook event, ``hook`` = the command, script path or URL, ``source`` = ``"<label>: <settings file>"``), a
@@ -109,18 +109,7 @@ class CommandHooks:
         self.project_dir = str(Path(project_dir).resolve())
         self.options = opts
         self.background_grace = background_grace
-        extra = list(diagnostics)
-        batch = [hook for hook in config.hooks if hook.event == "PostToolBatch"]
-        if batch:
-            extra.append(
-                Diagnostic(
-                    severity="warning",
-                    file=batch[0].source.path,
-                    path=batch[0].json_path,
-                    message=f"{len(batch)} PostToolBatch hook(s) never run: the Worker has no tool-batch event yet",
-                )
-            )
-        self._diagnostics = (*config.diagnostics, *extra)
+        self._diagnostics = (*config.diagnostics, *diagnostics)
         self._reported = False
         self._installed: weakref.WeakSet[Worker] = weakref.WeakSet()
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -43,6 +43,7 @@ from .wire import (
     PermissionMode,
     PermissionRequestInput,
     PostCompactInput,
+    PostToolBatchInput,
     PostToolUseFailureInput,
     PostToolUseInput,
     PreCompactInput,
@@ -251,6 +252,23 @@ def permission_request_input(
     data = _common(facts, "PermissionRequest")
     data["tool_name"] = tool_name
     data["tool_input"] = absolute_tool_paths(tool_name, tool_input, facts.cwd)
+    return data  # type: ignore[return-value]
+
+
+def post_tool_batch_input(
+    facts: ClaudeFacts, calls: Sequence[tuple[str, Mapping[str, JSONValue], str, str]]
+) -> PostToolBatchInput:
+    """``tool_calls`` of one batch: (tool name, input, tool_use_id, model-facing result text) each."""
+    data = _common(facts, "PostToolBatch")
+    data["tool_calls"] = [
+        {
+            "tool_name": name,
+            "tool_input": absolute_tool_paths(name, tool_input, facts.cwd),
+            "tool_use_id": call_id,
+            "tool_response": response,
+        }
+        for name, tool_input, call_id, response in calls
+    ]
     return data  # type: ignore[return-value]
 
 

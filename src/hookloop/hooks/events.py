@@ -22,6 +22,7 @@ from hookloop.hooks.results import (
     Finish,
     OnTurnEndResult,
     Pause,
+    PostToolBatchResult,
     PostToolCallResult,
     PreCompactResult,
     PreLlmRequestResult,
@@ -36,6 +37,7 @@ from hookloop.hooks.summaries import (
     AbortInfo,
     NotificationInfo,
     PostCompactInfo,
+    PostToolBatchInfo,
     PostToolCallInfo,
     PreCompactInfo,
     PreLlmRequestInfo,
@@ -59,6 +61,7 @@ __all__ = [
     "ON_TOOL_CALL_DELTA",
     "ON_TURN_END",
     "POST_COMPACT",
+    "POST_TOOL_BATCH",
     "POST_TOOL_CALL",
     "PRE_COMPACT",
     "PRE_LLM_REQUEST",
@@ -229,6 +232,15 @@ PRE_COMPACT: HookEvent[PreCompactInfo, PreCompactResult] = _event(
 POST_COMPACT: HookEvent[PostCompactInfo, None] = _event(
     "post_compact", 14, PostCompactInfo, (_N,), (), "After the history was compacted.", observer=True
 )
+POST_TOOL_BATCH: HookEvent[PostToolBatchInfo, PostToolBatchResult] = _event(
+    "post_tool_batch",
+    15,
+    PostToolBatchInfo,
+    (Continue,),
+    (Abort, Stop),
+    "Once per tool batch, after every post_tool_call, before the next model request. "
+    "Continue(additional_context) adds context after the results; Stop finishes; Abort ends the run.",
+)
 
 ALL_EVENTS: tuple[HookEvent[Any, Any], ...] = (
     ON_PROMPT_SUBMIT,
@@ -246,5 +258,6 @@ ALL_EVENTS: tuple[HookEvent[Any, Any], ...] = (
     NOTIFICATION,
     PRE_COMPACT,
     POST_COMPACT,
+    POST_TOOL_BATCH,
 )
 assert [e.index for e in ALL_EVENTS] == list(range(len(ALL_EVENTS)))

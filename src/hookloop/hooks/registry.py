@@ -17,6 +17,7 @@ from hookloop.hooks.events import (
     ON_TOOL_CALL_DELTA,
     ON_TURN_END,
     POST_COMPACT,
+    POST_TOOL_BATCH,
     POST_TOOL_CALL,
     PRE_COMPACT,
     PRE_LLM_REQUEST,
@@ -28,6 +29,7 @@ from hookloop.hooks.events import (
 )
 from hookloop.hooks.results import (
     OnTurnEndResult,
+    PostToolBatchResult,
     PostToolCallResult,
     PreCompactResult,
     PreLlmRequestResult,
@@ -40,6 +42,7 @@ from hookloop.hooks.summaries import (
     AbortInfo,
     NotificationInfo,
     PostCompactInfo,
+    PostToolBatchInfo,
     PostToolCallInfo,
     PreCompactInfo,
     PreLlmRequestInfo,
@@ -228,4 +231,10 @@ class HookRegistry:
 
     def post_compact(self, fn: HookFn[PostCompactInfo, None]) -> HookFn[PostCompactInfo, None]:
         self.add(POST_COMPACT, fn)
+        return fn
+
+    def post_tool_batch(
+        self, fn: HookFn[PostToolBatchInfo, PostToolBatchResult]
+    ) -> HookFn[PostToolBatchInfo, PostToolBatchResult]:
+        self.add(POST_TOOL_BATCH, fn)
         return fn

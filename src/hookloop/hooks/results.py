@@ -38,6 +38,7 @@ __all__ = [
     "Finish",
     "OnTurnEndResult",
     "Pause",
+    "PostToolBatchResult",
     "PostToolCallResult",
     "PreCompactResult",
     "PreLlmRequestResult",
@@ -200,3 +201,4 @@ OnTurnEndResult: TypeAlias = Finish | ContinueWithMessages | Pause
 StreamHookResult: TypeAlias = Continue | Abort | Pause
 SessionStartResult: TypeAlias = Continue | None
 PreCompactResult: TypeAlias = Continue | Cancel
+PostToolBatchResult: TypeAlias = Continue | Abort | Stop

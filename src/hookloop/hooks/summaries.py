@@ -16,8 +16,10 @@ from hookloop.tools._base import ToolMeta
 
 __all__ = [
     "AbortInfo",
+    "BatchCallInfo",
     "NotificationInfo",
     "PostCompactInfo",
+    "PostToolBatchInfo",
     "PostToolCallInfo",
     "PreCompactInfo",
     "PreLlmRequestInfo",
@@ -182,3 +184,25 @@ class PostCompactInfo:
     items_after: int
     tokens_before: int
     tokens_after: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BatchCallInfo:
+    """One call of a finished tool batch, with the model-facing result."""
+
+    call_id: str
+    tool_name: str
+    arguments: FrozenDict
+    content: str
+    is_error: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PostToolBatchInfo:
+    """post_tool_batch: every call of one model reply has its result (after post_tool_call), before the next
+    model request. ``calls`` are in call order, skipped and denied calls included."""
+
+    run_id: str
+    session_id: str
+    turn: int
+    calls: tuple[BatchCallInfo, ...]
