@@ -151,7 +151,7 @@ def test_a_paused_json_run_reports_the_pending_calls_and_the_resume_command(proj
         (["run", "x", "--model", "scripted:m.json", "--output-format", "xml"], "--output-format 'xml'"),
         (["run", "x", "--model", "scripted:m.json", "--permission-mode", "yolo"], "--permission-mode 'yolo'"),
         (["run", "x", "--model", "scripted:m.json", "--yes", "--deny"], "cannot be used together"),
-        (["run", "x", "--model", "scripted:m.json", "--settings", "/missing/settings.json"], "no such file"),
+        (["run", "x", "--model", "scripted:m.json", "--settings", "/missing/settings.json"], "no such settings file"),
         (["run", "x", "--model", "scripted:m.json", "--cwd", "/does/not/exist"], "not a directory"),
         (["resume", "/missing.checkpoint.json"], "cannot read checkpoint"),
         (["resume", "garbage.json"], "not a checkpoint"),

@@ -37,10 +37,11 @@ from hookloop import (
     Worker,
     WorkerError,
 )
-from hookloop.command_hooks.config import resolve_hookloop_home, settings_sources
+from hookloop.command_hooks.config import resolve_hookloop_home
 from hookloop.items import new_id
 from hookloop.outcome import Outcome
 from hookloop.permissions import PermissionConfigError, PermissionMode, PermissionPolicy
+from hookloop.settings import SettingsError, read_settings_layers
 from hookloop.stream import TextDelta
 from hookloop.timeline import (
     HookDecision,
@@ -120,29 +121,10 @@ def home() -> Path:
 
 def settings_layers(options: RunOptions) -> list[tuple[str, Mapping[str, object]]]:
     """The settings files that exist, lowest precedence first, then each ``--settings`` file."""
-    sources = [
-        Path(s.path)
-        for s in settings_sources(
-            options.cwd, home=Path.home(), hookloop_home=home(), include_claude=options.include_claude
-        )
-    ]
-    layers: list[tuple[str, Mapping[str, object]]] = []
-    for path in [*sources, *options.settings]:
-        explicit = path in options.settings
-        if not path.is_file():
-            if explicit:
-                raise UsageError(f"--settings {path}: no such file")
-            continue
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"{path}: cannot read settings: {exc}") from exc
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from exc
-        if not isinstance(data, dict):
-            raise UsageError(f"{path}: settings must be a JSON object")
-        layers.append((str(path), data))
-    return layers
+    try:
+        return read_settings_layers(options.cwd, extra=options.settings, include_claude=options.include_claude)
+    except SettingsError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def build_policy(options: RunOptions, layers: Sequence[tuple[str, Mapping[str, object]]]) -> PermissionPolicy:
