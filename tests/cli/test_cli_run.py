@@ -267,15 +267,12 @@ def test_interactive_deny_with_a_reason(project: Path, env: dict[str, str]) -> N
 def test_ctrl_c_cancels_cleanly_kills_the_tool_and_saves_a_checkpoint(
     project: Path, env: dict[str, str], tmp_path: Path
 ) -> None:
-    pidfile = tmp_path / "sleeper.pid"
-    model = bash_then_done(project, f"sleep 1000 & echo $! > {pidfile}; wait")
+    fifo = tmp_path / "sleeper-started"
+    os.mkfifo(fifo)
+    model = bash_then_done(project, f"sleep 1000 & echo $! > {fifo}; wait")
     term = Terminal(["run", "wait", "--model", f"scripted:{model}", "--yes"], env, project)
-    term.wait_for("Bash")
-    deadline = time.monotonic() + 30
-    while not (pidfile.exists() and pidfile.read_text().strip()):
-        assert time.monotonic() < deadline, "the tool never started"
-        select.select([], [], [], 0.02)
-    sleeper = int(pidfile.read_text())
+    with open(fifo) as started:  # blocks until the tool's command is running
+        sleeper = int(started.read().strip())
     term.interrupt()
     code = term.finish()
     assert code == 130, term.screen
@@ -309,3 +306,27 @@ def test_the_demo_asks_for_the_approval_in_a_terminal(tmp_path: Path, env: dict[
     term.wait_for("run summary")
     assert term.finish() == 0
     assert "notes.tmp removed: True" in term.screen
+
+
+def test_a_second_ctrl_c_quits_at_once_and_takes_the_hook_processes_along(
+    project: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    fifo = tmp_path / "hook-started"
+    os.mkfifo(fifo)
+    done = tmp_path / "hook-finished"
+    slow_end = project / "slow_end.sh"
+    slow_end.write_text(f"#!/bin/bash\necho $$ > {fifo}\nsleep 30\ntouch {done}\n")
+    slow_end.chmod(0o755)
+    (project / ".hookloop").mkdir()
+    hooks = {"SessionEnd": [{"hooks": [{"type": "command", "command": str(slow_end), "timeout": 30}]}]}
+    (project / ".hookloop" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    model = script(project / "model.json", [[{"tool": "Bash", "arguments": {"command": "sleep 1000"}}]])
+    term = Terminal(["run", "wait", "--model", f"scripted:{model}", "--yes", "--trust-project-hooks"], env, project)
+    term.wait_for("Bash")
+    term.interrupt()  # first Ctrl-C: cancel; the run ends and SessionEnd hooks run (this one takes 30 s)
+    with open(fifo) as started:  # blocks until the hook is running
+        hook_pid = int(started.read().strip())
+    term.interrupt()  # second Ctrl-C: quit now
+    assert term.finish() == 130
+    assert gone(hook_pid)
+    assert not done.exists()

@@ -7,6 +7,7 @@ settings), 3 paused waiting for an approval (a checkpoint was written), 130 canc
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -327,6 +328,28 @@ def json_line(data: Mapping[str, object]) -> None:
     sys.stdout.flush()
 
 
+def kill_child_groups() -> None:
+    """SIGKILL the process group of every direct child of this process (the tool and hook processes, which
+    each lead their own group), so quitting at once leaves nothing running. Linux (/proc); a no-op elsewhere."""
+    me = os.getpid()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        parent, group = int(fields[1]), int(fields[2])
+        if parent == me and group != os.getpgrp():
+            with contextlib.suppress(OSError):
+                os.killpg(group, signal.SIGKILL)
+
+
 # -- driving a session --------------------------------------------------------------------------------------
 
 
@@ -398,6 +421,7 @@ class Session:
                 self.err.print("\n[yellow]cancelling… (Ctrl-C again to quit at once)[/]")
                 worker.cancel()
             else:
+                kill_child_groups()  # tools and hooks lead their own process groups: take them along
                 os._exit(EXIT_CANCELLED)
 
         loop.add_signal_handler(signal.SIGINT, interrupt)
