@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -40,19 +39,6 @@ def project(tmp_path: Path) -> Path:
     }
     (root / ".claude" / "settings.json").write_text(json.dumps(settings))
     return root
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    home = tmp_path / "home"
-    home.mkdir()
-    return {
-        "PATH": os.environ["PATH"],
-        "HOME": str(home),
-        "HOOKLOOP_HOME": str(tmp_path / "hlhome"),
-        "COLUMNS": "250",
-        "NO_COLOR": "1",
-    }
 
 
 def hookloop(*args: str, env: dict[str, str], cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:

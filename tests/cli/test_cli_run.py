@@ -27,19 +27,6 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    home = tmp_path / "home"
-    home.mkdir()
-    return {
-        "PATH": os.environ["PATH"],
-        "HOME": str(home),
-        "HOOKLOOP_HOME": str(tmp_path / "hookloop-home"),
-        "COLUMNS": "200",
-        "NO_COLOR": "1",
-    }
-
-
 def script(path: Path, turns: list[list[dict[str, Any]]]) -> Path:
     path.write_text(json.dumps({"turns": [{"blocks": blocks} for blocks in turns]}))
     return path
