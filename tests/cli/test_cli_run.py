@@ -269,7 +269,7 @@ def test_ctrl_c_cancels_cleanly_kills_the_tool_and_saves_a_checkpoint(
     saved = json.loads(checkpoints[0].read_text())["checkpoint"]
     results = [i for i in saved["history"] if i["type"] == "tool_result"]
     assert "cancelled" in results[0]["content"]
-    assert gone(sleeper)
+    assert gone(sleeper), term.screen
 
 
 def gone(pid: int) -> bool:

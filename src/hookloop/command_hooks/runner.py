@@ -58,6 +58,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from hookloop._spawn import spawn_group
+
 from .discovery import is_windows, launcher_for
 from .http_hooks import run_http
 from .model import OUTPUT_CAP, ClineScript, CommandHandler, ConfiguredHook, ErrorKind, HookOutcome, HttpHandler
@@ -450,7 +452,7 @@ async def run_process(
     started = loop.time()
     protocol = _HookProtocol(loop, output_cap, on_line)
     try:
-        transport, _ = await loop.subprocess_exec(
+        transport, _ = await spawn_group(
             lambda: protocol,
             *argv,
             stdin=asyncio.subprocess.PIPE,
@@ -458,7 +460,6 @@ async def run_process(
             stderr=asyncio.subprocess.PIPE,
             cwd=cwd,
             env=None if env is None else dict(env),
-            start_new_session=True,
         )
     except OSError as exc:
         if shell_fallback and exc.errno == errno.ENOEXEC:

@@ -20,6 +20,8 @@ import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from hookloop._spawn import spawn_group
+
 __all__ = ["DRAIN", "GRACE", "GroupProcess", "spawn"]
 
 GRACE = 1.0
@@ -143,8 +145,7 @@ async def spawn(
     sinks: dict[int, Sink] = {1: stdout}
     if stderr is not None:
         sinks[2] = stderr
-    loop = asyncio.get_running_loop()
-    transport, protocol = await loop.subprocess_exec(
+    transport, protocol = await spawn_group(
         lambda: _Protocol(sinks),
         *argv,
         stdin=subprocess.DEVNULL,
@@ -152,7 +153,6 @@ async def spawn(
         stderr=subprocess.PIPE if stderr is not None else subprocess.STDOUT,
         cwd=cwd,
         env=None if env is None else dict(env),
-        start_new_session=True,
     )
     return GroupProcess(transport, protocol)
 
