@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from hookloop._frozen import FrozenDict
 from hookloop._loop import _Run
+from hookloop._run_base import _RunBase
 from hookloop.checkpoint import Checkpoint, PendingCall, ResumeDecision
 from hookloop.errors import Aborted, Cancelled, CheckpointError, HookError, WorkerError, WorkerStateError
 from hookloop.hooks._dispatch import run_chain
@@ -377,7 +378,7 @@ class Worker:
 
     # -- running ---------------------------------------------------------------------------------------
 
-    def _checkpoint(self, run: _Run, *, batch: Any, kind: Any, reason: str) -> Checkpoint:
+    def _checkpoint(self, run: _RunBase, *, batch: Any, kind: Any, reason: str) -> Checkpoint:
         checkpoint = Checkpoint(
             run_id=run.run_id,
             session_id=self.session_id,

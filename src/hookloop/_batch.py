@@ -1,0 +1,494 @@
+"""A tool batch: plan each call (interceptors, hooks, permission), pause or run them in parallel, post-process
+in call order, and record exactly one result per call — whatever happens."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from time import perf_counter
+from typing import Any
+
+from hookloop._frozen import EMPTY, FrozenDict, freeze_object, thaw_object
+from hookloop._run_base import _RunBase, cap_text
+from hookloop.checkpoint import AllowAlways, Checkpoint, PendingCall, Reject, ResumeDecision
+from hookloop.errors import (
+    Aborted,
+    CheckpointError,
+)
+from hookloop.hooks._dispatch import Handler, display_name
+from hookloop.hooks.events import (
+    NOTIFICATION,
+    POST_TOOL_BATCH,
+    POST_TOOL_CALL,
+    PRE_TOOL_CALL,
+)
+from hookloop.hooks.results import (
+    Abort,
+    Allow,
+    Ask,
+    Deny,
+    Pause,
+    Skip,
+    Stop,
+)
+from hookloop.hooks.summaries import (
+    BatchCallInfo,
+    NotificationInfo,
+    PostToolBatchInfo,
+    PostToolCallInfo,
+    PreToolCallInfo,
+)
+from hookloop.interceptors._base import (
+    InterceptorChain,
+    ToolCallView,
+    ToolResultView,
+)
+from hookloop.items import Item, ToolCall, ToolResult
+from hookloop.outcome import Outcome, Paused
+from hookloop.timeline import HookDecision, ToolEnded, ToolStarted
+from hookloop.tools._base import Tool, ToolContext, ToolFailure, ToolInputError, render_output
+
+__all__: list[str] = []
+
+
+class _Call:
+    """One tool call of a batch while it is planned, run and post-processed."""
+
+    __slots__ = (
+        "args",
+        "asked_by",
+        "call",
+        "executed",
+        "input_edited_by",
+        "reason",
+        "result",
+        "seconds",
+        "state",
+        "tool",
+        "validated",
+    )
+
+    def __init__(self, call: ToolCall, tool: Tool | None) -> None:
+        self.call = call
+        self.tool = tool
+        self.args: FrozenDict = call.arguments
+        self.validated: Mapping[str, object] | None = None
+        self.state = "ready"
+        self.reason = ""
+        self.asked_by = ""
+        self.result: ToolResult | None = None
+        self.executed = False
+        self.input_edited_by: str | None = None
+        self.seconds = 0.0
+
+    def fail(self, message: str, **meta: object) -> None:
+        self.state = "done"
+        self.result = ToolResult(
+            call_id=self.call.call_id,
+            name=self.call.name,
+            content=message,
+            is_error=True,
+            meta=freeze_object(meta) if meta else EMPTY,
+        )
+
+    def pending(self) -> PendingCall:
+        return PendingCall(
+            call_id=self.call.call_id,
+            tool_name=self.call.name,
+            arguments=self.args,
+            state=self.state,  # type: ignore[arg-type]
+            reason=self.reason,
+            asked_by=self.asked_by,
+            result=self.result,
+        )
+
+
+class _ToolBatch(_RunBase):
+    """Runs the tool calls of one model reply (and of a resumed batch)."""
+
+    # -- tools ---------------------------------------------------------------------------------------------
+
+    async def _run_tool_batch(self, calls: list[_Call], *, planned: bool) -> Outcome | None:
+        """Plan every call (interceptors, hooks, permission), pause if any needs a decision, else run the
+        ready ones in parallel, post-process in call order, and append one result per call."""
+        w = self.w
+        paused = False
+        ending = "not executed: the run ended before this call ran"
+        try:
+            if not planned:
+                for c in calls:
+                    await self._plan_call(c)
+            if w.approvers and any(c.state == "approval" for c in calls):
+                await self._consult_approvers(calls)
+            if any(c.state in ("approval", "paused") for c in calls):
+                paused = True
+                outcome = self._pause_batch(calls)
+                await self._notify_pause(outcome)
+                return outcome
+            ready = [c for c in calls if c.state == "ready"]
+            if len(ready) == 1:
+                await self._execute(ready[0])
+            elif ready:
+                async with asyncio.TaskGroup() as group:
+                    for c in ready:
+                        group.create_task(self._execute(c))
+            for c in calls:
+                if c.executed:
+                    await self._post(c)
+            if w.hooks.chains[POST_TOOL_BATCH.index]:
+                await self._post_batch(calls)
+            return None
+        except asyncio.CancelledError:
+            ending = "cancelled: the run was cancelled before this call finished"
+            raise
+        except Aborted as exc:
+            ending = f"not executed: the run was aborted ({exc.reason})"
+            raise
+        finally:
+            if not paused:
+                for c in calls:
+                    if c.result is None:
+                        c.fail(ending)
+                    assert c.result is not None
+                    w._append(c.result)
+
+    async def _plan_call(self, c: _Call) -> None:
+        w = self.w
+        call, tool = c.call, c.tool
+        if tool is None:
+            names = ", ".join(sorted(t.meta.name for t in w._tools)) or "none"
+            c.fail(f"unknown tool {call.name!r}; the available tools are: {names}")
+            return
+        if call.raw_arguments is not None:
+            c.fail(f"the arguments for {call.name!r} are not a valid JSON object: {call.raw_arguments[:500]!r}")
+            return
+        meta = tool.meta
+        if w._interceptors.pre_tool_call:
+            view = ToolCallView(
+                call_id=call.call_id,
+                tool_name=call.name,
+                arguments=thaw_object(c.args),
+                meta=meta,
+                turn=self.turn,
+                run_id=self.run_id,
+            )
+            await InterceptorChain.run(w._interceptors.pre_tool_call, view)
+            c.args = freeze_object(view.arguments)
+        votes: list[tuple[str, str, str]] = []
+        if w.hooks.chains[PRE_TOOL_CALL.index]:
+            info = PreToolCallInfo(
+                run_id=self.run_id,
+                session_id=self.session_id,
+                turn=self.turn,
+                call_id=call.call_id,
+                tool_name=call.name,
+                arguments=c.args,
+                meta=meta,
+                permission_mode=w.permission_mode,
+            )
+            edits: list[tuple[Handler, Any]] = []
+            decided = await self.hooks(PRE_TOOL_CALL, info, edits, call.call_id)
+            for handler, result in edits:
+                if isinstance(result, Ask):
+                    votes.append(("ask", result.reason, handler.name))
+                elif isinstance(result, Allow):
+                    votes.append(("allow", result.reason, handler.name))
+                else:
+                    self._reject_edits(PRE_TOOL_CALL, handler, result, allowed=("updated_input",))
+                if result.updated_input is not None:
+                    c.args = result.updated_input
+                    c.input_edited_by = handler.name
+            if decided is not None:
+                result, handler = decided
+                if isinstance(result, Skip):
+                    c.fail(f"skipped by hook {handler.name!r}: {result.reason}", skipped_by=handler.name)
+                elif isinstance(result, Deny):
+                    c.fail(f"permission denied by hook {handler.name!r}: {result.reason}", denied_by=handler.name)
+                elif isinstance(result, Abort):
+                    raise Aborted(result.reason, hook=handler.name, event=PRE_TOOL_CALL.name)
+                else:
+                    assert isinstance(result, Pause)
+                    c.state, c.reason, c.asked_by = "paused", result.reason, f"hook {handler.name!r}"
+                    return
+            if c.state == "done":
+                return
+        if not self._validate(c):
+            return
+        behavior, reason, decided_by = w._decide_permission(tool, c.args, votes)
+        if behavior == "deny":
+            c.fail(f"permission denied ({decided_by}): {reason}".rstrip(": "), denied_by=decided_by)
+        elif behavior == "ask":
+            c.state, c.reason, c.asked_by = "approval", reason, decided_by
+
+    def _validate(self, c: _Call) -> bool:
+        assert c.tool is not None
+        try:
+            c.validated = c.tool.validate(c.args)
+        except ToolInputError as exc:
+            by = f" (after hook {c.input_edited_by!r} replaced the input)" if c.input_edited_by else ""
+            c.fail(f"{exc}{by}")
+            return False
+        return True
+
+    async def _consult_approvers(self, calls: list[_Call]) -> None:
+        """Before pausing: each call a permission rule or hook asked about goes to the approvers in order (a
+        terminal prompt, a PermissionRequest command hook, a policy service); the first decision wins, and
+        calls nobody decided still pause. A hook's Pause is never answered here."""
+        w = self.w
+        for c in calls:
+            if c.state != "approval":
+                continue
+            pending = c.pending()
+            for approver in w.approvers:
+                name = display_name(approver)
+                started = perf_counter()
+                decision = await approver(pending)
+                if decision is None:
+                    continue
+                if w.timeline.subscribers:
+                    w.timeline.emit(
+                        HookDecision(
+                            event="permission_request",
+                            hook=name,
+                            source="approver",
+                            decision=type(decision).__name__,
+                            reason=getattr(decision, "reason", None),
+                            seconds=perf_counter() - started,
+                            call_id=c.call.call_id,
+                        )
+                    )
+                if isinstance(decision, Reject):
+                    c.fail(f"denied by {name}: {decision.reason}", denied_by=name)
+                else:
+                    if isinstance(decision, AllowAlways):
+                        w._allow_always(c.call.name, decision.rule)
+                    c.state = "ready"
+                break
+
+    def _pause_batch(self, calls: list[_Call]) -> Paused:
+        w = self.w
+        waiting = [c for c in calls if c.state in ("approval", "paused")]
+        reason = "; ".join(
+            f"{c.call.name}: {c.reason}" if c.reason else f"{c.call.name}: approval needed ({c.asked_by})"
+            for c in waiting
+        )
+        checkpoint = w._checkpoint(self, batch=tuple(c.pending() for c in calls), kind="tool_calls", reason=reason)
+        return Paused(run_id=self.run_id, checkpoint=checkpoint, reason=reason, pending=checkpoint.pending)
+
+    async def _notify_pause(self, paused: Paused) -> None:
+        chain = self.w.hooks.chains[NOTIFICATION.index]
+        if chain:
+            info = NotificationInfo(
+                run_id=self.run_id,
+                session_id=self.session_id,
+                text=f"approval needed: {paused.reason}",
+                source="hookloop",
+                kind="permission_prompt",
+            )
+            await self.w._fire_observer(NOTIFICATION, chain.handlers, info)
+
+    async def _execute(self, c: _Call) -> None:
+        w = self.w
+        tool, call = c.tool, c.call
+        assert tool is not None
+        assert c.validated is not None
+        ctx = ToolContext(
+            run_id=self.run_id,
+            session_id=self.session_id,
+            call_id=call.call_id,
+            tool_name=call.name,
+            turn=self.turn,
+            workspace=w.workspace,
+        )
+        timeline = w.timeline
+        if timeline.subscribers:
+            timeline.emit(ToolStarted(call_id=call.call_id, tool_name=call.name, arguments=c.args))
+        started = perf_counter()
+        is_error = True
+        try:
+            if w.tool_timeout is None:
+                value = await tool.execute(c.validated, ctx)
+            else:
+                async with asyncio.timeout(w.tool_timeout):
+                    value = await tool.execute(c.validated, ctx)
+            content, is_error = render_output(value)
+        except ToolFailure as exc:
+            content = str(exc)
+        except TimeoutError:
+            content = f"tool {call.name!r} timed out after {w.tool_timeout} seconds"
+        except Exception as exc:
+            content = f"tool {call.name!r} failed: {type(exc).__name__}: {exc}"
+        c.executed = True
+        c.seconds = perf_counter() - started
+        meta: dict[str, object] = {}
+        if c.input_edited_by is not None:
+            meta["input_edited_by"] = c.input_edited_by
+            meta["executed_arguments"] = thaw_object(c.args)
+        c.result = ToolResult(
+            call_id=call.call_id,
+            name=call.name,
+            content=content,
+            is_error=is_error,
+            meta=freeze_object(meta) if meta else EMPTY,
+        )
+        if timeline.subscribers:
+            timeline.emit(
+                ToolEnded(
+                    call_id=call.call_id,
+                    tool_name=call.name,
+                    is_error=is_error,
+                    seconds=c.seconds,
+                )
+            )
+
+    async def _post(self, c: _Call) -> None:
+        """post_tool_call: interceptors, then hooks (Continue edits, Abort, Stop)."""
+        w = self.w
+        result = c.result
+        assert result is not None
+        assert c.tool is not None
+        meta: dict[str, object] = dict(result.meta)
+        content, is_error = result.content, result.is_error
+        if w._interceptors.post_tool_call:
+            view = ToolResultView(
+                call_id=result.call_id,
+                tool_name=result.name,
+                arguments=thaw_object(c.args),
+                content=content,
+                is_error=is_error,
+                meta=c.tool.meta,
+                turn=self.turn,
+                run_id=self.run_id,
+            )
+            await InterceptorChain.run(w._interceptors.post_tool_call, view)
+            content, is_error = view.content, view.is_error
+            meta.update(view.notes)
+        if w.hooks.chains[POST_TOOL_CALL.index]:
+            info = PostToolCallInfo(
+                run_id=self.run_id,
+                session_id=self.session_id,
+                turn=self.turn,
+                call_id=result.call_id,
+                tool_name=result.name,
+                arguments=c.args,
+                meta=c.tool.meta,
+                content=content,
+                is_error=is_error,
+                seconds=c.seconds,
+            )
+            edits: list[tuple[Handler, Any]] = []
+            decided = await self.hooks(POST_TOOL_CALL, info, edits, result.call_id)
+            contexts: list[str] = []
+            added_by: list[str] = []
+            for handler, edit in edits:
+                self._reject_edits(POST_TOOL_CALL, handler, edit, allowed=("replace_output", "additional_context"))
+                if edit.replace_output is not None:
+                    content = cap_text(edit.replace_output, w.output_cap, "replaced tool output")
+                    meta["output_replaced_by"] = handler.name
+                if edit.additional_context:
+                    contexts.append(self._context_block(handler, POST_TOOL_CALL, edit.additional_context))
+                    added_by.append(handler.name)
+            if contexts:
+                content = "\n\n".join([content, *contexts])
+                meta["context_added_by"] = added_by
+            if decided is not None:
+                decision, handler = decided
+                if isinstance(decision, Abort):
+                    c.result = _rebuild(result, content, is_error, meta)
+                    raise Aborted(decision.reason, hook=handler.name, event=POST_TOOL_CALL.name)
+                assert isinstance(decision, Stop)
+                if self.stop is None:
+                    self.stop = (handler.name, decision.reason)
+        if content is not result.content or is_error is not result.is_error or meta != dict(result.meta):
+            c.result = _rebuild(result, content, is_error, meta)
+
+    async def _post_batch(self, calls: list[_Call]) -> None:
+        """post_tool_batch: the whole batch, answered; context goes after the last result, Stop finishes."""
+        summary = []
+        for c in calls:
+            if c.result is None:
+                c.fail("not executed: the run ended before this call ran")
+            assert c.result is not None
+            summary.append(
+                BatchCallInfo(
+                    call_id=c.call.call_id,
+                    tool_name=c.call.name,
+                    arguments=c.args,
+                    content=c.result.content,
+                    is_error=c.result.is_error,
+                )
+            )
+        info = PostToolBatchInfo(run_id=self.run_id, session_id=self.session_id, turn=self.turn, calls=tuple(summary))
+        edits: list[tuple[Handler, Any]] = []
+        decided = await self.hooks(POST_TOOL_BATCH, info, edits)
+        contexts: list[str] = []
+        for handler, edit in edits:
+            self._reject_edits(POST_TOOL_BATCH, handler, edit, allowed=("additional_context",))
+            if edit.additional_context:
+                contexts.append(self._context_block(handler, POST_TOOL_BATCH, edit.additional_context))
+        if contexts:
+            last = calls[-1]
+            assert last.result is not None
+            meta: dict[str, object] = dict(last.result.meta)
+            meta["batch_context_added_by"] = [h.name for h, e in edits if e.additional_context]
+            last.result = _rebuild(
+                last.result, "\n\n".join([last.result.content, *contexts]), last.result.is_error, meta
+            )
+        if decided is not None:
+            decision, handler = decided
+            if isinstance(decision, Abort):
+                raise Aborted(decision.reason, hook=handler.name, event=POST_TOOL_BATCH.name)
+            if self.stop is None:
+                self.stop = (handler.name, decision.reason)
+
+    # -- resume --------------------------------------------------------------------------------------------
+
+    async def resume_batch(self, checkpoint: Checkpoint, decisions: Mapping[str, ResumeDecision]) -> Outcome | None:
+        w = self.w
+        calls: list[_Call] = []
+        for pending in checkpoint.batch:
+            call = _find_call(checkpoint.history, pending.call_id)
+            c = _Call(call, w._tools.get(pending.tool_name))
+            c.args = pending.arguments
+            calls.append(c)
+            if pending.state == "done":
+                c.state, c.result = "done", pending.result
+                continue
+            if c.tool is None:
+                c.fail(f"tool {pending.tool_name!r} is not available in the resuming Worker")
+                continue
+            if pending.needs_decision:
+                decision = decisions[pending.call_id]
+                if isinstance(decision, Reject):
+                    c.fail(f"denied by the user: {decision.reason}", denied_by="user")
+                    continue
+                if isinstance(decision, AllowAlways):
+                    w._allow_always(pending.tool_name, decision.rule)
+                if pending.state == "paused":
+                    # A hook paused on it: the approval answers the pause and any ask; deny rules still hold.
+                    if not self._validate(c):
+                        continue
+                    behavior, reason, decided_by = w._decide_permission(c.tool, c.args, [])
+                    if behavior == "deny":
+                        c.fail(f"permission denied ({decided_by}): {reason}".rstrip(": "), denied_by=decided_by)
+                    continue
+            self._validate(c)
+        return await self._run_tool_batch(calls, planned=True)
+
+
+def _rebuild(result: ToolResult, content: str, is_error: bool, meta: dict[str, object]) -> ToolResult:
+    return ToolResult(
+        call_id=result.call_id,
+        name=result.name,
+        content=content,
+        is_error=is_error,
+        id=result.id,
+        meta=freeze_object(meta) if meta else EMPTY,
+    )
+
+
+def _find_call(history: Sequence[Item], call_id: str) -> ToolCall:
+    for item in reversed(history):
+        if isinstance(item, ToolCall) and item.call_id == call_id:
+            return item
+    raise CheckpointError(f"checkpoint.batch: call {call_id!r} is not in the history")

@@ -1,0 +1,149 @@
+"""The state of one run and what the parts of the turn machine share: hook dispatch, context, outcomes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from hookloop.errors import (
+    HookError,
+)
+from hookloop.hooks._dispatch import Handler, run_chain
+from hookloop.hooks.events import (
+    HookEvent,
+)
+from hookloop.hooks.results import (
+    Continue,
+    ContinueWithMessages,
+)
+from hookloop.items import Message
+from hookloop.outcome import Finished
+from hookloop.stream import (
+    Usage,
+)
+from hookloop.timeline import HookDecision
+
+if TYPE_CHECKING:
+    from hookloop.worker import Worker
+
+
+__all__: list[str] = []
+
+
+def cap_text(text: str, cap: int, what: str) -> str:
+    """Cap ``text`` at ``cap`` characters, marking the cut (never silent)."""
+    if len(text) <= cap:
+        return text
+    cut = len(text) - cap
+    return f"{text[:cap]}\n[… {cut} characters cut by hookloop: {what} is capped at {cap} characters]"
+
+
+def describe(result: object) -> tuple[str, str | None]:
+    """(decision name, reason or edit summary) for the timeline and transcript."""
+    name = type(result).__name__
+    if isinstance(result, Continue):
+        edits = [
+            k
+            for k, v in (
+                ("updated_input", result.updated_input),
+                ("additional_context", result.additional_context),
+                ("replace_output", result.replace_output),
+            )
+            if v is not None
+        ]
+        return name, ", ".join(edits) or None
+    if isinstance(result, ContinueWithMessages):
+        return name, " / ".join(i.text for i in result.items if isinstance(i, Message)) or None
+    reason = getattr(result, "reason", None)
+    return name, reason if isinstance(reason, str) else None
+
+
+class _RunBase:
+    """The state of one run or resume, and what every part of the turn machine shares (hook dispatch,
+    hook-added context, the finished outcome)."""
+
+    def __init__(
+        self,
+        worker: Worker,
+        run_id: str,
+        *,
+        turn: int = 0,
+        forced: int = 0,
+        usage: Usage | None = None,
+        run_start: int = 0,
+    ) -> None:
+        self.w = worker
+        self.run_id = run_id
+        self.session_id = worker.session_id
+        self.turn = turn
+        self.forced = forced
+        self.usage = usage or Usage()
+        self.run_start = run_start
+        self.last_text = ""
+        self.last_sent = run_start
+        self.stop: tuple[str, str] | None = None
+        self.cancel_requested = False
+
+    # -- hooks -----------------------------------------------------------------------------------------
+
+    def _observer(self, call_id: str | None = None) -> Any:
+        timeline = self.w.timeline
+        if not timeline.subscribers:
+            return None
+
+        def observe(event: HookEvent[Any, Any], handler: Handler, result: object, seconds: float) -> None:
+            decision, reason = describe(result)
+            timeline.emit(
+                HookDecision(
+                    event=event.name,
+                    hook=handler.name,
+                    source=handler.source,
+                    decision=decision,
+                    reason=reason,
+                    seconds=seconds,
+                    call_id=call_id,
+                )
+            )
+
+        return observe
+
+    async def hooks(
+        self,
+        event: HookEvent[Any, Any],
+        inp: object,
+        edits: list[tuple[Handler, Any]] | None = None,
+        call_id: str | None = None,
+    ) -> tuple[Any, Handler] | None:
+        return await run_chain(event, self.w.hooks.chains[event.index], inp, edits, self._observer(call_id))
+
+    def _context_block(self, handler: Handler, event: HookEvent[Any, Any], text: str) -> str:
+        """Hook-added context as the model sees it: capped (the cut marked) and tagged with its origin."""
+        body = cap_text(text, self.w.context_cap, "additional context from a hook")
+        return f'<hook-context hook="{handler.name}" event="{event.name}">\n{body}\n</hook-context>'
+
+    def _context_item(self, handler: Handler, event: HookEvent[Any, Any], text: str) -> Message:
+        return Message.user(
+            self._context_block(handler, event, text),
+            meta={"source": "hook_context", "hook": handler.name, "event": event.name},
+        )
+
+    # -- start ---------------------------------------------------------------------------------------------
+
+    def _finished(self, reason: str = "end_turn") -> Finished:
+        return Finished(
+            run_id=self.run_id,
+            text=self.last_text,
+            items=tuple(self.w._history[self.run_start :]),
+            usage=self.usage,
+            turns=self.turn,
+            reason="stopped_by_hook" if self.stop is not None else "end_turn",
+            stop_reason=self.stop[1] if self.stop is not None else None,
+        )
+
+    def _reject_edits(
+        self, event: HookEvent[Any, Any], handler: Handler, result: Continue, *, allowed: tuple[str, ...]
+    ) -> None:
+        for name in ("updated_input", "additional_context", "replace_output"):
+            if name not in allowed and getattr(result, name) is not None:
+                raise HookError(
+                    f"Continue({name}=…) is not accepted on {event.name}", hook=handler.name, event=event.name
+                )

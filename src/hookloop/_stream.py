@@ -1,0 +1,278 @@
+"""The model step: one stream, per event timeline → on_stream_chunk → on_text_delta / on_tool_call_delta.
+
+The hottest path in hookloop (one pass per delta); see :meth:`_StreamStep._run_model_step`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hookloop._frozen import freeze_object
+from hookloop._run_base import _RunBase, describe
+from hookloop.errors import (
+    Aborted,
+    ClientError,
+)
+from hookloop.hooks._dispatch import Handler, dispatch, dispatch_sync, raised, settle
+from hookloop.hooks.events import (
+    ON_STREAM_CHUNK,
+    ON_STREAM_COMPLETE,
+    ON_TEXT_DELTA,
+    ON_TOOL_CALL_DELTA,
+    HookEvent,
+)
+from hookloop.hooks.results import (
+    Continue,
+    Pause,
+)
+from hookloop.hooks.summaries import (
+    StreamCompleteInfo,
+)
+from hookloop.items import Item, Message, Reasoning, TextPart, ToolCall
+from hookloop.providers.base import LLMRequest
+from hookloop.stream import (
+    BlockStart,
+    StreamError,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    Usage,
+    UsageEvent,
+)
+from hookloop.timeline import HookDecision
+
+__all__: list[str] = []
+
+
+class _Block:
+    __slots__ = ("call_id", "kind", "name", "parts", "redacted", "signature")
+
+    def __init__(self, kind: str, call_id: str | None = None, name: str | None = None) -> None:
+        self.kind = kind
+        self.call_id = call_id
+        self.name = name
+        self.parts: list[str] = []
+        self.signature: str | None = None
+        self.redacted: str | None = None
+
+
+class _Reply:
+    """What one stream has built so far: blocks by index, usage, and the current text block's ``append``."""
+
+    __slots__ = ("blocks", "count", "provider", "text_append", "text_index", "usage")
+
+    def __init__(self, provider: str) -> None:
+        self.blocks: dict[int, _Block] = {}
+        self.count = 0  # events other than text deltas (each of those adds one part; counted at the end)
+        self.usage: Usage | None = None
+        self.text_index = -1
+        self.text_append: Any = None
+        self.provider = provider
+
+    def take(self, event: StreamEvent) -> None:
+        """Record one event (the fast paths handle text deltas of the current block themselves)."""
+        cls = event.__class__
+        if cls is TextDelta:
+            text: TextDelta = event  # type: ignore[assignment]
+            block = self.blocks.get(text.index)
+            if block is None:
+                self.blocks[text.index] = block = _Block("text")
+            self.text_index, self.text_append = text.index, block.parts.append
+            block.parts.append(text.text)
+            return
+        self.count += 1
+        if cls is ToolCallDelta:
+            fragment: ToolCallDelta = event  # type: ignore[assignment]
+            try:
+                self.blocks[fragment.index].parts.append(fragment.fragment)
+            except KeyError:
+                raise ClientError(
+                    f"the provider sent tool-call JSON for block {fragment.index} before starting it",
+                    provider=self.provider,
+                ) from None
+        elif cls is BlockStart:
+            start: BlockStart = event  # type: ignore[assignment]
+            self.blocks[start.index] = _Block(start.kind, start.call_id, start.name)
+            if start.index == self.text_index:
+                self.text_index = -1
+        elif cls is ThinkingDelta:
+            thinking: ThinkingDelta = event  # type: ignore[assignment]
+            block = self.blocks.get(thinking.index)
+            if block is None:
+                self.blocks[thinking.index] = block = _Block("thinking")
+            if thinking.text:
+                block.parts.append(thinking.text)
+            if thinking.signature is not None:
+                block.signature = thinking.signature
+            if thinking.redacted is not None:
+                block.redacted = thinking.redacted
+        elif cls is UsageEvent:
+            reported: UsageEvent = event  # type: ignore[assignment]
+            self.usage = reported.usage if self.usage is None else self.usage + reported.usage
+        elif cls is StreamError:
+            error: StreamError = event  # type: ignore[assignment]
+            raise ClientError(
+                f"{self.provider} stream error ({error.kind}): {error.message}",
+                provider=self.provider,
+                retryable=error.retryable,
+            )
+
+    @property
+    def event_count(self) -> int:
+        return self.count + sum(len(b.parts) for b in self.blocks.values() if b.kind == "text")
+
+
+class _StreamStep(_RunBase):
+    """Streams one model reply and builds its items."""
+
+    def _stream_decided(self, event: HookEvent[Any, Any], decided: tuple[Any, Handler]) -> None:
+        result, handler = decided
+        decision, reason = describe(result)
+        if self.w.timeline.subscribers:
+            self.w.timeline.emit(
+                HookDecision(
+                    event=event.name,
+                    hook=handler.name,
+                    source=handler.source,
+                    decision=decision,
+                    reason=reason,
+                    seconds=0.0,
+                )
+            )
+        if isinstance(result, Pause):
+            raise Aborted("Paused by stream hook", hook=handler.name, event=event.name)
+        raise Aborted(result.reason, hook=handler.name, event=event.name)
+
+    async def _run_model_step(self, request: LLMRequest) -> tuple[list[Item], list[ToolCall]]:
+        """Stream one reply; per event: timeline, on_stream_chunk, then on_text_delta / on_tool_call_delta.
+
+        The hottest path (one pass per delta): a text delta of the current block is appended without a dict
+        lookup or a call; with nobody listening that is all the loop does. A lone text hook is called inline.
+        """
+        w = self.w
+        chains = w.hooks.chains
+        chunk_chain = chains[ON_STREAM_CHUNK.index]
+        text_chain = chains[ON_TEXT_DELTA.index]
+        tool_chain = chains[ON_TOOL_CALL_DELTA.index]
+        emit = w.timeline.emit if w.timeline.subscribers else None
+        reply = _Reply(w.client.provider)
+        take = reply.take
+        text_index, text_append = -1, None
+        stream = w.client.stream(request)
+        try:
+            if emit is None and not chunk_chain and not text_chain and not tool_chain:
+                async for event in stream:
+                    if event.__class__ is TextDelta and event.index == text_index:
+                        text_append(event.text)  # type: ignore[misc]
+                        continue
+                    take(event)
+                    text_index, text_append = reply.text_index, reply.text_append
+            else:
+                text_single = text_chain.single
+                text_async = text_single is not None and text_single.is_async
+                async for event in stream:
+                    if emit is not None:
+                        emit(event)
+                    if chunk_chain:
+                        decided = (
+                            dispatch_sync(ON_STREAM_CHUNK, chunk_chain, event)
+                            if chunk_chain.all_sync
+                            else await dispatch(ON_STREAM_CHUNK, chunk_chain, event)
+                        )
+                        if decided is not None:
+                            self._stream_decided(ON_STREAM_CHUNK, decided)
+                    cls = event.__class__
+                    if cls is TextDelta:
+                        text: TextDelta = event  # type: ignore[assignment]
+                        if text.index == text_index:
+                            text_append(text.text)  # type: ignore[misc]
+                        else:
+                            take(text)
+                            text_index, text_append = reply.text_index, reply.text_append
+                        if text_single is not None:  # one hook: called inline, no dispatch frame
+                            try:
+                                result = text_single.fn(text)
+                                if text_async:
+                                    result = await result
+                            except Aborted:
+                                raise
+                            except Exception as exc:
+                                raise raised(ON_TEXT_DELTA, text_single, exc) from exc
+                            if result.__class__ is not Continue:
+                                self._stream_decided(ON_TEXT_DELTA, settle(ON_TEXT_DELTA, text_single, result))
+                        elif text_chain:
+                            decided = (
+                                dispatch_sync(ON_TEXT_DELTA, text_chain, text)
+                                if text_chain.all_sync
+                                else await dispatch(ON_TEXT_DELTA, text_chain, text)
+                            )
+                            if decided is not None:
+                                self._stream_decided(ON_TEXT_DELTA, decided)
+                        continue
+                    take(event)
+                    text_index, text_append = reply.text_index, reply.text_append
+                    if cls is ToolCallDelta and tool_chain:
+                        decided = (
+                            dispatch_sync(ON_TOOL_CALL_DELTA, tool_chain, event)
+                            if tool_chain.all_sync
+                            else await dispatch(ON_TOOL_CALL_DELTA, tool_chain, event)
+                        )
+                        if decided is not None:
+                            self._stream_decided(ON_TOOL_CALL_DELTA, decided)
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        if reply.usage is not None:
+            self.usage = self.usage + reply.usage
+        complete = chains[ON_STREAM_COMPLETE.index]
+        if complete:
+            info = StreamCompleteInfo(turn=self.turn, event_count=reply.event_count)
+            decided = await dispatch(ON_STREAM_COMPLETE, complete, info)
+            if decided is not None:
+                self._stream_decided(ON_STREAM_COMPLETE, decided)
+        return self._build_reply(reply.blocks)
+
+    def _build_reply(self, blocks: dict[int, _Block]) -> tuple[list[Item], list[ToolCall]]:
+        items: list[Item] = []
+        calls: list[ToolCall] = []
+        texts: list[str] = []
+        for index in sorted(blocks):
+            block = blocks[index]
+            if block.kind == "text":
+                text = "".join(block.parts)
+                if text:
+                    texts.append(text)
+                    items.append(Message(role="assistant", content=(TextPart(text=text),)))
+            elif block.kind == "thinking":
+                items.append(
+                    Reasoning(
+                        text="".join(block.parts),
+                        signature=block.signature,
+                        redacted=block.redacted,
+                        provider=self.w.client.provider,
+                    )
+                )
+            else:
+                call = _parse_call(block, index)
+                calls.append(call)
+                items.append(call)
+        self.last_text = "\n".join(texts)
+        return items, calls
+
+
+def _parse_call(block: _Block, index: int) -> ToolCall:
+    raw = "".join(block.parts)
+    call_id = block.call_id or f"call_{index}"
+    name = block.name or ""
+    if not raw.strip():
+        return ToolCall(call_id=call_id, name=name)
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return ToolCall(call_id=call_id, name=name, raw_arguments=raw)
+    if not isinstance(value, dict):
+        return ToolCall(call_id=call_id, name=name, raw_arguments=raw)
+    return ToolCall(call_id=call_id, name=name, arguments=freeze_object(value))
