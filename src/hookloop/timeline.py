@@ -31,6 +31,7 @@ from hookloop.stream import (
 __all__ = [
     "HookDecision",
     "HookOutputLine",
+    "HookStarted",
     "ItemAppended",
     "RunEnded",
     "RunStarted",
@@ -73,6 +74,16 @@ class HookDecision:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class HookStarted:
+    """A command hook process started (its :class:`HookDecision` follows when it ends)."""
+
+    event: str
+    hook: str
+    source: str
+    call_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class HookOutputLine:
     """One line a command hook printed, as it arrived (``stream`` is ``stdout`` or ``stderr``)."""
 
@@ -106,7 +117,15 @@ class ItemAppended:
 
 
 TimelineEvent: TypeAlias = (
-    StreamEvent | RunStarted | RunEnded | HookDecision | HookOutputLine | ToolStarted | ToolEnded | ItemAppended
+    StreamEvent
+    | RunStarted
+    | RunEnded
+    | HookStarted
+    | HookDecision
+    | HookOutputLine
+    | ToolStarted
+    | ToolEnded
+    | ItemAppended
 )
 Subscriber: TypeAlias = Callable[[TimelineEvent], object]
 
@@ -170,6 +189,8 @@ def _transcript_record(event: TimelineEvent) -> dict[str, JSONValue] | None:
         return None
     if isinstance(event, HookDecision) and event.decision == "Continue" and event.reason is None:
         return None
+    if isinstance(event, HookStarted):
+        return None
     return event_to_json(event)
 
 
@@ -190,6 +211,7 @@ def event_to_json(event: TimelineEvent) -> dict[str, JSONValue]:
     stop                reason
     stream_error        message, kind
     item                item (the history item's JSON, with provenance in its ``meta``)
+    hook_started        event, hook, source, call_id
     hook                event, hook, source, decision, reason, call_id, seconds
     hook_output         event, hook, source, stream ("stdout" | "stderr"), line
     tool_started        call_id, tool, arguments
@@ -210,6 +232,14 @@ def event_to_json(event: TimelineEvent) -> dict[str, JSONValue]:
                 "reason": event.reason,
                 "call_id": event.call_id,
                 "seconds": round(event.seconds, 6),
+            }
+        case HookStarted():
+            return {
+                "type": "hook_started",
+                "event": event.event,
+                "hook": event.hook,
+                "source": event.source,
+                "call_id": event.call_id,
             }
         case HookOutputLine():
             return {

@@ -317,3 +317,39 @@ def test_a_second_ctrl_c_quits_at_once_and_takes_the_hook_processes_along(
     assert term.finish() == 130
     assert gone(hook_pid)
     assert not done.exists()
+
+
+def test_a_running_hook_shows_a_spinner_with_its_name_and_stream_json_reports_it(
+    project: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    release = tmp_path / "release"
+    os.mkfifo(release)
+    slow = project / "slow_guard.sh"
+    slow.write_text(f"#!/bin/bash\ncat > /dev/null\nread line < {release}\nexit 0\n")
+    slow.chmod(0o755)
+    (project / ".hookloop").mkdir()
+    hooks = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": str(slow)}]}]}
+    (project / ".hookloop" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    model = bash_then_done(project)
+    term = Terminal(["run", "read", "--model", f"scripted:{model}", "--yes", "--trust-project-hooks"], env, project)
+    term.wait_for("running slow_guard.sh")  # shown while the hook is still blocked on the FIFO
+    with open(release, "w") as gate:
+        gate.write("go\n")
+    term.wait_for("All done.")
+    assert term.finish() == 0
+
+    # the same run as stream-json: hook_started precedes the hook's decision
+    args = ["run", "read", "--model", f"scripted:{bash_then_done(project)}", "--yes", "--trust-project-hooks"]
+    proc = subprocess.Popen(
+        [*HOOKLOOP, *args, "--output-format", "stream-json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=project,
+    )
+    with open(release, "w") as gate:  # blocks until the hook's `read` opens the FIFO
+        gate.write("go\n")
+    out, _ = proc.communicate(timeout=60)
+    types = [json.loads(line)["type"] for line in out.splitlines()]
+    assert types.index("hook_started") < types.index("hook")

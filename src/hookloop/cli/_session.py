@@ -47,6 +47,7 @@ from hookloop.stream import TextDelta
 from hookloop.timeline import (
     HookDecision,
     HookOutputLine,
+    HookStarted,
     RunEnded,
     TimelineEvent,
     ToolEnded,
@@ -301,7 +302,12 @@ class TextRenderer:
             self._spinner()
             mark = "[red]error[/]" if event.is_error else "[green]ok[/]"
             self.err.print(f"  └ {event.tool_name} {mark} ({event.seconds:.2f}s)")
+        elif isinstance(event, HookStarted):
+            self.running[f"hook:{event.hook}:{event.call_id}"] = (Path(event.hook.split()[0]).name, time.monotonic())
+            self._spinner()
         elif isinstance(event, HookDecision):
+            if self.running.pop(f"hook:{event.hook}:{event.call_id}", None) is not None:
+                self._spinner()
             if event.decision in ("Continue", "Finish") and event.reason is None:
                 return
             if event.source == "command hooks":

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from hookloop._frozen import JSONValue
 from hookloop.errors import Aborted
-from hookloop.timeline import HookDecision, HookOutputLine
+from hookloop.timeline import HookDecision, HookOutputLine, HookStarted
 
 from . import payloads as wire_in
 from .config import HookConfig
@@ -227,6 +227,10 @@ class Firing:
         background: bool = False,
     ) -> Fired:
         started = time.perf_counter()
+        timeline = self.worker.timeline
+        if timeline.subscribers:
+            for hook in hooks:
+                timeline.emit(HookStarted(event=hook.event, hook=hook.name, source=_source(hook), call_id=call_id))
         try:
             outcomes = await run_all(
                 hooks,
