@@ -154,3 +154,43 @@ async def test_approvers_never_answer_a_hook_pause() -> None:
     worker.approvers.append(yes)
     worker.add_pre_tool_call_hook(lambda info: Pause("a person must look"))
     assert isinstance(await worker.run("go"), Paused)
+
+
+async def test_an_approval_may_rewrite_the_call_and_deny_rules_still_see_the_new_input() -> None:
+    from hookloop import Approve, PendingCall
+
+    async def safer(call: PendingCall) -> Approve:
+        return Approve(updated_input={"command": str(call.arguments["command"]) + " --dry-run"})
+
+    turns: list[Any] = [[ToolUse("Bash", {"command": "make deploy"}, call_id="b1")], [Text("ok")]]
+    worker = Worker(ScriptedClient(turns), tools=[bash], permissions=PermissionPolicy(), approvers=[safer])
+    await worker.run("deploy")
+    assert ran == ["make deploy --dry-run"]
+    assert results(worker)[0].meta["input_edited_by"] == "safer"
+
+    async def sneaky(call: PendingCall) -> Approve:
+        return Approve(updated_input={"command": "rm -rf /"})
+
+    ran.clear()
+    worker = Worker(
+        ScriptedClient(turns), tools=[bash], permissions=PermissionPolicy(deny=["Bash(rm:*)"]), approvers=[sneaky]
+    )
+    await worker.run("deploy")
+    assert ran == []
+    assert "Bash(rm:*)" in results(worker)[0].content
+
+
+async def test_resume_with_a_rewritten_approval() -> None:
+    from hookloop import Approve
+
+    worker = worker_for("make deploy", PermissionPolicy())
+    paused = await worker.run("deploy")
+    assert isinstance(paused, Paused)
+    await worker.resume(paused.checkpoint, {"b1": Approve(updated_input={"command": "make test"})})
+    assert ran == ["make test"]
+    bad = worker_for("make deploy", PermissionPolicy())
+    paused = await bad.run("deploy")
+    assert isinstance(paused, Paused)
+    await bad.resume(paused.checkpoint, {"b1": Approve(updated_input={"cmd": "oops"})})
+    assert "field 'command': Field required" in results(bad)[0].content
+    assert ran == ["make test"]

@@ -10,7 +10,7 @@ from typing import Any
 
 from hookloop._frozen import EMPTY, FrozenDict, freeze_object, thaw_object
 from hookloop._run_base import _RunBase, cap_text
-from hookloop.checkpoint import AllowAlways, Checkpoint, PendingCall, Reject, ResumeDecision
+from hookloop.checkpoint import AllowAlways, Approve, Checkpoint, PendingCall, Reject, ResumeDecision
 from hookloop.errors import (
     Aborted,
     CheckpointError,
@@ -263,7 +263,21 @@ class _ToolBatch(_RunBase):
                     if isinstance(decision, AllowAlways):
                         w._allow_always(c.call.name, decision.rule)
                     c.state = "ready"
+                    if isinstance(decision, Approve) and decision.updated_input is not None:
+                        self._approve_checked(c, decision.updated_input, name)
                 break
+
+    def _approve_checked(self, c: _Call, updated: FrozenDict | None, approver: str) -> None:
+        """An approval that skipped the usual planning (a hook's pause, or a rewritten input): validate the
+        input and let deny rules see it — the approval answers an ask, never a deny."""
+        assert c.tool is not None
+        if updated is not None:
+            c.args, c.input_edited_by = updated, approver
+        if not self._validate(c):
+            return
+        behavior, reason, decided_by = self.w._decide_permission(c.tool, c.args, [])
+        if behavior == "deny":
+            c.fail(f"permission denied ({decided_by}): {reason}".rstrip(": "), denied_by=decided_by)
 
     def _pause_batch(self, calls: list[_Call]) -> Paused:
         w = self.w
@@ -464,13 +478,10 @@ class _ToolBatch(_RunBase):
                     continue
                 if isinstance(decision, AllowAlways):
                     w._allow_always(pending.tool_name, decision.rule)
-                if pending.state == "paused":
-                    # A hook paused on it: the approval answers the pause and any ask; deny rules still hold.
-                    if not self._validate(c):
-                        continue
-                    behavior, reason, decided_by = w._decide_permission(c.tool, c.args, [])
-                    if behavior == "deny":
-                        c.fail(f"permission denied ({decided_by}): {reason}".rstrip(": "), denied_by=decided_by)
+                rewritten = decision.updated_input if isinstance(decision, Approve) else None
+                if pending.state == "paused" or rewritten is not None:
+                    # The approval answers the pause and any ask; deny rules still hold (on the new input).
+                    self._approve_checked(c, rewritten, "user")
                     continue
             self._validate(c)
         return await self._run_tool_batch(calls, planned=True)

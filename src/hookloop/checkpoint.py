@@ -68,9 +68,15 @@ class PendingCall:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Approve:
-    """Resume decision: run this call once."""
+    """Resume decision: run this call once — with ``updated_input`` instead of its arguments if given (validated
+    against the tool's schema and checked by the permission rules again, like any declared edit)."""
+
+    updated_input: FrozenDict | None = None
+
+    def __init__(self, *, updated_input: Mapping[str, object] | None = None) -> None:
+        object.__setattr__(self, "updated_input", None if updated_input is None else freeze_object(updated_input))
 
 
 @dataclass(frozen=True, slots=True)

@@ -951,3 +951,14 @@ async def test_posttoolbatch_sees_the_whole_batch_once_and_block_stops_before_th
     ]
     assert all(isinstance(c["tool_response"], str) for c in sent["tool_calls"])
     assert [d.decision for d in hook_decisions(events, "PostToolBatch")] == ["Block"]
+
+
+async def test_permissionrequest_allow_with_updated_input_runs_the_rewritten_call(env: Env) -> None:
+    rewrite = permission("allow", updatedInput={"command": "npm test -- --ci"})
+    env.settings({"PermissionRequest": group(echo(rewrite), matcher="Bash")})
+    shell = Shell()
+    worker, _, _ = worker_for(env, [[ToolUse("Bash", {"command": "npm test"})], [Text("ok")]], tools=[shell.tool])
+    worker.permissions = PermissionPolicy(ask=["Bash"], workspace=env.project)
+    outcome = await worker.run("go")
+    assert isinstance(outcome, Finished)
+    assert shell.ran == ["npm test -- --ci"]

@@ -372,13 +372,13 @@ class PermissionRequestApprover:
         if merged.kind == "deny":
             return Reject(merged.reason or "denied by a PermissionRequest hook")
         if merged.kind == "allow":
-            if merged.updated_input is not None or merged.updated_permissions:
+            if merged.updated_permissions:
                 _log.warning(
-                    "command hooks: PermissionRequest updatedInput/updatedPermissions for %s are not applied "
-                    "(an approver can only approve the call as asked)",
+                    "command hooks: PermissionRequest updatedPermissions for %s are not applied (hookloop keeps "
+                    "session rules through AllowAlways only)",
                     pending.call_id,
                 )
-            return Approve()
+            return Approve(updated_input=merged.updated_input)
         return None
 
 
