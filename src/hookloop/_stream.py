@@ -5,6 +5,7 @@ The hottest path in hookloop (one pass per delta); see :meth:`_StreamStep._run_m
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -33,6 +34,7 @@ from hookloop.items import Item, Message, Reasoning, TextPart, ToolCall
 from hookloop.providers.base import LLMRequest
 from hookloop.stream import (
     BlockStart,
+    StopEvent,
     StreamError,
     StreamEvent,
     TextDelta,
@@ -41,7 +43,7 @@ from hookloop.stream import (
     Usage,
     UsageEvent,
 )
-from hookloop.timeline import HookDecision
+from hookloop.timeline import HookDecision, ModelRequestEnded, ModelRequestStarted
 
 __all__: list[str] = []
 
@@ -61,12 +63,13 @@ class _Block:
 class _Reply:
     """What one stream has built so far: blocks by index, usage, and the current text block's ``append``."""
 
-    __slots__ = ("blocks", "count", "provider", "text_append", "text_index", "usage")
+    __slots__ = ("blocks", "count", "provider", "stop_reason", "text_append", "text_index", "usage")
 
     def __init__(self, provider: str) -> None:
         self.blocks: dict[int, _Block] = {}
         self.count = 0  # events other than text deltas (each of those adds one part; counted at the end)
         self.usage: Usage | None = None
+        self.stop_reason: str | None = None
         self.text_index = -1
         self.text_append: Any = None
         self.provider = provider
@@ -111,6 +114,9 @@ class _Reply:
         elif cls is UsageEvent:
             reported: UsageEvent = event  # type: ignore[assignment]
             self.usage = reported.usage if self.usage is None else self.usage + reported.usage
+        elif cls is StopEvent:
+            stop: StopEvent = event  # type: ignore[assignment]
+            self.stop_reason = stop.reason
         elif cls is StreamError:
             error: StreamError = event  # type: ignore[assignment]
             raise ClientError(
@@ -160,6 +166,12 @@ class _StreamStep(_RunBase):
         reply = _Reply(w.client.provider)
         take = reply.take
         text_index, text_append = -1, None
+        timeline = w.timeline
+        if timeline.subscribers:
+            timeline.emit(
+                ModelRequestStarted(run_id=self.run_id, turn=self.turn, model=request.model, provider=w.client.provider)
+            )
+        failure: str | None = None
         stream = w.client.stream(request)
         try:
             if emit is None and not chunk_chain and not text_chain and not tool_chain:
@@ -221,10 +233,23 @@ class _StreamStep(_RunBase):
                         )
                         if decided is not None:
                             self._stream_decided(ON_TOOL_CALL_DELTA, decided)
+        except BaseException as exc:
+            failure = "cancelled" if isinstance(exc, asyncio.CancelledError) else f"{type(exc).__name__}: {exc}"
+            raise
         finally:
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
                 await aclose()
+            if timeline.subscribers:
+                timeline.emit(
+                    ModelRequestEnded(
+                        run_id=self.run_id,
+                        turn=self.turn,
+                        usage=reply.usage,
+                        stop_reason=reply.stop_reason,
+                        error=failure,
+                    )
+                )
         if reply.usage is not None:
             self.usage = self.usage + reply.usage
         complete = chains[ON_STREAM_COMPLETE.index]

@@ -25,6 +25,7 @@ from hookloop.stream import (
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
+    Usage,
     UsageEvent,
 )
 
@@ -33,6 +34,8 @@ __all__ = [
     "HookOutputLine",
     "HookStarted",
     "ItemAppended",
+    "ModelRequestEnded",
+    "ModelRequestStarted",
     "RunEnded",
     "RunStarted",
     "Timeline",
@@ -71,6 +74,27 @@ class HookDecision:
     reason: str | None
     seconds: float
     call_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelRequestStarted:
+    """A model request begins (its stream events follow)."""
+
+    run_id: str
+    turn: int
+    model: str | None
+    provider: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelRequestEnded:
+    """A model request ended: its usage and stop reason, or the error that ended it."""
+
+    run_id: str
+    turn: int
+    usage: Usage | None
+    stop_reason: str | None
+    error: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,6 +144,8 @@ TimelineEvent: TypeAlias = (
     StreamEvent
     | RunStarted
     | RunEnded
+    | ModelRequestStarted
+    | ModelRequestEnded
     | HookStarted
     | HookDecision
     | HookOutputLine
@@ -211,6 +237,8 @@ def event_to_json(event: TimelineEvent) -> dict[str, JSONValue]:
     stop                reason
     stream_error        message, kind
     item                item (the history item's JSON, with provenance in its ``meta``)
+    model_request_started  run_id, turn, model, provider
+    model_request_ended    run_id, turn, input_tokens, output_tokens, stop_reason, error
     hook_started        event, hook, source, call_id
     hook                event, hook, source, decision, reason, call_id, seconds
     hook_output         event, hook, source, stream ("stdout" | "stderr"), line
@@ -232,6 +260,25 @@ def event_to_json(event: TimelineEvent) -> dict[str, JSONValue]:
                 "reason": event.reason,
                 "call_id": event.call_id,
                 "seconds": round(event.seconds, 6),
+            }
+        case ModelRequestStarted():
+            return {
+                "type": "model_request_started",
+                "run_id": event.run_id,
+                "turn": event.turn,
+                "model": event.model,
+                "provider": event.provider,
+            }
+        case ModelRequestEnded():
+            usage = event.usage
+            return {
+                "type": "model_request_ended",
+                "run_id": event.run_id,
+                "turn": event.turn,
+                "input_tokens": None if usage is None else usage.input_tokens,
+                "output_tokens": None if usage is None else usage.output_tokens,
+                "stop_reason": event.stop_reason,
+                "error": event.error,
             }
         case HookStarted():
             return {
