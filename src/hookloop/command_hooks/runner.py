@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import collections
 import contextlib
 import errno
 import functools
@@ -54,7 +55,7 @@ import re
 import shlex
 import signal
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -174,6 +175,19 @@ def hook_environment(
         env.update(extra)
     env["HOOKLOOP_PROJECT_DIR"] = project_dir
     env["CLAUDE_PROJECT_DIR"] = project_dir
+    return env
+
+
+def _spawn_environment(base: Mapping[str, str] | None, overrides: Mapping[str, str]) -> dict[bytes, bytes]:
+    """:func:`hook_environment` already encoded for ``exec``: copying ``os.environ`` decodes every variable and
+    the spawn encodes them all again (tens of µs a hook); its underlying bytes dict is copied in C instead."""
+    raw = getattr(os.environ, "_data", None) if base is None else None
+    if isinstance(raw, dict):
+        env: dict[bytes, bytes] = dict(raw)
+    else:
+        env = {os.fsencode(k): os.fsencode(v) for k, v in (os.environ if base is None else base).items()}
+    for key, value in overrides.items():
+        env[os.fsencode(key)] = os.fsencode(value)
     return env
 
 
@@ -429,7 +443,7 @@ async def run_process(
     stdin: bytes = b"",
     *,
     cwd: str | None = None,
-    env: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | Mapping[bytes, bytes] | None = None,
     timeout: float,  # noqa: ASYNC109 -- not a cancel scope: expiry terminates the process group
     kill_grace: float = 2.0,
     drain_window: float = 0.5,
@@ -592,7 +606,10 @@ async def run_hook(
     opts = options or RunnerOptions()
     project = os.fspath(project_dir)
     body = _encode(payload)
-    env = hook_environment(project, base=opts.base_env, extra=extra_env)
+    overrides = {**(extra_env or {}), "HOOKLOOP_PROJECT_DIR": project, "CLAUDE_PROJECT_DIR": project}
+    # What the hook sees, read lazily (placeholders, HTTP header variables); the spawn gets it pre-encoded.
+    base: MutableMapping[str, str] = os.environ if opts.base_env is None else dict(opts.base_env)
+    env: Mapping[str, str] = collections.ChainMap(overrides, base)
     timeout = default_timeout(hook.event, hook, opts)
     handler = hook.handler
     if isinstance(handler, HttpHandler):
@@ -615,7 +632,7 @@ async def run_hook(
         argv,
         body,
         cwd=project,
-        env=env,
+        env=_spawn_environment(opts.base_env, overrides),
         timeout=timeout,
         kill_grace=opts.kill_grace,
         drain_window=opts.drain_window,
