@@ -962,3 +962,19 @@ async def test_permissionrequest_allow_with_updated_input_runs_the_rewritten_cal
     outcome = await worker.run("go")
     assert isinstance(outcome, Finished)
     assert shell.ran == ["npm test -- --ci"]
+
+
+async def test_pretooluse_context_of_a_call_that_pauses_reaches_the_model_when_it_resumes(env: Env) -> None:
+    from hookloop import Approve
+
+    asked = pre(permissionDecision="ask", permissionDecisionReason="confirm", additionalContext="runs in CI mode")
+    env.settings({"PreToolUse": group(echo(asked), matcher="Bash")})
+    shell = Shell()
+    worker, _, _ = worker_for(
+        env, [[ToolUse("Bash", {"command": "make"}, call_id="m1")], [Text("ok")]], tools=[shell.tool]
+    )
+    paused = await worker.run("build")
+    assert isinstance(paused, Paused)
+    await worker.resume(paused.checkpoint, {"m1": Approve()})
+    assert shell.ran == ["make"]
+    assert "runs in CI mode" in results(worker)[0].content

@@ -346,7 +346,8 @@ class EventHooks(Firing):
             try:
                 await self.drain(deadline)
             finally:
-                self.pending_context.clear()
+                if info.reason != "paused":  # a paused call's PreToolUse context is delivered when it resumes
+                    self.pending_context.clear()
 
 
 class PermissionRequestApprover:
