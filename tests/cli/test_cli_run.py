@@ -353,3 +353,12 @@ def test_a_running_hook_shows_a_spinner_with_its_name_and_stream_json_reports_it
     out, _ = proc.communicate(timeout=60)
     types = [json.loads(line)["type"] for line in out.splitlines()]
     assert types.index("hook_started") < types.index("hook")
+
+
+def test_the_model_can_come_from_a_settings_file(project: Path, env: dict[str, str]) -> None:
+    model = script(project / "model.json", [[{"text": "configured"}]])
+    (project / ".hookloop").mkdir()
+    (project / ".hookloop" / "settings.json").write_text(json.dumps({"model": f"scripted:{model}"}))
+    out = hookloop("run", "hi", "--output-format", "json", env=env, cwd=project)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["text"] == "configured"

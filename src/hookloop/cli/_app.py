@@ -81,7 +81,7 @@ def run(
         "--model",
         "-m",
         help="PROVIDER:MODEL — anthropic:<m>, openai:<m>, openai-responses:<m>, openai-compatible:<m>@<url>, "
-        "scripted:<file>. Default: $HOOKLOOP_MODEL.",
+        'scripted:<file>. Default: $HOOKLOOP_MODEL, else "model" in a settings file.',
     ),
     cwd: Path = typer.Option(Path("."), "--cwd", help="The project directory the tools work in."),
     permission_mode: str | None = typer.Option(None, "--permission-mode", help=f"One of {', '.join(MODES)}."),
@@ -106,9 +106,11 @@ def run(
     """
     check_choice("--output-format", output_format, OUTPUT_FORMATS)
     check_choice("--permission-mode", permission_mode, MODES)
-    model = model or os.environ.get("HOOKLOOP_MODEL")
+    model = (
+        model or os.environ.get("HOOKLOOP_MODEL") or _settings_model(cwd.resolve(), settings, not no_claude_settings)
+    )
     if not model:
-        raise fail("no model: pass --model PROVIDER:MODEL or set HOOKLOOP_MODEL")
+        raise fail('no model: pass --model PROVIDER:MODEL, set HOOKLOOP_MODEL, or put "model" in a settings file')
     options = RunOptions(
         model=model,
         cwd=cwd.resolve(),
@@ -126,6 +128,22 @@ def run(
         return await worker.run(prompt)
 
     raise typer.Exit(session.execute(start))
+
+
+def _settings_model(cwd: Path, extra: list[Path], include_claude: bool) -> str | None:
+    """The ``model`` of the highest-precedence settings file that names one in PROVIDER:MODEL form (Claude
+    Code's own ``"model": "sonnet"`` aliases are not hookloop model strings and are ignored)."""
+    from hookloop.settings import SettingsError, read_settings_layers
+
+    try:
+        layers = read_settings_layers(cwd, extra=extra, include_claude=include_claude)
+    except SettingsError:
+        return None  # reported properly when the session loads its settings
+    for _, data in reversed(layers):
+        value = data.get("model")
+        if isinstance(value, str) and ":" in value:
+            return value
+    return None
 
 
 @app.command()
