@@ -75,6 +75,20 @@ class SdkErrors(NamedTuple):
     transport: type[BaseException]  # httpx2.TransportError (the SDK lets some escape mid-stream)
     transport_timeout: type[BaseException]  # httpx2.TimeoutException
 
+    @classmethod
+    def of(cls, sdk: Any) -> SdkErrors:
+        """The classes of an SDK module (``anthropic`` or ``openai``: both name them alike) and of its transport."""
+        import httpx2
+
+        return cls(
+            status=sdk.APIStatusError,
+            timeout=sdk.APITimeoutError,
+            connection=sdk.APIConnectionError,
+            api=sdk.APIError,
+            transport=httpx2.TransportError,
+            transport_timeout=httpx2.TimeoutException,
+        )
+
 
 def _body_error(body: object) -> tuple[str | None, str | None]:
     """(error type or code, message) from a provider error body, if it has them."""

@@ -55,7 +55,6 @@ from hookloop.stream import (
 
 try:
     import anthropic
-    import httpx2
     from anthropic import AsyncStream
     from anthropic.types import RawMessageStreamEvent
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
@@ -63,14 +62,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 __all__ = ["AnthropicClient"]
 
-_SDK_ERRORS = SdkErrors(
-    status=anthropic.APIStatusError,
-    timeout=anthropic.APITimeoutError,
-    connection=anthropic.APIConnectionError,
-    api=anthropic.APIError,
-    transport=httpx2.TransportError,
-    transport_timeout=httpx2.TimeoutException,
-)
+_SDK_ERRORS = SdkErrors.of(anthropic)
 
 _STOP_REASONS: Mapping[str, StopReason] = {
     "end_turn": "end_turn",

@@ -41,7 +41,6 @@ from hookloop.stream import (
 )
 
 try:
-    import httpx2
     import openai
     from openai import AsyncStream
     from openai.types.chat import ChatCompletionChunk
@@ -50,14 +49,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 __all__ = ["OpenAIChatClient"]
 
-SDK_ERRORS = SdkErrors(
-    status=openai.APIStatusError,
-    timeout=openai.APITimeoutError,
-    connection=openai.APIConnectionError,
-    api=openai.APIError,
-    transport=httpx2.TransportError,
-    transport_timeout=httpx2.TimeoutException,
-)
+SDK_ERRORS = SdkErrors.of(openai)
 
 _FINISH: Mapping[str, StopReason] = {
     "stop": "end_turn",
