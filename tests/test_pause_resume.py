@@ -153,8 +153,8 @@ async def test_resume_requires_a_decision_for_every_pending_call() -> None:
     assert isinstance(paused, Paused)
     with pytest.raises(ValueError, match="missing: c2"):
         await worker.resume(paused.checkpoint, {})
-    with pytest.raises(ValueError, match="not pending: c1"):
-        await worker.resume(paused.checkpoint, {"c2": Approve(), "c1": Approve()})
+    with pytest.raises(ValueError, match="not pending: zz"):
+        await worker.resume(paused.checkpoint, {"c2": Approve(), "zz": Approve()})
 
 
 async def test_a_new_run_after_an_abandoned_pause_keeps_the_history_valid() -> None:
@@ -218,12 +218,20 @@ async def test_a_checkpoint_from_a_newer_version_is_refused_clearly() -> None:
         Checkpoint.from_json(data)
 
 
-async def test_a_checkpoint_edited_by_hand_is_detected_and_can_be_accepted_deliberately() -> None:
+async def test_a_checkpoint_edited_by_hand_is_refused_and_verify_false_is_for_inspection_only() -> None:
     data = await paused_checkpoint()
     data["history"][0]["content"][0]["text"] = "something else"
-    with pytest.raises(CheckpointError, match="modified after it was written"):
+    with pytest.raises(CheckpointError, match="changed after it was written"):
         Checkpoint.from_json(data)
-    assert Checkpoint.from_json(data, verify=False).history[0].to_json()["content"][0]["text"] == "something else"  # type: ignore[index]
+    inspected = Checkpoint.from_json(data, verify=False)
+    assert inspected.history[0].to_json()["content"][0]["text"] == "something else"  # type: ignore[index]
+    assert not inspected.resumable
+    worker = Worker(ScriptedClient(TURNS[1:]), tools=[echo])
+    with pytest.raises(CheckpointError, match="verify=False, for inspection only"):
+        await worker.resume(inspected, {"c2": Approve()})
+    with pytest.raises(CheckpointError, match="changed after it was written"):
+        await worker.resume(data, {"c2": Approve()})
+    assert worker.history == ()
 
 
 @pytest.mark.parametrize(

@@ -458,11 +458,14 @@ class _ToolBatch(_RunBase):
     # -- resume --------------------------------------------------------------------------------------------
 
     async def resume_batch(self, checkpoint: Checkpoint, decisions: Mapping[str, ResumeDecision]) -> Outcome | None:
+        """Continue a paused batch. Nothing in the checkpoint approves anything: each call that is not done is
+        planned again against the current policy (rules and mode, on the arguments that will execute), and
+        only ``decisions`` (or the approvers) answer an ask; a hook's pause or ask is answered by its decision."""
         w = self.w
         calls: list[_Call] = []
+        waiting: dict[str, tuple[str, str, str]] = {}  # call id → (state, reason, asked by) without a decision
         for pending in checkpoint.batch:
-            call = _find_call(checkpoint.history, pending.call_id)
-            c = _Call(call, w._tools.get(pending.tool_name))
+            c = _Call(_find_call(checkpoint.history, pending.call_id), w._tools.get(pending.tool_name))
             c.args = pending.arguments
             calls.append(c)
             if pending.state == "done":
@@ -471,19 +474,36 @@ class _ToolBatch(_RunBase):
             if c.tool is None:
                 c.fail(f"tool {pending.tool_name!r} is not available in the resuming Worker")
                 continue
+            decision = decisions.get(pending.call_id)
             if pending.needs_decision:
-                decision = decisions[pending.call_id]
-                if isinstance(decision, Reject):
-                    c.fail(f"denied by the user: {decision.reason}", denied_by="user")
-                    continue
-                if isinstance(decision, AllowAlways):
-                    w._allow_always(pending.tool_name, decision.rule)
-                rewritten = decision.updated_input if isinstance(decision, Approve) else None
-                if pending.state == "paused" or rewritten is not None:
-                    # The approval answers the pause and any ask; deny rules still hold (on the new input).
-                    self._approve_checked(c, rewritten, "user")
-                    continue
-            self._validate(c)
+                waiting[pending.call_id] = (pending.state, pending.reason, pending.asked_by)
+            if isinstance(decision, Reject):
+                c.fail(f"denied by the user: {decision.reason}", denied_by="user")
+                continue
+            if isinstance(decision, AllowAlways):
+                w._allow_always(pending.tool_name, decision.rule)
+            if isinstance(decision, Approve) and decision.updated_input is not None:
+                c.args, c.input_edited_by = decision.updated_input, "user"
+            if not self._validate(c):
+                continue
+            behavior, reason, decided_by = w._decide_permission(c.tool, c.args, [])
+            if behavior == "deny":
+                c.fail(f"permission denied ({decided_by}): {reason}".rstrip(": "), denied_by=decided_by)
+            elif behavior == "ask":
+                waiting[pending.call_id] = ("approval", reason, decided_by)
+                if decision is None:
+                    c.state, c.reason, c.asked_by = "approval", reason, decided_by
+        if w.approvers and any(c.state == "approval" for c in calls):
+            await self._consult_approvers(calls)
+        if any(c.state == "approval" for c in calls):
+            # Pausing again: a decision given now covers this resume only, so each call that needed one
+            # waits for a decision again in the new checkpoint.
+            for c in calls:
+                if c.state == "ready" and c.call.call_id in waiting:
+                    c.state, c.reason, c.asked_by = waiting[c.call.call_id]
+            outcome = self._pause_batch(calls)
+            await self._notify_pause(outcome)
+            return outcome
         return await self._run_tool_batch(calls, planned=True)
 
 

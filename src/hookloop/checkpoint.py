@@ -1,27 +1,49 @@
-"""Checkpoints: the complete, versioned, JSON-serialisable state of a paused run.
+"""Checkpoints: the complete, versioned, authenticated, JSON-serialisable state of a paused run.
 
 ``Worker.resume(checkpoint, decisions=...)`` continues from one — in the same Worker or in a fresh Worker
 in another process (built with the same tools and hooks) — and produces the same continuation as if the run
-had never paused. A checkpoint carries a digest of its content; loading one that was modified after it was
-written, or one written by a newer hookloop, raises :class:`hookloop.errors.CheckpointError` naming the problem.
+had never paused.
+
+Trust (SPEC §7). A checkpoint on disk is input, not authority:
+
+- **Authenticated.** A serialised checkpoint carries an HMAC-SHA256 over its whole body (``options``
+  included), made with a per-user secret (``$HOOKLOOP_HOME/checkpoint.key``, created mode 0600 on first use)
+  or with the ``key=`` the library user passes. Loading one whose MAC does not match — changed after it was
+  written, or made with another key (on another machine: pass that machine's key, or copy its key file) —
+  raises :class:`hookloop.errors.CheckpointError`. ``verify=False`` reads a checkpoint for inspection only:
+  :meth:`Worker.resume` refuses it.
+- **Never trusted for decisions.** The ``state`` of a call in the file only says which calls the caller
+  must decide; resume plans every call that is not done again against the *current* permission policy, and
+  approval comes only from the ``decisions`` passed to resume.
+- **Consumed once.** Every checkpoint has a random ``nonce``; resume records it (in the process and under
+  ``$HOOKLOOP_HOME/resumed/``) before running anything, and refuses a second resume unless ``fork=True``.
+- **Bounded.** Text over ``max_bytes`` (default :data:`MAX_CHECKPOINT_BYTES`) is refused before it is
+  parsed; nesting deeper than :data:`MAX_DEPTH`, wrong types and unknown fields raise ``CheckpointError``
+  naming the JSON path.
 """
 
 from __future__ import annotations
 
-import hashlib
+import hmac
 import json
+import os
+import secrets
+import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeAlias
 
+from hookloop import _checkpoint_auth as auth
 from hookloop._frozen import EMPTY, FrozenDict, JSONValue, freeze_object, thaw_object
 from hookloop.errors import CheckpointError, ItemError
-from hookloop.items import Item, ToolResult, item_from_json
+from hookloop.items import Item, ToolCall, ToolResult, item_from_json
 from hookloop.stream import Usage
 
 __all__ = [
     "CHECKPOINT_VERSION",
+    "MAX_CHECKPOINT_BYTES",
+    "MAX_DEPTH",
     "AllowAlways",
     "Approve",
     "Checkpoint",
@@ -30,7 +52,12 @@ __all__ = [
     "ResumeDecision",
 ]
 
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = 2
+"""2: authenticated (HMAC) with a nonce and options. 1 (a plain digest anyone could recompute) is refused."""
+MAX_CHECKPOINT_BYTES = 64 * 1024 * 1024
+"""The default limit on a checkpoint's size, checked before anything is parsed."""
+MAX_DEPTH = 256
+"""The deepest JSON nesting a checkpoint may have."""
 
 CallState: TypeAlias = Literal["ready", "approval", "paused", "done"]
 
@@ -100,8 +127,13 @@ ResumeDecision: TypeAlias = Approve | AllowAlways | Reject
 class Checkpoint:
     """The state of a paused run.
 
-    Serialise with :meth:`to_json` / :meth:`dumps` / :meth:`save`; load with :meth:`from_json` / :meth:`loads` /
-    :meth:`load`.
+    Serialise with :meth:`to_json` / :meth:`dumps` / :meth:`save` (authenticated with ``key``, default the
+    per-user key); load with :meth:`from_json` / :meth:`loads` / :meth:`load` (verified with the same key).
+
+    ``nonce`` identifies this checkpoint for the consume-once ledger (a fresh random one per checkpoint).
+    ``options`` is the application's own JSON (the CLI saves its run options there); it is authenticated with
+    the rest but hookloop never acts on it. ``resumable`` is False for a checkpoint read with
+    ``verify=False``: it may be inspected, never resumed.
     """
 
     version: int = CHECKPOINT_VERSION
@@ -117,6 +149,9 @@ class Checkpoint:
     usage: Usage
     run_start: int
     cache_prefix: int = 0
+    nonce: str = field(default_factory=lambda: secrets.token_hex(16))
+    options: FrozenDict = EMPTY
+    resumable: bool = field(default=True, compare=False, repr=False)
 
     @property
     def pending(self) -> tuple[PendingCall, ...]:
@@ -127,6 +162,7 @@ class Checkpoint:
         u = self.usage
         return {
             "version": self.version,
+            "nonce": self.nonce,
             "run_id": self.run_id,
             "session_id": self.session_id,
             "system": self.system,
@@ -144,71 +180,188 @@ class Checkpoint:
             },
             "run_start": self.run_start,
             "cache_prefix": self.cache_prefix,
+            "options": thaw_object(self.options),
         }
 
-    def to_json(self) -> dict[str, JSONValue]:
+    def to_json(self, *, key: bytes | None = None) -> dict[str, JSONValue]:
+        """The JSON body with ``key_id`` and ``mac`` (HMAC-SHA256 with ``key``, default the per-user key)."""
+        secret = auth.resolve_key(key)
         body = self._body()
-        body["digest"] = _digest(body)
+        body["key_id"] = auth.key_id(secret)
+        body["mac"] = auth.mac(secret, body)
         return body
 
-    def dumps(self) -> str:
-        return json.dumps(self.to_json(), ensure_ascii=False)
+    def dumps(self, *, key: bytes | None = None) -> str:
+        return json.dumps(self.to_json(key=key), ensure_ascii=False)
 
-    def save(self, path: str | Path) -> Path:
-        """Write atomically (temp file + rename) and return the path."""
+    def save(self, path: str | Path, *, key: bytes | None = None) -> Path:
+        """Write atomically (a private temp file, mode 0600, renamed into place) and return the path."""
         target = Path(path)
-        tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(self.dumps(), encoding="utf-8")
-        tmp.replace(target)
+        text = self.dumps(key=key).encode("utf-8")
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            try:
+                os.write(fd, text)
+            finally:
+                os.close(fd)
+            tmp.replace(target)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise CheckpointError(f"cannot write checkpoint {target}: {exc.strerror or exc}") from exc
         return target
 
     @classmethod
-    def loads(cls, text: str | bytes, *, verify: bool = True) -> Checkpoint:
+    def loads(
+        cls,
+        text: str | bytes,
+        *,
+        key: bytes | None = None,
+        verify: bool = True,
+        max_bytes: int = MAX_CHECKPOINT_BYTES,
+    ) -> Checkpoint:
+        """Parse and verify (see :meth:`from_json`). Text longer than ``max_bytes`` (bytes, or characters for a
+        ``str``) is refused before it is parsed."""
+        if len(text) > max_bytes:
+            raise CheckpointError(f"checkpoint is {len(text)} bytes, over the {max_bytes}-byte limit")
         try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise CheckpointError(f"checkpoint is not valid JSON: {exc}") from exc
-        return cls.from_json(data, verify=verify)
+            data = json.loads(text, parse_constant=_no_constant)
+        except RecursionError:
+            raise CheckpointError("checkpoint is nested too deeply to be a checkpoint") from None
+        except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, NaN/Infinity, a huge integer
+            raise CheckpointError(f"checkpoint is not valid JSON: {exc}") from None
+        return cls.from_json(data, key=key, verify=verify)
 
     @classmethod
-    def load(cls, path: str | Path, *, verify: bool = True) -> Checkpoint:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise CheckpointError(f"cannot read checkpoint {path}: {exc}") from exc
-        return cls.loads(text, verify=verify)
+    def load(
+        cls,
+        path: str | Path,
+        *,
+        key: bytes | None = None,
+        verify: bool = True,
+        max_bytes: int = MAX_CHECKPOINT_BYTES,
+    ) -> Checkpoint:
+        """Read ``path`` (a regular file of at most ``max_bytes``: the size is checked before reading) and
+        parse it as :meth:`loads` does."""
+        return cls.loads(read_limited(path, max_bytes), key=key, verify=verify, max_bytes=max_bytes)
 
     @classmethod
-    def from_json(cls, data: object, *, verify: bool = True) -> Checkpoint:
-        """Validate and rebuild. ``verify=False`` accepts a checkpoint edited by hand (still fully validated)."""
+    def from_json(cls, data: object, *, key: bytes | None = None, verify: bool = True) -> Checkpoint:
+        """Validate and rebuild.
+
+        With ``verify`` (the default) the MAC must match ``key`` (default: the per-user key); otherwise the
+        checkpoint is still fully validated but comes back with ``resumable=False`` (inspection only).
+        Raises :class:`CheckpointError` naming what is wrong (the JSON path for a malformed field).
+        """
         if not isinstance(data, Mapping):
             raise CheckpointError(f"checkpoint: expected a JSON object, got {type(data).__name__}")
+        _check_depth(data)
         version = data.get("version")
-        if not isinstance(version, int):
+        if not isinstance(version, int) or isinstance(version, bool):
             raise CheckpointError("checkpoint.version: missing or not an integer")
         if version > CHECKPOINT_VERSION:
             raise CheckpointError(
                 f"checkpoint.version: {version} was written by a newer hookloop (this one reads up to "
                 f"{CHECKPOINT_VERSION}); upgrade hookloop to resume it"
             )
-        if version < 1:
-            raise CheckpointError(f"checkpoint.version: {version} is not a valid version")
+        if version < CHECKPOINT_VERSION:
+            raise CheckpointError(
+                f"checkpoint.version: {version} is an unauthenticated checkpoint from an older hookloop (anyone "
+                "could have changed it); it cannot be resumed — start a new run"
+            )
         if verify:
-            body = {k: v for k, v in data.items() if k != "digest"}
-            if data.get("digest") != _digest(body):
-                raise CheckpointError(
-                    "checkpoint.digest: the checkpoint was modified after it was written (digest mismatch); "
-                    "pass verify=False to resume a deliberately edited checkpoint"
-                )
+            _verify(data, auth.resolve_key(key))
         try:
-            return _parse(data)
+            checkpoint = _parse(data)
         except ItemError as exc:
-            raise CheckpointError(f"checkpoint.{exc}") from exc
+            raise CheckpointError(f"checkpoint.{exc}") from None
+        except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
+            raise CheckpointError(f"checkpoint: malformed ({type(exc).__name__}: {exc})") from None
+        if not verify:
+            object.__setattr__(checkpoint, "resumable", False)
+        return checkpoint
 
 
-def _digest(body: Mapping[str, object]) -> str:
-    canonical = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+def read_limited(path: str | Path, max_bytes: int = MAX_CHECKPOINT_BYTES) -> bytes:
+    """The bytes of the regular file ``path``, refusing one over ``max_bytes`` before reading it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise CheckpointError(f"cannot read checkpoint {path}: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise CheckpointError(f"cannot read checkpoint {path}: not a regular file")
+        if info.st_size > max_bytes:
+            raise CheckpointError(
+                f"checkpoint {path} is {info.st_size} bytes, over the {max_bytes}-byte limit; not read"
+            )
+        chunks: list[bytes] = []
+        size = 0
+        while size <= max_bytes:
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > max_bytes:
+            raise CheckpointError(f"checkpoint {path} grew over the {max_bytes}-byte limit while it was read")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise CheckpointError(f"cannot read checkpoint {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _check_depth(data: object) -> None:
+    """Refuse nesting deeper than MAX_DEPTH (iteratively: a deep input cannot exhaust the stack here)."""
+    stack: list[tuple[object, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise CheckpointError(f"checkpoint: nested deeper than {MAX_DEPTH} levels")
+        if isinstance(value, Mapping):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend((v, depth + 1) for v in value)
+
+
+def _verify(data: Mapping[str, object], key: bytes) -> None:
+    claimed = data.get("mac")
+    if not isinstance(claimed, str):
+        raise CheckpointError("checkpoint.mac: missing; a checkpoint must be authenticated to be resumed")
+    body = {k: v for k, v in data.items() if k != "mac"}
+    try:
+        expected = auth.mac(key, body)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise CheckpointError(f"checkpoint: not JSON-encodable ({exc})") from None
+    if hmac.compare_digest(claimed.encode("utf-8", "replace"), expected.encode()):
+        return
+    mine = auth.key_id(key)
+    made_with = data.get("key_id")
+    if isinstance(made_with, str) and made_with != mine:
+        raise CheckpointError(
+            f"checkpoint.mac: made with another key (key id {made_with[:16]!r}; this key is {mine!r}) — or "
+            f"changed after it was written. Made on another machine? Pass its key (key=...) or copy its "
+            f"$HOOKLOOP_HOME/{auth.KEY_FILE}"
+        )
+    raise CheckpointError(
+        "checkpoint.mac: the checkpoint was changed after it was written (MAC mismatch); it cannot be resumed"
+    )
+
+
+_TOP = frozenset(
+    {
+        "version", "nonce", "run_id", "session_id", "system", "history", "batch", "pause_kind", "reason",
+        "turn", "forced_continuations", "usage", "run_start", "cache_prefix", "options", "key_id", "mac",
+    }
+)  # fmt: skip
+_CALL = frozenset({"call_id", "tool_name", "arguments", "state", "reason", "asked_by", "result"})
+_USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
 def _field(data: Mapping[str, object], key: str, kind: type | tuple[type, ...], where: str = "checkpoint") -> object:
@@ -219,69 +372,119 @@ def _field(data: Mapping[str, object], key: str, kind: type | tuple[type, ...], 
     return value
 
 
+def _count(data: Mapping[str, object], key: str, where: str = "checkpoint") -> int:
+    value = _field(data, key, int, where)
+    assert isinstance(value, int)
+    if value < 0:
+        raise CheckpointError(f"{where}.{key}: expected a count (0 or more), got {value}")
+    return value
+
+
+def _str_field(data: Mapping[str, object], key: str, where: str = "checkpoint") -> str:
+    value = _field(data, key, str, where)
+    assert isinstance(value, str)
+    return value
+
+
+def _unknown(data: Mapping[str, object], known: frozenset[str], where: str) -> None:
+    extra = sorted(str(k) for k in data if k not in known)
+    if extra:
+        raise CheckpointError(f"{where}: unknown field(s) {', '.join(extra)}")
+
+
+def _parse_call(raw: object, i: int, calls: Mapping[str, ToolCall], answered: set[str]) -> PendingCall:
+    where = f"checkpoint.batch[{i}]"
+    if not isinstance(raw, Mapping):
+        raise CheckpointError(f"{where}: expected an object, got {type(raw).__name__}")
+    _unknown(raw, _CALL, where)
+    state = raw.get("state")
+    if state not in ("ready", "approval", "paused", "done"):
+        raise CheckpointError(f"{where}.state: expected ready, approval, paused or done, got {state!r}")
+    call_id = _str_field(raw, "call_id", where)
+    tool_name = _str_field(raw, "tool_name", where)
+    call = calls.get(call_id)
+    if call is None:
+        raise CheckpointError(f"{where}.call_id: call {call_id!r} is not in the history")
+    if call.name != tool_name:
+        raise CheckpointError(f"{where}.tool_name: {tool_name!r}, but the history's call is {call.name!r}")
+    if call_id in answered:
+        raise CheckpointError(f"{where}.call_id: call {call_id!r} is already answered in the history")
+    args = _field(raw, "arguments", Mapping, where)
+    assert isinstance(args, Mapping)
+    result_raw = raw.get("result")
+    result = None
+    if result_raw is not None:
+        parsed = item_from_json(result_raw, where=f"batch[{i}].result")
+        if not isinstance(parsed, ToolResult) or parsed.call_id != call_id:
+            raise CheckpointError(f"{where}.result: expected the tool_result item of call {call_id!r}")
+        result = parsed
+    if (state == "done") != (result is not None):
+        raise CheckpointError(f"{where}.result: a done call needs its result, and only a done call has one")
+    return PendingCall(
+        call_id=call_id,
+        tool_name=tool_name,
+        arguments=freeze_object(args),
+        state=state,
+        reason=_str_field(raw, "reason", where),
+        asked_by=_str_field(raw, "asked_by", where),
+        result=result,
+    )
+
+
 def _parse(data: Mapping[str, object]) -> Checkpoint:
+    from hookloop._loop import history_problem  # the turn machine imports this module
+
+    _unknown(data, _TOP, "checkpoint")
+    nonce = _str_field(data, "nonce")
+    if auth.NONCE.fullmatch(nonce) is None:
+        raise CheckpointError("checkpoint.nonce: expected 32 lowercase hex digits")
     history_raw = _field(data, "history", list)
     assert isinstance(history_raw, list)
     history = tuple(item_from_json(raw, where=f"history[{i}]") for i, raw in enumerate(history_raw))
+    problem = history_problem(history)
+    if problem is not None:
+        raise CheckpointError(f"checkpoint.history: {problem}")
+    calls = {i.call_id: i for i in history if isinstance(i, ToolCall)}
+    answered = {i.call_id for i in history if isinstance(i, ToolResult)}
     batch_raw = _field(data, "batch", list)
     assert isinstance(batch_raw, list)
-    batch = []
-    for i, raw in enumerate(batch_raw):
-        where = f"checkpoint.batch[{i}]"
-        if not isinstance(raw, Mapping):
-            raise CheckpointError(f"{where}: expected an object")
-        state = raw.get("state")
-        if state not in ("ready", "approval", "paused", "done"):
-            raise CheckpointError(f"{where}.state: expected ready, approval, paused or done, got {state!r}")
-        args = _field(raw, "arguments", Mapping, where)
-        assert isinstance(args, Mapping)
-        result_raw = raw.get("result")
-        result = None
-        if result_raw is not None:
-            parsed = item_from_json(result_raw, where=f"batch[{i}].result")
-            if not isinstance(parsed, ToolResult):
-                raise CheckpointError(f"{where}.result: expected a tool_result item")
-            result = parsed
-        if state == "done" and result is None:
-            raise CheckpointError(f"{where}.result: a done call needs its result")
-        batch.append(
-            PendingCall(
-                call_id=str(_field(raw, "call_id", str, where)),
-                tool_name=str(_field(raw, "tool_name", str, where)),
-                arguments=freeze_object(args),
-                state=state,
-                reason=str(_field(raw, "reason", str, where)),
-                asked_by=str(_field(raw, "asked_by", str, where)),
-                result=result,
-            )
-        )
+    batch = tuple(_parse_call(raw, i, calls, answered) for i, raw in enumerate(batch_raw))
+    if len({c.call_id for c in batch}) != len(batch):
+        raise CheckpointError("checkpoint.batch: a call appears twice")
     kind = data.get("pause_kind")
     if kind not in ("tool_calls", "turn_end"):
         raise CheckpointError(f"checkpoint.pause_kind: expected tool_calls or turn_end, got {kind!r}")
+    if (kind == "tool_calls") != bool(batch):
+        raise CheckpointError(f"checkpoint.batch: a {kind} pause cannot have {len(batch)} pending call(s)")
     usage_raw = _field(data, "usage", Mapping)
     assert isinstance(usage_raw, Mapping)
-    try:
-        usage = Usage(**{k: int(v) for k, v in usage_raw.items()})
-    except (TypeError, ValueError) as exc:
-        raise CheckpointError(f"checkpoint.usage: {exc}") from exc
+    _unknown(usage_raw, frozenset(_USAGE), "checkpoint.usage")
+    usage = Usage(**{k: _count(usage_raw, k, "checkpoint.usage") for k in _USAGE})
     system = data.get("system")
     if system is not None and not isinstance(system, str):
-        raise CheckpointError("checkpoint.system: expected a string or null")
-    run_start = int(_field(data, "run_start", int))  # type: ignore[call-overload]
-    if not 0 <= run_start <= len(history):
+        raise CheckpointError(f"checkpoint.system: expected a string or null, got {type(system).__name__}")
+    run_start = _count(data, "run_start")
+    if run_start > len(history):
         raise CheckpointError(f"checkpoint.run_start: {run_start} is outside the history (0..{len(history)})")
+    cache_prefix = _count(data, "cache_prefix")
+    if cache_prefix > len(history):
+        raise CheckpointError(f"checkpoint.cache_prefix: {cache_prefix} is outside the history (0..{len(history)})")
+    options = _field(data, "options", Mapping)
+    assert isinstance(options, Mapping)
     return Checkpoint(
         version=CHECKPOINT_VERSION,
-        run_id=str(_field(data, "run_id", str)),
-        session_id=str(_field(data, "session_id", str)),
+        nonce=nonce,
+        run_id=_str_field(data, "run_id"),
+        session_id=_str_field(data, "session_id"),
         system=system,
         history=history,
-        batch=tuple(batch),
+        batch=batch,
         pause_kind=kind,
-        reason=str(_field(data, "reason", str)),
-        turn=int(_field(data, "turn", int)),  # type: ignore[call-overload]
-        forced_continuations=int(_field(data, "forced_continuations", int)),  # type: ignore[call-overload]
+        reason=_str_field(data, "reason"),
+        turn=_count(data, "turn"),
+        forced_continuations=_count(data, "forced_continuations"),
         usage=usage,
         run_start=run_start,
-        cache_prefix=int(data.get("cache_prefix", 0) or 0),  # type: ignore[call-overload]
+        cache_prefix=cache_prefix,
+        options=freeze_object(options),
     )

@@ -12,11 +12,13 @@ import asyncio
 import collections
 import contextlib
 import json
+import os
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from hookloop._checkpoint_auth import consume
 from hookloop._frozen import FrozenDict
 from hookloop._loop import _Run
 from hookloop._run_base import _RunBase
@@ -136,6 +138,11 @@ class Worker:
         transcript: path of a JSONL transcript to append to (``transcript_path``; command hooks receive it).
         approvers: consulted, in order, before a run pauses for a permission ask: each returns a decision
             (``Approve``, ``AllowAlways``, ``Reject``) or None to pass; undecided calls pause the run.
+        checkpoint_key: the key (bytes, at least 16) :meth:`resume` verifies serialised checkpoints with;
+            default the per-user key ``$HOOKLOOP_HOME/checkpoint.key``. (Pass the same key to
+            :meth:`Checkpoint.save` / :meth:`Checkpoint.dumps`.)
+        checkpoint_ledger: the directory that records which checkpoints were resumed (default
+            ``$HOOKLOOP_HOME/resumed``); share it between the processes that may resume the same checkpoint.
     """
 
     def __init__(
@@ -157,6 +164,8 @@ class Worker:
         transcript: str | Path | None = None,
         session_id: str | None = None,
         approvers: Iterable[Approver] = (),
+        checkpoint_key: bytes | None = None,
+        checkpoint_ledger: str | Path | None = None,
     ) -> None:
         self.client = client
         self.model = model
@@ -184,6 +193,8 @@ class Worker:
         for interceptor in interceptors:
             self._interceptors.add(interceptor)
         self.approvers: list[Approver] = list(approvers)
+        self.checkpoint_key = checkpoint_key
+        self.checkpoint_ledger = Path(checkpoint_ledger) if checkpoint_ledger is not None else None
         self._run: _Run | None = None
         self._task: asyncio.Task[Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -421,22 +432,43 @@ class Worker:
         decisions: Mapping[str, ResumeDecision] | None = None,
         *,
         messages: Sequence[Item] | str | None = None,
+        key: bytes | None = None,
+        fork: bool = False,
     ) -> Outcome:
         """Continue a paused run — in this Worker or a fresh one (same tools and hooks) in another process.
 
-        ``decisions`` maps each pending call id to :class:`Approve`, :class:`AllowAlways` or :class:`Reject`;
-        every pending call needs one. For a run paused at on_turn_end, ``messages`` are appended and the loop
-        continues; without them the run finishes.
+        ``checkpoint`` is a :class:`Checkpoint`, or its JSON (text or parsed), verified with ``key`` (default
+        :attr:`checkpoint_key`, else the per-user key); one loaded with ``verify=False`` is refused.
+
+        ``decisions`` maps call ids to :class:`Approve`, :class:`AllowAlways` or :class:`Reject`; every pending
+        call needs one, and any other call of the batch that is not done may get one. The checkpoint's call
+        states are not trusted: every call that is not done is planned again against the *current* permission
+        policy on the arguments that will execute (an ``Approve(updated_input=...)``'s, validated): a deny rule
+        denies it whatever the decision; a call the policy asks about runs only with an approving decision (or
+        an approver's), and without one the run pauses again with a new checkpoint. A hook's pause or ask is
+        answered by the decision (pre_tool_call hooks do not run again). For a run paused at on_turn_end,
+        ``messages`` are appended and the loop continues; without them the run finishes.
+
+        A checkpoint is consumed once: its nonce is recorded (in this process and in
+        :attr:`checkpoint_ledger`) before anything runs, and a second resume raises :class:`CheckpointError`.
+        ``fork=True`` resumes it again as a new run: a new run id ``<run id>-fork-<hex>``, so tools see new
+        idempotency keys. Tools of a plain resume see the same ``run_id`` (and idempotency keys) as before.
         """
+        key = key if key is not None else self.checkpoint_key
         if isinstance(checkpoint, str):
-            checkpoint = Checkpoint.loads(checkpoint)
+            checkpoint = Checkpoint.loads(checkpoint, key=key)
         elif not isinstance(checkpoint, Checkpoint):
-            checkpoint = Checkpoint.from_json(checkpoint)
+            checkpoint = Checkpoint.from_json(checkpoint, key=key)
+        elif not checkpoint.resumable:
+            raise CheckpointError(
+                "checkpoint: read with verify=False, for inspection only; load it verified to resume it"
+            )
         decisions = dict(decisions or {})
         missing = [c.call_id for c in checkpoint.pending if c.call_id not in decisions]
         if missing:
             raise ValueError(f"resume needs a decision for every pending call; missing: {', '.join(missing)}")
-        unknown = [k for k in decisions if k not in {c.call_id for c in checkpoint.pending}]
+        open_calls = {c.call_id for c in checkpoint.batch if c.state != "done"}
+        unknown = [k for k in decisions if k not in open_calls]
         if unknown:
             raise ValueError(f"resume got decisions for calls that are not pending: {', '.join(unknown)}")
         if self._run is not None:
@@ -446,6 +478,8 @@ class Worker:
                 f"checkpoint.session_id: {checkpoint.session_id} belongs to another session than this Worker's "
                 "history; resume it in a fresh Worker"
             )
+        run_id = f"{checkpoint.run_id}-fork-{os.urandom(4).hex()}" if fork else checkpoint.run_id
+        consume(checkpoint.nonce, run_id=run_id, ledger=self.checkpoint_ledger, fork=fork)
         self.session_id = checkpoint.session_id
         self._history[:] = list(checkpoint.history)
         self._tokens = sum(estimate_tokens(i) for i in self._history)
@@ -453,7 +487,7 @@ class Worker:
         self._paused = None
         run = _Run(
             self,
-            checkpoint.run_id,
+            run_id,
             turn=checkpoint.turn,
             forced=checkpoint.forced_continuations,
             usage=checkpoint.usage,
