@@ -222,15 +222,7 @@ class Checkpoint:
     ) -> Checkpoint:
         """Parse and verify (see :meth:`from_json`). Text longer than ``max_bytes`` (bytes, or characters for a
         ``str``) is refused before it is parsed."""
-        if len(text) > max_bytes:
-            raise CheckpointError(f"checkpoint is {len(text)} bytes, over the {max_bytes}-byte limit")
-        try:
-            data = json.loads(text, parse_constant=_no_constant)
-        except RecursionError:
-            raise CheckpointError("checkpoint is nested too deeply to be a checkpoint") from None
-        except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, NaN/Infinity, a huge integer
-            raise CheckpointError(f"checkpoint is not valid JSON: {exc}") from None
-        return cls.from_json(data, key=key, verify=verify)
+        return cls.from_json(parse_json(text, max_bytes), key=key, verify=verify)
 
     @classmethod
     def load(
@@ -280,6 +272,19 @@ class Checkpoint:
         if not verify:
             object.__setattr__(checkpoint, "resumable", False)
         return checkpoint
+
+
+def parse_json(text: str | bytes, max_bytes: int = MAX_CHECKPOINT_BYTES) -> object:
+    """JSON text → value, refusing text over ``max_bytes`` before parsing it, and NaN/Infinity; every failure
+    (too deep, invalid, not UTF-8) is a :class:`CheckpointError`."""
+    if len(text) > max_bytes:
+        raise CheckpointError(f"checkpoint is {len(text)} bytes, over the {max_bytes}-byte limit")
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise CheckpointError("checkpoint is nested too deeply to be a checkpoint") from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, NaN/Infinity, a huge integer
+        raise CheckpointError(f"checkpoint is not valid JSON: {exc}") from None
 
 
 def read_limited(path: str | Path, max_bytes: int = MAX_CHECKPOINT_BYTES) -> bytes:

@@ -13,6 +13,8 @@ def env(tmp_path: Path) -> dict[str, str]:
     home.mkdir()
     return {
         "PATH": os.environ["PATH"],
+        # the hookloop under test (this tree's src/), not whatever the venv has installed
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src"),
         "HOME": str(home),
         "HOOKLOOP_HOME": str(tmp_path / "hookloop-home"),
         "COLUMNS": "250",

@@ -141,7 +141,7 @@ def test_a_paused_json_run_reports_the_pending_calls_and_the_resume_command(proj
         (["run", "x", "--model", "scripted:m.json", "--settings", "/missing/settings.json"], "no such settings file"),
         (["run", "x", "--model", "scripted:m.json", "--cwd", "/does/not/exist"], "not a directory"),
         (["resume", "/missing.checkpoint.json"], "cannot read checkpoint"),
-        (["resume", "garbage.json"], "not a checkpoint"),
+        (["resume", "garbage.json"], "checkpoint is not valid JSON"),
     ],
 )
 def test_usage_errors_are_one_clear_line_and_exit_code_2(
@@ -266,7 +266,8 @@ def test_ctrl_c_cancels_cleanly_kills_the_tool_and_saves_a_checkpoint(
     assert "cancelled" in term.screen
     checkpoints = list((Path(env["HOOKLOOP_HOME"]) / "checkpoints").glob("*.checkpoint.json"))
     assert len(checkpoints) == 1
-    saved = json.loads(checkpoints[0].read_text())["checkpoint"]
+    saved = json.loads(checkpoints[0].read_text())
+    assert saved["options"]["hookloop_cli"] == 2
     results = [i for i in saved["history"] if i["type"] == "tool_result"]
     assert "cancelled" in results[0]["content"]
     assert gone(sleeper), term.screen

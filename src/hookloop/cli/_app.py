@@ -18,6 +18,7 @@ from hookloop.cli._session import (
     Session,
     UsageError,
     load_cli_checkpoint,
+    resume_options,
 )
 
 app = typer.Typer(
@@ -153,25 +154,43 @@ def resume(
     deny: bool = typer.Option(False, "--deny", help="Deny every pending call."),
     message: str | None = typer.Option(None, "--message", help="Continue the conversation with this message."),
     model: str | None = typer.Option(None, "--model", "-m", help="Override the model the run used."),
+    cwd: Path | None = typer.Option(None, "--cwd", help="Resume in this directory (default: the run's own)."),
+    permission_mode: str | None = typer.Option(None, "--permission-mode", help=f"One of {', '.join(MODES)}."),
+    settings: list[Path] = typer.Option([], "--settings", help="An extra settings file (highest precedence)."),
+    no_claude_settings: bool = typer.Option(False, "--no-claude-settings", help="Ignore .claude/ settings files."),
+    trust_project_hooks: bool = typer.Option(
+        False, "--trust-project-hooks", help="Run this project's hooks without recorded trust (non-interactive use)."
+    ),
+    fork: bool = typer.Option(False, "--fork", help="Resume a checkpoint that was already resumed, as a new run."),
     output_format: str = typer.Option("text", "--output-format", help="text, json or stream-json."),
 ) -> None:
-    """Continue a paused run in this process — decisions from --yes/--deny, or asked in the terminal."""
+    """Continue a paused run in this process — decisions from --yes/--deny, or asked in the terminal.
+
+    The checkpoint must be authentic (made with this user's key) and not resumed before (--fork to resume it
+    again). The current settings and flags decide the permission policy, never the checkpoint: every call that
+    is not done is checked again, and the run must continue in the directory it worked in (or --cwd).
+    """
     check_choice("--output-format", output_format, OUTPUT_FORMATS)
+    check_choice("--permission-mode", permission_mode, MODES)
     try:
-        saved, options = load_cli_checkpoint(checkpoint)
+        saved, saved_options = load_cli_checkpoint(checkpoint)
+        options, notes = resume_options(
+            saved_options,
+            model=model,
+            cwd=cwd,
+            permission_mode=permission_mode,  # type: ignore[arg-type]
+            settings=settings,
+            include_claude=not no_claude_settings,
+            trust_project_hooks=trust_project_hooks,
+        )
     except UsageError as exc:
-        raise fail(str(exc)) from None
-    if options is None:
-        model = model or os.environ.get("HOOKLOOP_MODEL")
-        if not model:
-            raise fail(f"{checkpoint}: a bare checkpoint: pass --model to say which model continues it")
-        options = RunOptions(model=model, cwd=Path.cwd())
-    elif model:
-        options.model = model
+        raise fail(f"{checkpoint}: {exc}" if not str(exc).startswith(str(checkpoint)) else str(exc)) from None
     approval = approval_from(yes, deny, output_format)
     session = _session(options, output_format, approval)
     session.session_id = saved.session_id
     console = session.err
+    for note in notes:
+        console.print(note, markup=False, highlight=False)
 
     async def start(worker: Any) -> Any:
         from hookloop import Approve, Reject, ResumeDecision
@@ -189,7 +208,7 @@ def resume(
                 raise UsageError(
                     f"{len(saved.pending)} call(s) wait for a decision: pass --yes or --deny (no terminal to ask in)"
                 )
-        return await worker.resume(saved, decisions, messages=message)
+        return await worker.resume(saved, decisions, messages=message, fork=fork)
 
     try:
         code = session.execute(start)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -28,6 +29,7 @@ from hookloop import (
     Approve,
     Cancelled,
     Checkpoint,
+    CheckpointError,
     Finished,
     HookloopError,
     Paused,
@@ -38,10 +40,13 @@ from hookloop import (
     Worker,
     WorkerError,
 )
+from hookloop._frozen import freeze_object, thaw_object
+from hookloop.checkpoint import parse_json, read_limited
 from hookloop.command_hooks.config import resolve_hookloop_home
 from hookloop.items import new_id
 from hookloop.outcome import Outcome
 from hookloop.permissions import PermissionConfigError, PermissionMode, PermissionPolicy
+from hookloop.permissions._types import MODES as PERMISSION_MODES
 from hookloop.settings import SettingsError, read_settings_layers
 from hookloop.stream import TextDelta
 from hookloop.timeline import (
@@ -58,7 +63,8 @@ from hookloop.timeline import (
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED, EXIT_CANCELLED = 0, 1, 2, 3, 130
 OutputFormat = Literal["text", "json", "stream-json"]
 Approval = Literal["ask", "yes", "deny", "pause"]
-CLI_FORMAT = 1
+CLI_FORMAT = 2
+"""2: the options live inside the checkpoint (authenticated with it). 1 kept them beside it and is refused."""
 
 
 class UsageError(HookloopError):
@@ -97,17 +103,32 @@ class RunOptions:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunOptions:
+        """Rebuild from :meth:`to_json`; a field of the wrong type raises UsageError naming it."""
+
+        def get(name: str, kind: type | tuple[type, ...], default: object = None) -> Any:
+            value = data.get(name, default)
+            if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+                raise UsageError(f"checkpoint.options.{name}: expected {kind}, got {type(value).__name__}")
+            return value
+
+        settings = get("settings", list, [])
+        if not all(isinstance(p, str) for p in settings):
+            raise UsageError("checkpoint.options.settings: expected a list of paths")
+        mode = get("permission_mode", (str, type(None)))
+        if mode is not None and mode not in PERMISSION_MODES:
+            raise UsageError(f"checkpoint.options.permission_mode: unknown mode {mode!r}")
+        checkpoint_dir = get("checkpoint_dir", (str, type(None)))
         return cls(
-            model=str(data["model"]),
-            cwd=Path(data["cwd"]),
-            permission_mode=data.get("permission_mode"),
-            max_turns=int(data.get("max_turns", 50)),
-            settings=[Path(p) for p in data.get("settings", [])],
-            include_claude=bool(data.get("include_claude", True)),
-            trust_project_hooks=bool(data.get("trust_project_hooks", False)),
-            checkpoint_dir=Path(data["checkpoint_dir"]) if data.get("checkpoint_dir") else None,
-            system=data.get("system"),
-            scripted_position=int(data.get("scripted_position", 0)),
+            model=get("model", str),
+            cwd=Path(get("cwd", str)),
+            permission_mode=mode,
+            max_turns=max(1, get("max_turns", int, 50)),
+            settings=[Path(p) for p in settings],
+            include_claude=get("include_claude", bool, True),
+            trust_project_hooks=get("trust_project_hooks", bool, False),
+            checkpoint_dir=Path(checkpoint_dir) if checkpoint_dir else None,
+            system=get("system", (str, type(None))),
+            scripted_position=max(0, get("scripted_position", int, 0)),
         )
 
 
@@ -381,14 +402,12 @@ class Session:
         return folder / f"{run_id}.checkpoint.json"
 
     def save(self, checkpoint: Checkpoint, worker: Worker) -> Path:
+        """Write the checkpoint with this session's options inside it (so the MAC covers them too)."""
         if isinstance(worker.client, ScriptedClient):
             self.options.scripted_position = worker.client.position
         path = self.checkpoint_path(checkpoint.run_id)
-        wrapper = {"hookloop_cli": CLI_FORMAT, "options": self.options.to_json(), "checkpoint": checkpoint.to_json()}
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(wrapper, ensure_ascii=False), encoding="utf-8")
-        tmp.replace(path)
-        return path
+        options = freeze_object({"hookloop_cli": CLI_FORMAT, **self.options.to_json()})
+        return dataclasses.replace(checkpoint, options=options).save(path, key=worker.checkpoint_key)
 
     def execute(self, start: Callable[[Worker], Any]) -> int:
         """Build the Worker, run ``start(worker)`` (run or resume) under Ctrl-C handling; returns the exit code."""
@@ -413,6 +432,9 @@ class Session:
             worker.approvers.append(TerminalApprover(self.err, stop))
         try:
             return asyncio.run(self._drive(worker, start))
+        except CheckpointError as exc:  # a checkpoint refused (replayed, unreadable key) or not writable
+            self.err.print(f"hookloop: {exc}", markup=False, highlight=False)
+            return EXIT_USAGE
         finally:
             worker.close()
             if renderer is not None:
@@ -514,16 +536,77 @@ class Session:
 
 
 def load_cli_checkpoint(path: Path) -> tuple[Checkpoint, RunOptions | None]:
-    """Read a checkpoint written by the CLI (with its options) or by a library user (bare)."""
+    """Read and verify a checkpoint written by the CLI (its options inside it) or by a library user (bare).
+
+    Size, nesting, types and the MAC are checked (see :mod:`hookloop.checkpoint`); every problem is a
+    UsageError of one line."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read checkpoint: {exc.strerror or exc}") from exc
-    except ValueError as exc:
-        raise UsageError(f"{path}: not a checkpoint (invalid JSON: {exc})") from exc
-    try:
+        data = parse_json(read_limited(path))
         if isinstance(data, dict) and "hookloop_cli" in data:
-            return Checkpoint.from_json(data.get("checkpoint")), RunOptions.from_json(data.get("options") or {})
-        return Checkpoint.from_json(data), None
-    except (HookloopError, KeyError, TypeError, ValueError) as exc:
-        raise UsageError(f"{path}: {exc}") from exc
+            raise UsageError(
+                f"{path}: a checkpoint from an older hookloop (its options were not authenticated); it cannot be "
+                "resumed — start a new run"
+            )
+        checkpoint = Checkpoint.from_json(data)
+    except CheckpointError as exc:
+        raise UsageError(f"{path}: {exc}") from None
+    options = checkpoint.options
+    if "hookloop_cli" not in options:
+        return checkpoint, None
+    if options["hookloop_cli"] != CLI_FORMAT:
+        raise UsageError(f"{path}: checkpoint.options.hookloop_cli: unknown format {options['hookloop_cli']!r}")
+    try:
+        return checkpoint, RunOptions.from_json(thaw_object(options))
+    except UsageError as exc:
+        raise UsageError(f"{path}: {exc}") from None
+
+
+def resume_options(
+    saved: RunOptions | None,
+    *,
+    model: str | None,
+    cwd: Path | None,
+    permission_mode: PermissionMode | None,
+    settings: list[Path],
+    include_claude: bool,
+    trust_project_hooks: bool,
+) -> tuple[RunOptions, list[str]]:
+    """The options a ``hookloop resume`` runs with, and notes on what the checkpoint's own options said.
+
+    The current invocation decides everything that shapes the permission policy or runs code — permission
+    mode, settings files, project-hook trust — so a checkpoint made under looser settings cannot loosen this
+    run; the saved ones are only reported. The working directory must be the saved one (run from there, or
+    pass ``--cwd`` to accept another). Model, system prompt, turn limit, checkpoint folder and the scripted
+    model's position come from the checkpoint (``--model`` overrides the model).
+    """
+    here = (cwd or Path.cwd()).resolve()
+    current = RunOptions(
+        model=model or os.environ.get("HOOKLOOP_MODEL") or "",
+        cwd=here,
+        permission_mode=permission_mode,
+        settings=[p.resolve() for p in settings],
+        include_claude=include_claude,
+        trust_project_hooks=trust_project_hooks,
+    )
+    if saved is None:
+        if not current.model:
+            raise UsageError("a bare checkpoint: pass --model to say which model continues it")
+        return current, []
+    if cwd is None and saved.cwd.resolve() != here:
+        raise UsageError(
+            f"the run worked in {saved.cwd}, not here ({here}): resume it from there, or pass --cwd to choose"
+        )
+    current.model = model or saved.model
+    current.max_turns, current.system = saved.max_turns, saved.system
+    current.checkpoint_dir, current.scripted_position = saved.checkpoint_dir, saved.scripted_position
+    notes = []
+    if saved.permission_mode != permission_mode:
+        notes.append(
+            f"the paused run used permission mode {saved.permission_mode or 'from settings'}; this resume uses "
+            f"{permission_mode or 'the mode from the settings files'} (pass --permission-mode to choose)"
+        )
+    if saved.settings != current.settings or saved.include_claude != include_claude:
+        notes.append("the paused run read other settings files; this resume reads the current ones (see --settings)")
+    if saved.trust_project_hooks and not trust_project_hooks:
+        notes.append("the paused run trusted project hooks (--trust-project-hooks); this resume does not")
+    return current, [f"note: {n}" for n in notes]
