@@ -152,21 +152,28 @@ def consume(nonce: str, *, run_id: str, ledger: Path | None, fork: bool) -> None
         entry = folder / nonce
         try:
             _private_dir(folder)
+        except OSError as exc:
+            raise _unrecorded(nonce, folder, exc) from exc
+        try:
             fd = os.open(entry, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         except FileExistsError:
             if not fork:
                 raise _replayed(nonce, _recorded_at(entry), f"(recorded in {entry})") from None
         except OSError as exc:
-            raise CheckpointError(
-                f"cannot record that checkpoint {nonce} is being resumed ({folder}: {exc.strerror or exc}); "
-                "a checkpoint is resumed only once it is recorded"
-            ) from exc
+            raise _unrecorded(nonce, folder, exc) from exc
         else:
             try:
                 os.write(fd, json.dumps({"resumed_at": now, "run_id": run_id, "pid": os.getpid()}).encode())
             finally:
                 os.close(fd)
         _consumed.setdefault(nonce, now)
+
+
+def _unrecorded(nonce: str, folder: Path, exc: OSError) -> CheckpointError:
+    return CheckpointError(
+        f"cannot record that checkpoint {nonce} is being resumed ({folder}: {exc.strerror or exc}); "
+        "a checkpoint is resumed only once it is recorded"
+    )
 
 
 def _recorded_at(entry: Path) -> str:
