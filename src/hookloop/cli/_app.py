@@ -35,7 +35,7 @@ MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
 
 
 def fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"hookloop: {message}", markup=False, highlight=False)
+    Console(stderr=True, soft_wrap=True).print(f"hookloop: {message}", markup=False, highlight=False)
     return typer.Exit(EXIT_USAGE)
 
 
