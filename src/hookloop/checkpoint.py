@@ -392,9 +392,10 @@ def _str_field(data: Mapping[str, object], key: str, where: str = "checkpoint") 
 
 
 def _unknown(data: Mapping[str, object], known: frozenset[str], where: str) -> None:
-    extra = sorted(str(k) for k in data if k not in known)
+    extra = sorted(repr(k)[:80] for k in data if k not in known)
     if extra:
-        raise CheckpointError(f"{where}: unknown field(s) {', '.join(extra)}")
+        more = f" and {len(extra) - 5} more" if len(extra) > 5 else ""
+        raise CheckpointError(f"{where}: unknown field(s) {', '.join(extra[:5])}{more}")
 
 
 def _parse_call(raw: object, i: int, calls: Mapping[str, ToolCall], answered: set[str]) -> PendingCall:

@@ -10,6 +10,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from hookloop.cli._resume import load_cli_checkpoint, resume_options
 from hookloop.cli._session import (
     EXIT_USAGE,
     Approval,
@@ -17,8 +18,6 @@ from hookloop.cli._session import (
     RunOptions,
     Session,
     UsageError,
-    load_cli_checkpoint,
-    resume_options,
 )
 
 app = typer.Typer(
