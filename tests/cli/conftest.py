@@ -5,6 +5,11 @@ from pathlib import Path
 
 import pytest
 
+import hookloop
+
+# The CLI subprocesses import the hookloop these tests import (a worktree's src, not whatever the venv installed).
+SOURCE_ROOT = str(Path(hookloop.__file__).resolve().parents[1])
+
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
@@ -13,6 +18,7 @@ def env(tmp_path: Path) -> dict[str, str]:
     home.mkdir()
     return {
         "PATH": os.environ["PATH"],
+        "PYTHONPATH": SOURCE_ROOT,
         "HOME": str(home),
         "HOOKLOOP_HOME": str(tmp_path / "hookloop-home"),
         "COLUMNS": "250",

@@ -362,3 +362,40 @@ def test_the_model_can_come_from_a_settings_file(project: Path, env: dict[str, s
     out = hookloop("run", "hi", "--output-format", "json", env=env, cwd=project)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["text"] == "configured"
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_sigterm_is_handled_like_ctrl_c_checkpoint_children_killed_exit_143(
+    project: Path, env: dict[str, str], tmp_path: Path, output: str
+) -> None:
+    fifo = tmp_path / "sleeper-started"
+    os.mkfifo(fifo)
+    model = bash_then_done(project, f"sleep 1000 & echo $! > {fifo}; wait")
+    proc = subprocess.Popen(
+        [*HOOKLOOP, "run", "wait", "--model", f"scripted:{model}", "--yes", "--output-format", output],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=project,
+    )
+    with open(fifo) as started:  # blocks until the tool's command is running
+        sleeper = int(started.read().strip())
+    proc.send_signal(signal.SIGTERM)  # to the CLI alone, as a service manager or `kill` would
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert gone(sleeper)
+    checkpoints = list((Path(env["HOOKLOOP_HOME"]) / "checkpoints").glob("*.checkpoint.json"))
+    assert len(checkpoints) == 1
+    saved = json.loads(checkpoints[0].read_text())["checkpoint"]
+    assert saved["reason"] == "cancelled by SIGTERM"
+    results = [i for i in saved["history"] if i["type"] == "tool_result"]
+    assert "cancelled" in results[0]["content"]
+    transcript = next((Path(env["HOOKLOOP_HOME"]) / "sessions").glob("*.jsonl"))
+    assert "sleep 1000" in transcript.read_text()
+    if output == "json":
+        result = json.loads(out.splitlines()[-1])
+        assert result["status"] == "cancelled"
+        assert result["checkpoint_path"] == str(checkpoints[0])
+    else:
+        assert "cancelled by SIGTERM" in err
