@@ -40,6 +40,7 @@ from hookloop import (
     Worker,
     WorkerError,
 )
+from hookloop._reaper import guard_descendants
 from hookloop.command_hooks.config import resolve_hookloop_home
 from hookloop.items import new_id
 from hookloop.outcome import Outcome
@@ -416,6 +417,7 @@ class Session:
         elif self.approval == "ask":
             stop = renderer.stop_spinner if renderer is not None else (lambda: None)
             worker.approvers.append(TerminalApprover(self.err, stop))
+        guard_descendants()  # subreaper + watchdog: nothing a tool or hook starts outlives this process
         try:
             return asyncio.run(self._drive(worker, start))
         finally:

@@ -30,8 +30,9 @@ Process contract (Unix):
   stdout/stderr to reach EOF (so output from background children is not lost), then any process still in the
   group — a ``sleep 1000 &`` holding the pipe, or a daemon that let go of it — is terminated the same way
   (SIGTERM, grace, SIGKILL). Nothing a hook starts outlives it, and a grandchild holding the pipe open cannot
-  make us wait forever. (A process that escapes with its own ``setsid`` is out of reach; if it still holds the
-  pipe we stop reading after a short wait.)
+  make us wait forever. A process that left the group (its own ``setsid`` or ``setpgid``) is found by the
+  call's token in its environment and killed and reaped when the hook ends (:mod:`hookloop._reaper`); if it
+  held the pipe we stopped reading after a short wait.
 * **Cancellation**: the running groups are terminated (SIGTERM, grace, SIGKILL — all hooks at once, since each
   runs in its own task) and waited for, then :class:`asyncio.CancelledError` propagates. A second cancellation
   during that cleanup sends SIGKILL immediately.
@@ -62,6 +63,7 @@ from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from hookloop import _reaper
 from hookloop._spawn import spawn_group
 
 from .discovery import is_windows, launcher_for
@@ -493,7 +495,7 @@ async def run_process(
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             cwd=cwd,
-            env=None if env is None else dict(env),
+            env=env,  # spawn_group copies it (adding the call's token)
         )
     except OSError as exc:
         if shell_fallback and exc.errno == errno.ENOEXEC:
@@ -527,6 +529,7 @@ async def run_process(
             if _group_alive(pgid):
                 await _terminate_group(pgid, protocol, kill_grace)
         if not protocol.closed.done():
+            await _reaper.release(pgid)  # a process that left the group may hold the pipes: it dies now
             await asyncio.wait([protocol.closed], timeout=_PIPE_CLOSE_WAIT)
     except asyncio.CancelledError:
         try:
@@ -539,6 +542,7 @@ async def run_process(
         for capture in protocol.captures.values():
             capture.finish()
         transport.close()
+        await _reaper.release(pgid)  # what left the group (setsid …): killed and reaped too
 
     returncode = transport.get_returncode()
     out, err = protocol.captures[1], protocol.captures[2]
