@@ -399,3 +399,29 @@ def test_sigterm_is_handled_like_ctrl_c_checkpoint_children_killed_exit_143(
         assert result["checkpoint_path"] == str(checkpoints[0])
     else:
         assert "cancelled by SIGTERM" in err
+
+
+def test_sigkill_of_hookloop_run_takes_the_tool_processes_along_escapees_included(
+    project: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    fifo, escaped = tmp_path / "started", tmp_path / "escaped"
+    os.mkfifo(fifo)
+    command = (
+        f"setsid sh -c 'echo $$ > {escaped}; exec sleep 1000' >/dev/null 2>&1 &\n"
+        f"while [ ! -s {escaped} ]; do sleep 0.01; done\n"
+        f"sleep 1000 & echo $$ $! > {fifo}; wait"
+    )
+    model = bash_then_done(project, command)
+    proc = subprocess.Popen(
+        [*HOOKLOOP, "run", "wait", "--model", f"scripted:{model}", "--yes", "--output-format", "json"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=project,
+    )
+    with open(fifo) as started:  # blocks until the tool's command is running
+        shell, sleeper = (int(word) for word in started.read().split())
+    proc.kill()  # SIGKILL: no handler, no cleanup of its own runs
+    assert proc.wait(timeout=30) == -signal.SIGKILL
+    for pid in (shell, sleeper, int(escaped.read_text())):
+        assert gone(pid), f"process {pid} outlived the SIGKILLed CLI"
