@@ -59,6 +59,7 @@ class _State:
         self.want_subreaper = True
         self.watchdog: subprocess.Popen[bytes] | None = None
         self.watchdog_pipe: int | None = None
+        self.children_fd: int | None = None  # /proc/<pid>/task/<pid>/children, kept open: pread is cheap
 
 
 _state = _State()
@@ -120,7 +121,7 @@ def with_token(env: Mapping[str, str] | Mapping[bytes, bytes] | None) -> tuple[d
         raw = getattr(os.environ, "_data", None)
         env = raw if isinstance(raw, dict) else {os.fsencode(k): os.fsencode(v) for k, v in os.environ.items()}
     copy: dict[Any, Any] = dict(env)
-    if any(isinstance(key, str) for key in copy):
+    if isinstance(next(iter(copy), b""), str):
         copy[ENV_VAR] = token.decode()
     else:
         copy[ENV_VAR.encode()] = token
@@ -203,12 +204,17 @@ def _sweep(needle: bytes, pgid: int, killed: set[int]) -> bool:
 
 def _our_children() -> list[int]:
     # Orphans are reparented to the subreaper's first live thread: the main thread, whose id is the pid.
-    me = os.getpid()
     try:
-        with open(f"/proc/{me}/task/{me}/children", "rb") as handle:
-            return [int(p) for p in handle.read().split()]
+        if _state.children_fd is None:
+            me = os.getpid()
+            _state.children_fd = os.open(f"/proc/{me}/task/{me}/children", os.O_RDONLY | os.O_CLOEXEC)
+        data = chunk = os.pread(_state.children_fd, 1 << 16, 0)
+        while len(chunk) == 1 << 16:
+            chunk = os.pread(_state.children_fd, 1 << 16, len(data))
+            data += chunk
     except OSError:
         return _all_pids()
+    return [int(p) for p in data.split()]
 
 
 def _all_pids() -> list[int]:
