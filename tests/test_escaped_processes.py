@@ -100,7 +100,7 @@ async def test_an_escapee_the_command_waits_for_dies_when_the_call_times_out(bas
     with pytest.raises(ToolFailure) as failure:  # `wait` waits for it: the call times out, then sweeps
         await bash.execute(bash.validate({"command": command, "timeout": 1000}), CTX)
     pid = int(str(failure.value).split()[0])
-    assert await wait_gone(pid)
+    assert await wait_gone(pid), f"process {pid} survived ({state(pid)})"
 
 
 async def test_an_escapee_dies_when_the_bash_call_is_cancelled(bash: BashTool, tmp_path: Path) -> None:
@@ -112,7 +112,7 @@ async def test_an_escapee_dies_when_the_bash_call_is_cancelled(bash: BashTool, t
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await wait_gone(pid)
+    assert await wait_gone(pid), f"process {pid} survived ({state(pid)})"
 
 
 async def test_one_calls_end_leaves_a_concurrent_calls_escapee_alone(bash: BashTool, tmp_path: Path) -> None:
@@ -133,7 +133,7 @@ async def test_one_calls_end_leaves_a_concurrent_calls_escapee_alone(bash: BashT
     assert state(pid) not in (None, "Z")  # the other call still runs: its escapee is its own business
     await asyncio.to_thread(release.write_text, "go\n")
     await long_call
-    assert await wait_gone(pid)
+    assert await wait_gone(pid), f"process {pid} survived ({state(pid)})"
 
 
 async def test_a_bash_call_with_an_escapee_holding_the_pipe_ends_promptly(bash: BashTool, tmp_path: Path) -> None:
@@ -182,7 +182,7 @@ async def test_an_escapee_dies_when_the_hook_times_out(tmp_path: Path) -> None:
     outcome = await run_hook(timed, {"hook_event_name": "PreToolUse"}, project_dir=tmp_path, options=FAST)
     assert outcome.error_kind == "timeout"
     (pid,) = pids_in(outcome.stdout_text)
-    assert await wait_gone(pid)
+    assert await wait_gone(pid), f"process {pid} survived ({state(pid)})"
 
 
 async def test_children_carry_the_token_and_this_process_is_a_subreaper(bash: BashTool) -> None:

@@ -36,6 +36,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -47,14 +48,17 @@ ENV_VAR = "HOOKLOOP_SPAWN"
 _LINUX = sys.platform.startswith("linux")
 _PR_SET_CHILD_SUBREAPER = 36
 _SWEEP_BUDGET = 2.0
+_PATIENCE = 0.2  # seconds an unreadable environment is looked at again
 _POLL = 0.002
+_HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 class _State:
     def __init__(self) -> None:
         self.prefix = f"{os.getpid()}.{secrets.token_hex(4)}"
         self.counter = itertools.count(1)
-        self.leaders: dict[int, bytes] = {}  # live spawned leaders (asyncio reaps them) → their token
+        self.leaders: dict[int, tuple[bytes, int]] = {}  # live leaders (asyncio reaps them) → token, start
+        self.started: dict[bytes, int] = {}  # token → clock ticks just before its spawn
         self.subreaper: bool | None = None  # None: not decided yet
         self.want_subreaper = True
         self.watchdog: subprocess.Popen[bytes] | None = None
@@ -117,6 +121,7 @@ def with_token(env: Mapping[str, str] | Mapping[bytes, bytes] | None) -> tuple[d
     token. Keys keep their type (str or bytes)."""
     _ensure_subreaper()
     token = f"{_state.prefix}.{next(_state.counter)}".encode()
+    _state.started[token] = _ticks()
     if env is None:
         raw = getattr(os.environ, "_data", None)
         env = raw if isinstance(raw, dict) else {os.fsencode(k): os.fsencode(v) for k, v in os.environ.items()}
@@ -130,7 +135,7 @@ def with_token(env: Mapping[str, str] | Mapping[bytes, bytes] | None) -> tuple[d
 
 def register(pid: int, token: bytes) -> None:
     """``pid`` is a live leader (asyncio's child watcher reaps it): never reap it here."""
-    _state.leaders[pid] = token
+    _state.leaders[pid] = (token, _state.started.pop(token, 0))
 
 
 async def release(pid: int) -> None:
@@ -139,23 +144,25 @@ async def release(pid: int) -> None:
     Bounded (about 2 s at worst); the common case — nothing escaped — costs one read of our children list.
     Cancelling it during the wait leaves everything already SIGKILLed (only zombie entries may remain).
     """
-    token = _state.leaders.pop(pid, None)
-    if token is None or not _LINUX:
+    leader = _state.leaders.pop(pid, None)
+    if leader is None or not _LINUX:
         return
-    needle = ENV_VAR.encode() + b"=" + token
+    needle, since = ENV_VAR.encode() + b"=" + leader[0], leader[1]
     killed: set[int] = set()
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + _SWEEP_BUDGET
+    start = loop.time()
     # Polling: the processes are not our children (or not yet), so nothing notifies us when they go.
-    while _sweep(needle, pid, killed) and loop.time() < deadline:  # noqa: ASYNC110
+    while _sweep(needle, pid, since, killed, patient=loop.time() < start + _PATIENCE):
+        if loop.time() > start + _SWEEP_BUDGET:
+            break
         await asyncio.sleep(_POLL)
 
 
 def release_now(pid: int) -> None:
     """:func:`release` without waiting: one sweep (SIGKILL what is found, reap what is already dead)."""
-    token = _state.leaders.pop(pid, None)
-    if token is not None and _LINUX:
-        _sweep(ENV_VAR.encode() + b"=" + token, pid, set())
+    leader = _state.leaders.pop(pid, None)
+    if leader is not None and _LINUX:
+        _sweep(ENV_VAR.encode() + b"=" + leader[0], pid, leader[1], set(), patient=False)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -163,9 +170,11 @@ def release_now(pid: int) -> None:
 # ---------------------------------------------------------------------------------------------------------
 
 
-def _sweep(needle: bytes, pgid: int, killed: set[int]) -> bool:
+def _sweep(needle: bytes, pgid: int, since: int, killed: set[int], *, patient: bool) -> bool:
     """One round: SIGKILL every process carrying ``needle`` (with its descendants), reap what is ours and
-    dead. True while something of the call may still be alive or unreaped."""
+    dead. True while something of the call may still be alive or unreaped. ``patient``: a child whose
+    environment cannot be read right now (it is in the middle of ``exec``) is looked at again. Processes that
+    started before ``since`` (clock ticks) cannot belong to the call and are left alone."""
     pending = False
     subreaper = bool(_state.subreaper)
     candidates = _our_children() if subreaper else _all_pids()
@@ -175,7 +184,9 @@ def _sweep(needle: bytes, pgid: int, killed: set[int]) -> bool:
         stat = _stat(pid)
         if stat is None:
             continue
-        state, ppid, group = stat
+        state, ppid, group, started = stat
+        if started < since:
+            continue  # older than the call: not its descendant
         ours = ppid == os.getpid()
         if state in (b"Z", b"X"):
             if ours and (pid in killed or group == pgid):
@@ -186,7 +197,11 @@ def _sweep(needle: bytes, pgid: int, killed: set[int]) -> bool:
             continue
         if not subreaper and group == pgid:
             pending = True  # a member still dying
-        if pid in killed or _carries(pid, needle):
+        if pid in killed:
+            pending = True  # SIGKILLed, still dying
+        elif (carries := _carries(pid, needle)) is None:
+            pending = pending or patient
+        elif carries:
             for victim in _tree(pid):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(victim, signal.SIGKILL)
@@ -226,23 +241,38 @@ def _all_pids() -> list[int]:
     return [int(n) for n in names if n.isdigit() and int(n) != me]
 
 
-def _stat(pid: int) -> tuple[bytes, int, int] | None:
-    """(state, ppid, pgrp) of ``pid``, or None once it is gone."""
+def _stat(pid: int) -> tuple[bytes, int, int, int] | None:
+    """(state, ppid, pgrp, start time in clock ticks since boot) of ``pid``, or None once it is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             data = handle.read()
     except OSError:
         return None
     fields = data[data.rfind(b")") + 2 :].split()
-    return fields[0], int(fields[1]), int(fields[2])
+    return fields[0], int(fields[1]), int(fields[2]), int(fields[19])
 
 
-def _carries(pid: int, needle: bytes) -> bool:
+def _ticks() -> int:
+    """Now, in the clock ticks ``/proc/<pid>/stat`` counts start times in, rounded down and one tick early.
+    The smaller of the monotonic and boot-time clocks: kernels differ in which one start times follow."""
+    if not _LINUX:
+        return 0
+    now = min(time.clock_gettime(time.CLOCK_MONOTONIC), time.clock_gettime(time.CLOCK_BOOTTIME))
+    return int(now * _HZ) - 1
+
+
+def _carries(pid: int, needle: bytes) -> bool | None:
+    """Whether ``pid``'s environment holds ``needle``; None when it reads empty (mid-``exec`` the kernel shows
+    no environment for a moment; ``env -i`` shows none for good)."""
     try:
         with open(f"/proc/{pid}/environ", "rb") as handle:
             environ = handle.read()
-    except OSError:
+    except (FileNotFoundError, ProcessLookupError):
         return False
+    except OSError:
+        return None
+    if not environ:
+        return None
     return any(entry == needle for entry in environ.split(b"\0"))
 
 
@@ -281,15 +311,17 @@ def _group_exists(pgid: int) -> bool:
 # ---------------------------------------------------------------------------------------------------------
 
 _WATCHDOG = r"""
-import os, signal, sys
+import os, signal, sys, time
 for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
     signal.signal(s, signal.SIG_IGN)
 prefix = sys.argv[1].encode()
 while os.read(0, 4096):
     pass
 me = os.getpid()
-for _ in range(50):
-    hit = False
+for round in range(50):
+    if round:
+        time.sleep(0.01)
+    hit = round < 5  # a few rounds at least: mid-exec a process shows an empty environment for a moment
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) == me:
             continue
