@@ -40,7 +40,16 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["ENV_VAR", "guard_descendants", "is_subreaper", "register", "release", "with_token"]
+__all__ = [
+    "ENV_VAR",
+    "discard",
+    "guard_descendants",
+    "is_subreaper",
+    "register",
+    "release",
+    "release_now",
+    "with_token",
+]
 
 ENV_VAR = "HOOKLOOP_SPAWN"
 """The environment variable carrying a child's token (``<pid>.<random>.<n>``)."""
@@ -136,6 +145,11 @@ def with_token(env: Mapping[str, str] | Mapping[bytes, bytes] | None) -> tuple[d
 def register(pid: int, token: bytes) -> None:
     """``pid`` is a live leader (asyncio's child watcher reaps it): never reap it here."""
     _state.leaders[pid] = (token, _state.started.pop(token, 0))
+
+
+def discard(token: bytes) -> None:
+    """The spawn that ``token`` was made for failed: forget it."""
+    _state.started.pop(token, None)
 
 
 async def release(pid: int) -> None:

@@ -39,10 +39,14 @@ async def spawn_group(
         transport, protocol = await asyncio.shield(spawning)
         _reaper.register(transport.get_pid(), token)
         return transport, protocol
+    except OSError:
+        _reaper.discard(token)  # it never started
+        raise
     except asyncio.CancelledError:
         try:
             transport, _ = await spawning
         except Exception:
+            _reaper.discard(token)
             raise asyncio.CancelledError from None  # it never started: nothing to clean up
         pid = transport.get_pid()
         _reaper.register(pid, token)
