@@ -5,6 +5,7 @@ summaries and results live in :mod:`hookloop.hooks`.
 """
 
 from hookloop._frozen import FrozenDict
+from hookloop._reaper import guard_descendants
 from hookloop.checkpoint import AllowAlways, Approve, Checkpoint, PendingCall, Reject, ResumeDecision
 from hookloop.errors import (
     Aborted,
@@ -80,6 +81,7 @@ __all__ = [
     "WorkerError",
     "WorkerState",
     "WorkerStateError",
+    "guard_descendants",
     "item_from_json",
     "tool",
 ]

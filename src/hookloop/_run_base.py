@@ -82,6 +82,11 @@ class _RunBase:
         self.last_sent = run_start
         self.stop: tuple[str, str] | None = None
         self.cancel_requested = False
+        """Worker.cancel() cancelled this run's task (it does so once)."""
+        self.cancel_delivered = False
+        """That cancellation was taken (surfaced as CancelledError, or settled when the run ended)."""
+        self.ending = False
+        """The run's body is over: on_abort / session_end may be running; further cancel() calls are ignored."""
 
     # -- hooks -----------------------------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from hookloop._frozen import FrozenDict
 from hookloop._loop import _Run
 from hookloop._run_base import _RunBase
 from hookloop.checkpoint import Checkpoint, PendingCall, ResumeDecision
-from hookloop.errors import Aborted, Cancelled, CheckpointError, HookError, WorkerError, WorkerStateError
+from hookloop.errors import Aborted, Cancelled, CheckpointError, WorkerError, WorkerStateError
 from hookloop.hooks._dispatch import run_chain
 from hookloop.hooks.events import (
     ON_ABORT,
@@ -566,23 +566,32 @@ class Worker:
             try:
                 outcome: Outcome = await body()
             except asyncio.CancelledError:
+                run.ending = True
                 if not run.cancel_requested:
                     end = "cancelled"
                     await self._fire_abort(run, "Cancelled", "CancelledError")
                     raise
+                run.cancel_delivered = True
                 task.uncancel()
                 raise Cancelled() from None
+            run.ending = True
+            await _settle_late_cancel(run, task)
             end = "paused" if isinstance(outcome, Paused) else "finished"
             return outcome
         except WorkerError as exc:
+            run.ending = True
+            await _settle_late_cancel(run, task)
             exc.run_id = run.run_id
             end = "cancelled" if isinstance(exc, Cancelled) else "aborted" if isinstance(exc, Aborted) else "error"
             await self._fire_abort(run, exc.abort_reason, type(exc).__name__)
             raise
         except Exception as exc:
+            run.ending = True
+            await _settle_late_cancel(run, task)
             await self._fire_abort(run, str(exc) or type(exc).__name__, type(exc).__name__)
             raise
         finally:
+            run.ending = True
             self._run = self._task = None
             self._loop = self._thread = None
             await self._fire_session_end(run, end)
@@ -593,21 +602,21 @@ class Worker:
         chain = self.hooks.chains[ON_ABORT.index]
         if chain:
             info = AbortInfo(run_id=run.run_id, session_id=self.session_id, reason=reason, error_type=error_type)
-            await self._fire_observer(ON_ABORT, chain.handlers, info)
+            await _shielded(self._fire_observer(ON_ABORT, chain.handlers, info))
 
     async def _fire_session_end(self, run: _Run, reason: SessionEndReason) -> None:
         chain = self.hooks.chains[SESSION_END.index]
         if chain:
             info = SessionEndInfo(run_id=run.run_id, session_id=self.session_id, reason=reason)
-            await self._fire_observer(SESSION_END, chain.handlers, info)
+            await _shielded(self._fire_observer(SESSION_END, chain.handlers, info))
 
     async def _fire_observer(self, event: HookEvent[Any, Any], handlers: Any, info: object) -> None:
-        """Fire-and-forget events: each hook runs; one that fails is reported on the timeline, never raised
-        (the run is already ending for its own reason)."""
+        """Fire-and-forget events: each hook runs; one that fails (or asks to abort) is reported on the
+        timeline, never raised (the run is already ending for its own reason), and the next one still runs."""
         for handler in handlers:
             try:
                 await run_chain(event, (handler,), info)
-            except HookError as exc:
+            except WorkerError as exc:
                 if self.timeline.subscribers:
                     self.timeline.emit(
                         HookDecision(
@@ -623,15 +632,27 @@ class Worker:
     def cancel(self) -> None:
         """Cancel the run in flight, from any task or thread. The run raises :class:`Cancelled` promptly
         (model stream closed, running tools cancelled), leaves a valid history and fires on_abort once.
-        Does nothing when no run is in flight."""
-        run, task, loop = self._run, self._task, self._loop
-        if run is None or task is None or loop is None:
+
+        Does nothing when no run is in flight, and nothing once the run is cancelled or ending: a second
+        ``cancel()`` — e.g. from an on_abort hook, or a second Ctrl-C — is ignored; the run still raises
+        :class:`Cancelled` (or returns, if it had already finished), and every on_abort and session_end hook
+        runs once, to completion. Those hooks are also shielded from a plain ``task.cancel()`` of the awaiting
+        task: they complete first, then that cancellation propagates as :class:`asyncio.CancelledError`."""
+        run, loop = self._run, self._loop
+        if run is None or loop is None:
+            return
+        if threading.get_ident() == self._thread:
+            self._cancel(run)
+        else:
+            loop.call_soon_threadsafe(self._cancel, run)
+
+    def _cancel(self, run: _Run) -> None:
+        """In the run's loop: cancel its task once, unless the run is already ending or gone."""
+        task = self._task
+        if self._run is not run or task is None or run.ending or run.cancel_requested:
             return
         run.cancel_requested = True
-        if threading.get_ident() == self._thread:
-            task.cancel()
-        else:
-            loop.call_soon_threadsafe(task.cancel)
+        task.cancel()
 
     async def iter_run(self, prompt: str | Message) -> AsyncIterator[TimelineEvent]:
         """Run and yield every timeline event as it happens (for UIs). The last event is
@@ -680,6 +701,37 @@ class Worker:
         """Close the transcript file, if any."""
         if self._transcript is not None:
             self._transcript.close()
+
+
+async def _shielded(hooks: Awaitable[None]) -> None:
+    """Run ``hooks`` to completion in their own task even if the awaiting task is cancelled meanwhile; then let
+    that cancellation through."""
+    inner = asyncio.ensure_future(hooks)
+    interrupted = False
+    while not inner.done():
+        try:
+            await asyncio.wait((inner,))  # unlike ``await inner``, being cancelled here leaves ``inner`` running
+        except asyncio.CancelledError:
+            interrupted = True
+    if interrupted:
+        raise asyncio.CancelledError
+    inner.result()
+
+
+async def _settle_late_cancel(run: _RunBase, task: asyncio.Task[Any]) -> None:
+    """The body ended without surfacing the run's own cancellation (it ended first, or some code consumed it):
+    take it now — delivered here if still pending — so it cannot hit the on_abort / session_end hooks, and
+    keep the task's cancel count right. Any other cancellation still propagates."""
+    if not run.cancel_requested or run.cancel_delivered:
+        return
+    run.cancel_delivered = True
+    try:
+        await asyncio.sleep(0)
+    except asyncio.CancelledError:
+        if task.cancelling() > 1:  # someone else cancelled the task too
+            task.uncancel()
+            raise
+    task.uncancel()
 
 
 def _last_assistant_text(history: Sequence[Item]) -> str:

@@ -5,6 +5,11 @@ from pathlib import Path
 
 import pytest
 
+import hookloop
+
+# The CLI subprocesses import the hookloop these tests import (a worktree's src, not whatever the venv installed).
+SOURCE_ROOT = str(Path(hookloop.__file__).resolve().parents[1])
+
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
@@ -13,8 +18,7 @@ def env(tmp_path: Path) -> dict[str, str]:
     home.mkdir()
     return {
         "PATH": os.environ["PATH"],
-        # the hookloop under test (this tree's src/), not whatever the venv has installed
-        "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src"),
+        "PYTHONPATH": SOURCE_ROOT,
         "HOME": str(home),
         "HOOKLOOP_HOME": str(tmp_path / "hookloop-home"),
         "COLUMNS": "250",

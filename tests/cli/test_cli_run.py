@@ -363,3 +363,66 @@ def test_the_model_can_come_from_a_settings_file(project: Path, env: dict[str, s
     out = hookloop("run", "hi", "--output-format", "json", env=env, cwd=project)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["text"] == "configured"
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_sigterm_is_handled_like_ctrl_c_checkpoint_children_killed_exit_143(
+    project: Path, env: dict[str, str], tmp_path: Path, output: str
+) -> None:
+    fifo = tmp_path / "sleeper-started"
+    os.mkfifo(fifo)
+    model = bash_then_done(project, f"sleep 1000 & echo $! > {fifo}; wait")
+    proc = subprocess.Popen(
+        [*HOOKLOOP, "run", "wait", "--model", f"scripted:{model}", "--yes", "--output-format", output],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=project,
+    )
+    with open(fifo) as started:  # blocks until the tool's command is running
+        sleeper = int(started.read().strip())
+    proc.send_signal(signal.SIGTERM)  # to the CLI alone, as a service manager or `kill` would
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert gone(sleeper)
+    checkpoints = list((Path(env["HOOKLOOP_HOME"]) / "checkpoints").glob("*.checkpoint.json"))
+    assert len(checkpoints) == 1
+    saved = json.loads(checkpoints[0].read_text())["checkpoint"]
+    assert saved["reason"] == "cancelled by SIGTERM"
+    results = [i for i in saved["history"] if i["type"] == "tool_result"]
+    assert "cancelled" in results[0]["content"]
+    transcript = next((Path(env["HOOKLOOP_HOME"]) / "sessions").glob("*.jsonl"))
+    assert "sleep 1000" in transcript.read_text()
+    if output == "json":
+        result = json.loads(out.splitlines()[-1])
+        assert result["status"] == "cancelled"
+        assert result["checkpoint_path"] == str(checkpoints[0])
+    else:
+        assert "cancelled by SIGTERM" in err
+
+
+def test_sigkill_of_hookloop_run_takes_the_tool_processes_along_escapees_included(
+    project: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    fifo, escaped = tmp_path / "started", tmp_path / "escaped"
+    os.mkfifo(fifo)
+    command = (
+        f"setsid sh -c 'echo $$ > {escaped}; exec sleep 1000' >/dev/null 2>&1 &\n"
+        f"while [ ! -s {escaped} ]; do sleep 0.01; done\n"
+        f"sleep 1000 & echo $$ $! > {fifo}; wait"
+    )
+    model = bash_then_done(project, command)
+    proc = subprocess.Popen(
+        [*HOOKLOOP, "run", "wait", "--model", f"scripted:{model}", "--yes", "--output-format", "json"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=project,
+    )
+    with open(fifo) as started:  # blocks until the tool's command is running
+        shell, sleeper = (int(word) for word in started.read().split())
+    proc.kill()  # SIGKILL: no handler, no cleanup of its own runs
+    assert proc.wait(timeout=30) == -signal.SIGKILL
+    for pid in (shell, sleeper, int(escaped.read_text())):
+        assert gone(pid), f"process {pid} outlived the SIGKILLed CLI"

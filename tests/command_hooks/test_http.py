@@ -56,6 +56,7 @@ def server() -> Iterator[Server]:
                 "/error": (500, b'{"decision": "block"}', {}),
                 "/redirect": (302, b"", {"Location": "/deny"}),
                 "/slow": (200, b"", {}),
+                "/huge": (200, json.dumps(DENY).encode() + b" " * (2 << 20), {}),
             }.get(self.path, (404, b"", {}))
             self.send_response(status)
             for key, value in extra.items():
@@ -149,6 +150,19 @@ async def test_non_2xx_redirect_and_bodies(server: Server, project: Path) -> Non
     empty = translate_outcome(empty_hook, await run_hook(empty_hook, PAYLOAD, project_dir=project))
     assert empty.kind == "continue"
     assert not empty.failed
+
+
+@pytest.mark.parametrize("fail_closed", [False, True])
+async def test_a_body_over_the_cap_is_a_hook_error_never_read(server: Server, project: Path, fail_closed: bool) -> None:
+    hook = http_hook(server.base + "/huge", fail_closed=fail_closed)
+    outcome = await run_hook(hook, PAYLOAD, project_dir=project)
+    assert outcome.error_kind == "output_too_large"
+    assert outcome.error is not None
+    assert server.base + "/huge" in outcome.error
+    decision = translate_outcome(hook, outcome)
+    assert decision.errors == (outcome.error,)
+    assert decision.kind == ("deny" if fail_closed else "continue")  # the valid JSON at the start is not read
+    assert decision.reason != "no"  # not the JSON's own reason
 
 
 async def test_timeout(server: Server, project: Path) -> None:

@@ -18,6 +18,7 @@ from hookloop.command_hooks.runner import (
     run_all,
     run_hook,
 )
+from hookloop.command_hooks.translate import CommandDecision, translate_outcome
 
 from .conftest import FAST, WriteScript, cline_hook, command_hook, is_alive, live_group_members, pgid_of
 
@@ -219,24 +220,53 @@ out.write(data[1:] + b"\\n"); out.flush()
     assert seen == ["é✓"]
 
 
-async def test_output_over_the_cap_is_drained_and_truncated(project: Path) -> None:
-    # A 5 MiB burst on each stream: if we stopped reading at the cap the hook would block and time out.
-    hook = command_hook(
-        "head -c 5242880 /dev/zero | tr '\\0' x; head -c 5242880 /dev/zero | tr '\\0' y >&2; echo done-at-exit",
-        timeout=20,
-    )
+async def test_stderr_over_the_cap_is_drained_and_truncated(project: Path) -> None:
+    # A 5 MiB burst: if we stopped reading at the cap the hook would block and time out.
+    hook = command_hook("head -c 5242880 /dev/zero | tr '\\0' y >&2; echo done-at-exit", timeout=20)
     outcome = await run_hook(hook, PAYLOAD, project_dir=project, options=FAST)
     assert outcome.ok
     assert outcome.exit_code == 0
     assert not outcome.timed_out
-    assert len(outcome.stdout) == OUTPUT_CAP
-    assert set(outcome.stdout) == {ord("x")}
-    assert outcome.stdout_truncated
+    assert outcome.stdout == b"done-at-exit\n"
     assert len(outcome.stderr) == OUTPUT_CAP
     assert outcome.stderr_truncated
 
 
-async def test_endless_output_is_capped_and_ended_by_the_timeout(project: Path) -> None:
+BIG = 2 << 20  # 2 MiB, twice the cap
+ALLOW = '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}'
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        f"head -c {BIG} /dev/zero | tr '\\0' x",
+        f"echo '{ALLOW}'; head -c {BIG} /dev/zero | tr '\\0' ' '",  # valid JSON first, then padding
+        f"head -c {BIG} /dev/zero | tr '\\0' ' '; echo '{ALLOW}'",  # padding, then valid JSON past the cap
+        f"head -c {BIG} /dev/zero | tr '\\0' x; exit 2",
+    ],
+    ids=["garbage", "json-first", "json-last", "exit-2"],
+)
+async def test_stdout_over_the_cap_is_a_loud_error_never_an_answer(
+    project: Path, write_script: WriteScript, body: str
+) -> None:
+    script = write_script("big-answer", f"cat > /dev/null\n{body}")
+    outcome = await run_hook(command_hook(str(script), timeout=20), PAYLOAD, project_dir=project, options=FAST)
+    assert outcome.error_kind == "output_too_large"
+    assert not outcome.ok
+    assert outcome.error is not None
+    assert str(script) in outcome.error
+    assert "1 MiB" in outcome.error
+    assert outcome.stdout_truncated
+    assert len(outcome.stdout) == OUTPUT_CAP
+    hook = command_hook(str(script))
+    assert translate_outcome(hook, outcome) == CommandDecision(errors=(outcome.error,))  # fail-open: no decision
+    closed = translate_outcome(command_hook(str(script), fail_closed=True), outcome)
+    assert closed.kind == "deny"
+    assert closed.reason is not None
+    assert "1 MiB" in closed.reason
+
+
+async def test_endless_stdout_is_stopped_at_the_cap_not_at_the_timeout(project: Path) -> None:
     seen = 0
 
     def count(hook: ConfiguredHook, stream: StreamName, line: str) -> None:
@@ -244,9 +274,11 @@ async def test_endless_output_is_capped_and_ended_by_the_timeout(project: Path) 
         seen += 1
 
     outcome = (
-        await run_all([command_hook("yes", timeout=0.5)], PAYLOAD, project_dir=project, options=FAST, on_line=count)
+        await run_all([command_hook("yes", timeout=600)], PAYLOAD, project_dir=project, options=FAST, on_line=count)
     )[0]
-    assert outcome.error_kind == "timeout"
+    assert outcome.error_kind == "output_too_large"
+    assert not outcome.timed_out
+    assert outcome.duration < 30  # the 600 s timeout never came into play
     assert len(outcome.stdout) == OUTPUT_CAP
     assert outcome.stdout_truncated
     assert seen == OUTPUT_CAP // 2  # "y\n" lines up to the cap, then streaming stops

@@ -573,6 +573,21 @@ def test_translate_outcome_dispatch() -> None:
     assert translate_outcome(script, timeout).errors == ("hook s timed out",)
 
 
+@pytest.mark.parametrize("fail_closed", [False, True])
+def test_an_answer_cut_at_the_cap_is_never_read_even_from_an_ok_outcome(fail_closed: bool) -> None:
+    allow = b'{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}'
+    cut = HookOutcome(name="h", exit_code=0, stdout=allow, stdout_truncated=True)
+    decision = translate_outcome(command_hook("h", fail_closed=fail_closed), cut)
+    assert decision.kind == ("deny" if fail_closed else "continue")
+    assert decision.errors == ("hook h answered more than the output cap; the answer was discarded, not read",)
+    plain = translate_outcome(
+        command_hook("h", event="UserPromptSubmit"),
+        HookOutcome(name="h", exit_code=0, stdout=b"context text", stdout_truncated=True),
+    )
+    assert plain.additional_context == ()
+    assert plain.failed
+
+
 # --- merging ---------------------------------------------------------------------------------------------------
 
 

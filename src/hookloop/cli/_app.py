@@ -102,7 +102,8 @@ def run(
     """Run an agent with the built-in tools (Read, Write, Edit, Bash, Glob, Grep) in a project directory.
 
     Permission asks are put to you in the terminal; without a terminal (and without --yes/--deny) the run
-    pauses, writes a checkpoint and exits with code 3. Ctrl-C cancels cleanly (exit 130); twice quits at once.
+    pauses, writes a checkpoint and exits with code 3. Ctrl-C cancels cleanly (exit 130; SIGTERM the same, exit
+    143); twice quits at once.
     """
     check_choice("--output-format", output_format, OUTPUT_FORMATS)
     check_choice("--permission-mode", permission_mode, MODES)

@@ -1,7 +1,9 @@
 """What ``hookloop run`` and ``hookloop resume`` share: settings, the Worker, approvals, output, Ctrl-C.
 
 Exit codes: 0 finished, 1 the run failed (aborted, hook error, provider error), 2 bad usage (flags, files,
-settings), 3 paused waiting for an approval (a checkpoint was written), 130 cancelled with Ctrl-C.
+settings), 3 paused waiting for an approval (a checkpoint was written), 130 cancelled with Ctrl-C (SIGINT), 143
+cancelled by SIGTERM — handled exactly like Ctrl-C: the run is cancelled, its tool and hook processes are
+stopped, the transcript is kept and a checkpoint written. A second signal quits at once.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from hookloop import (
     WorkerError,
 )
 from hookloop._frozen import freeze_object
+from hookloop._reaper import guard_descendants
 from hookloop.command_hooks.config import resolve_hookloop_home
 from hookloop.items import new_id
 from hookloop.outcome import Outcome
@@ -59,7 +62,8 @@ from hookloop.timeline import (
     event_to_json,
 )
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED, EXIT_CANCELLED = 0, 1, 2, 3, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED, EXIT_CANCELLED, EXIT_TERMINATED = 0, 1, 2, 3, 130, 143
+_STOP_SIGNALS = {signal.SIGINT: ("Ctrl-C", EXIT_CANCELLED), signal.SIGTERM: ("SIGTERM", EXIT_TERMINATED)}
 OutputFormat = Literal["text", "json", "stream-json"]
 Approval = Literal["ask", "yes", "deny", "pause"]
 CLI_FORMAT = 2
@@ -390,6 +394,8 @@ class Session:
     err: Console
     session_id: str = field(default_factory=lambda: new_id("session"))
     interrupts: int = 0
+    stopped_by: signal.Signals = signal.SIGINT
+    """The first stop signal received (SIGINT or SIGTERM): names the cancellation and sets the exit code."""
 
     @property
     def transcript(self) -> Path:
@@ -429,6 +435,7 @@ class Session:
         elif self.approval == "ask":
             stop = renderer.stop_spinner if renderer is not None else (lambda: None)
             worker.approvers.append(TerminalApprover(self.err, stop))
+        guard_descendants()  # subreaper + watchdog: nothing a tool or hook starts outlives this process
         try:
             return asyncio.run(self._drive(worker, start))
         except CheckpointError as exc:  # a checkpoint refused (replayed, unreadable key) or not writable
@@ -442,27 +449,32 @@ class Session:
     async def _drive(self, worker: Worker, start: Callable[[Worker], Any]) -> int:
         loop = asyncio.get_running_loop()
 
-        def interrupt() -> None:
+        def interrupt(signum: signal.Signals) -> None:
             self.interrupts += 1
             if self.interrupts == 1:
-                self.err.print("\n[yellow]cancelling… (Ctrl-C again to quit at once)[/]")
+                self.stopped_by = signum
+                self.err.print(f"\n[yellow]cancelling ({_STOP_SIGNALS[signum][0]})… (Ctrl-C again to quit at once)[/]")
                 worker.cancel()
             else:
                 kill_child_groups()  # tools and hooks lead their own process groups: take them along
-                os._exit(EXIT_CANCELLED)
+                os._exit(_STOP_SIGNALS[signum][1])
 
-        loop.add_signal_handler(signal.SIGINT, interrupt)
+        for signum in _STOP_SIGNALS:
+            loop.add_signal_handler(signum, interrupt, signum)
         try:
             outcome: Outcome = await start(worker)
         except Cancelled:
-            path = self.save(worker.checkpoint("cancelled with Ctrl-C"), worker)
+            name, code = _STOP_SIGNALS[self.stopped_by]
+            how = "cancelled with Ctrl-C" if self.stopped_by == signal.SIGINT else f"cancelled by {name}"
+            path = self.save(worker.checkpoint(how), worker)
             return self._report_stopped(
-                "cancelled", f"cancelled; transcript {self.transcript}; checkpoint {path}", EXIT_CANCELLED, path
+                "cancelled", f"{how}; transcript {self.transcript}; checkpoint {path}", code, path
             )
         except WorkerError as exc:
             return self._report_stopped("error", f"{type(exc).__name__}: {exc}", EXIT_FAILED, None)
         finally:
-            loop.remove_signal_handler(signal.SIGINT)
+            for signum in _STOP_SIGNALS:
+                loop.remove_signal_handler(signum)
         if isinstance(outcome, Paused):
             path = self.save(outcome.checkpoint, worker)
             return self._report_paused(outcome, path)

@@ -132,10 +132,13 @@ async def run_http(
             duration=loop.time() - started,
         )
     ok = 200 <= status < 300
+    error = None if ok else f"HTTP hook {name} answered {status}"
+    if ok and truncated:  # a cut answer is no answer: never parsed
+        error = f"HTTP hook {name} answered more than {output_cap} bytes (the output cap); the answer was discarded"
     return HookOutcome(
         name=name,
-        error_kind="ok" if ok else "http_error",
-        error=None if ok else f"HTTP hook {name} answered {status}",
+        error_kind=("output_too_large" if truncated else "ok") if ok else "http_error",
+        error=error,
         http_status=status,
         stdout=data,
         stdout_truncated=truncated,

@@ -292,9 +292,11 @@ ErrorKind: TypeAlias = Literal[
     "spawn_failed",
     "http_error",
     "url_not_allowed",
+    "output_too_large",
 ]
 """``ok``: the hook ran to completion and its exit code / HTTP 2xx response is meaningful. Everything else
-means the hook could not give an answer."""
+means the hook could not give an answer. ``output_too_large``: stdout (an HTTP body) passed the output cap, so
+the answer is incomplete and is never read — not as JSON, not as text."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -17,18 +17,22 @@ Process contract (Unix):
   ``CLAUDE_PROJECT_DIR`` (Cline's classic hooks document no variables of their own).
 * The JSON payload is written to stdin, then stdin is closed. Writes are buffered by the event loop, so a hook
   that never reads stdin cannot block us; a broken pipe is ignored.
-* stdout and stderr are drained concurrently as data arrives. Each keeps at most ``output_cap`` bytes (1 MiB);
-  the rest is read and dropped, and the outcome says ``*_truncated``. Lines are passed to ``on_line`` as they
-  complete, decoded as UTF-8 with replacement characters; streaming stops when the cap is reached; a line longer
-  than 64 KiB is delivered in pieces.
+* stdout and stderr are drained concurrently as data arrives. Each keeps at most ``output_cap`` bytes (1 MiB).
+  **stdout over the cap** is the hook's answer cut short: the hook's group is terminated at once (SIGTERM,
+  grace, SIGKILL) and the outcome is the error ``output_too_large`` naming the hook and the cap — the truncated
+  part is never read as JSON or as text, and a ``failClosed`` handler blocks. stderr over the cap is only
+  diagnostics: the rest is read and dropped and the outcome says ``stderr_truncated``. Lines are passed to
+  ``on_line`` as they complete, decoded as UTF-8 with replacement characters; streaming stops when the cap is
+  reached; a line longer than 64 KiB is delivered in pieces.
 * **Timeout**: SIGTERM to the whole group, up to ``kill_grace`` seconds for every member to exit, then SIGKILL to
   the group, then wait for it. The outcome's ``error`` names the hook and the timeout.
 * **Leader exits, leftovers remain**: once the leader has exited we wait up to ``drain_window`` seconds for
   stdout/stderr to reach EOF (so output from background children is not lost), then any process still in the
   group — a ``sleep 1000 &`` holding the pipe, or a daemon that let go of it — is terminated the same way
   (SIGTERM, grace, SIGKILL). Nothing a hook starts outlives it, and a grandchild holding the pipe open cannot
-  make us wait forever. (A process that escapes with its own ``setsid`` is out of reach; if it still holds the
-  pipe we stop reading after a short wait.)
+  make us wait forever. A process that left the group (its own ``setsid`` or ``setpgid``) is found by the
+  call's token in its environment and killed and reaped when the hook ends (:mod:`hookloop._reaper`); if it
+  held the pipe we stopped reading after a short wait.
 * **Cancellation**: the running groups are terminated (SIGTERM, grace, SIGKILL — all hooks at once, since each
   runs in its own task) and waited for, then :class:`asyncio.CancelledError` propagates. A second cancellation
   during that cleanup sends SIGKILL immediately.
@@ -59,6 +63,7 @@ from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from hookloop import _reaper
 from hookloop._spawn import spawn_group
 
 from .discovery import is_windows, launcher_for
@@ -250,8 +255,11 @@ def classify_exit(exit_code: int, stderr: str, *, via_shell: bool) -> tuple[Erro
 class _Capture:
     """One output stream: keeps the first ``cap`` bytes, splits lines for the callback."""
 
-    def __init__(self, stream: StreamName, cap: int, on_line: OnLine | None) -> None:
+    def __init__(
+        self, stream: StreamName, cap: int, on_line: OnLine | None, on_overflow: Callable[[], None] | None = None
+    ) -> None:
         self.stream: StreamName = stream
+        self.on_overflow = on_overflow
         self.cap = cap
         self.data = bytearray()
         self.truncated = False
@@ -272,6 +280,8 @@ class _Capture:
             self._split(self.decoder.decode(chunk))
         if self.truncated:
             self.finish()
+            if self.on_overflow is not None:
+                self.on_overflow()
 
     def finish(self) -> None:
         if self.finished:
@@ -309,16 +319,28 @@ class _HookProtocol(asyncio.SubprocessProtocol):
         self.loop = loop
         self.exited: asyncio.Future[None] = loop.create_future()
         self.closed: asyncio.Future[None] = loop.create_future()
-        self.captures = {1: _Capture("stdout", cap, on_line), 2: _Capture("stderr", cap, on_line)}
+        self.captures = {
+            1: _Capture("stdout", cap, on_line, self._overflowed),
+            2: _Capture("stderr", cap, on_line),
+        }
         self._open = {1, 2}
         self._exit_waiter: asyncio.Future[None] | None = None
 
+    @property
+    def overflowed(self) -> bool:
+        """stdout passed the cap: the answer is unusable."""
+        return self.captures[1].truncated
+
+    def _overflowed(self) -> None:
+        if self._exit_waiter is not None:
+            _release(self._exit_waiter)
+
     async def wait_exited(self, timeout: float) -> bool:  # noqa: ASYNC109 -- the caller acts on expiry itself
-        """Wait until the process exits or ``timeout`` seconds pass; True if it exited. Cancelling the caller
-        leaves ``exited`` untouched. (``asyncio.wait`` would do, at two loop iterations per wake-up instead of
-        one: a measurable share of a 1 ms hook round trip.)"""
-        if self.exited.done():
-            return True
+        """Wait until the process exits, stdout overflows or ``timeout`` seconds pass; True if it exited.
+        Cancelling the caller leaves ``exited`` untouched. (``asyncio.wait`` would do, at two loop iterations
+        per wake-up instead of one: a measurable share of a 1 ms hook round trip.)"""
+        if self.exited.done() or self.overflowed:
+            return self.exited.done()
         waiter = self._exit_waiter = self.loop.create_future()
         expiry = self.loop.call_later(timeout, _release, waiter)
         try:
@@ -473,7 +495,7 @@ async def run_process(
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             cwd=cwd,
-            env=None if env is None else dict(env),
+            env=env,  # spawn_group copies it (adding the call's token)
         )
     except OSError as exc:
         if shell_fallback and exc.errno == errno.ENOEXEC:
@@ -498,7 +520,7 @@ async def run_process(
     try:
         _feed_stdin(transport, stdin)
         if not await protocol.wait_exited(timeout):
-            timed_out = True
+            timed_out = not protocol.overflowed
             await _terminate_group(pgid, protocol, kill_grace)
         else:
             # The pipes usually close before the exit is reported: then there is nothing to wait for.
@@ -507,6 +529,7 @@ async def run_process(
             if _group_alive(pgid):
                 await _terminate_group(pgid, protocol, kill_grace)
         if not protocol.closed.done():
+            await _reaper.release(pgid)  # a process that left the group may hold the pipes: it dies now
             await asyncio.wait([protocol.closed], timeout=_PIPE_CLOSE_WAIT)
     except asyncio.CancelledError:
         try:
@@ -519,6 +542,7 @@ async def run_process(
         for capture in protocol.captures.values():
             capture.finish()
         transport.close()
+        await _reaper.release(pgid)  # what left the group (setsid …): killed and reaped too
 
     returncode = transport.get_returncode()
     out, err = protocol.captures[1], protocol.captures[2]
@@ -529,7 +553,13 @@ async def run_process(
     exit_code: int | None = returncode
     if returncode is not None and returncode < 0:
         sig, exit_code = -returncode, None
-    if timed_out:
+    if out.truncated:
+        kind = "output_too_large"
+        message = (
+            f"hook {label} wrote more than {_size(output_cap)} to stdout (the output cap): its answer was "
+            "discarded, not read, and the hook was stopped"
+        )
+    elif timed_out:
         kind = "timeout"
         message = (
             f"hook {label} timed out after {timeout:g} s; its process group was terminated "
@@ -563,6 +593,14 @@ async def run_process(
         duration=loop.time() - started,
         pid=pgid,
     )
+
+
+def _size(count: int) -> str:
+    if count >= 1 << 20 and count % (1 << 20) == 0:
+        return f"{count >> 20} MiB"
+    if count >= 1 << 10 and count % (1 << 10) == 0:
+        return f"{count >> 10} KiB"
+    return f"{count} bytes"
 
 
 def _signal_name(sig: int) -> str:

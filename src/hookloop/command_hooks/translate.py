@@ -461,7 +461,16 @@ def translate_failure(event: str, error: str, *, fail_closed: bool = False) -> C
 
 
 def translate_outcome(hook: ConfiguredHook, outcome: HookOutcome) -> CommandDecision:
-    """The decision for one runner outcome of ``hook`` (dispatches on protocol and handler type)."""
+    """The decision for one runner outcome of ``hook`` (dispatches on protocol and handler type).
+
+    An answer cut at the output cap (``stdout_truncated``) is a hook error like one that could not run — even
+    when the outcome says ``ok`` — and fails closed for a ``failClosed`` handler: a cut answer is never read."""
+    if outcome.ok and outcome.stdout_truncated:
+        outcome = replace(
+            outcome,
+            error_kind="output_too_large",
+            error=f"hook {outcome.name} answered more than the output cap; the answer was discarded, not read",
+        )
     if not outcome.ok:
         error = outcome.error or f"hook {outcome.name} failed ({outcome.error_kind})"
         if hook.protocol == "cline":

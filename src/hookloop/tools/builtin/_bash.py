@@ -41,9 +41,12 @@ class BashTool(BuiltinTool[BashInput]):
     - The child leads a new process group, stdin is /dev/null, stdout and stderr are captured interleaved and
       capped at ``output_cap`` characters (head and tail kept, the cut marked).
     - Timeout (``timeout`` in ms, default 2 min, at most 10 min) and cancellation stop the whole group: SIGTERM,
-      a short grace, SIGKILL, then wait. Background processes left when the shell exits are stopped too, so
-      nothing started by a call outlives it. (``run_in_background`` is accepted and not supported: the command
-      runs in the foreground and the output says so.)
+      a short grace, SIGKILL, then wait. Background processes left when the shell exits are stopped too, and
+      so are processes that left the group (``setsid``, ``setpgid``): they carry the call's token in their
+      environment and are killed and reaped when the call ends (Linux; see :mod:`hookloop._reaper` for what
+      remains out of reach — a process that also clears its environment, or has a daemon start it).
+      (``run_in_background`` is accepted and not supported: the command runs in the foreground and the output
+      says so.)
     - The working directory persists between calls of this tool object (an EXIT trap records ``pwd -P``; a
       command that replaces that trap, or a timeout, leaves it unchanged); a ``cd`` outside the workspace is
       reset to the root with a note. Environment changes do not persist.

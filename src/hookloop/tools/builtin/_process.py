@@ -1,8 +1,9 @@
 """Child processes in their own process group, stopped as a whole: nothing a tool started outlives its call.
 
 ``start_new_session`` makes the child the leader of a new process group (and session), so one ``killpg`` reaches
-its children and grandchildren too. A process that calls ``setsid`` itself leaves the group and cannot be
-reached this way; :meth:`GroupProcess.stop` then gives up on its output after ``drain_timeout`` instead of
+its children and grandchildren too. A process that leaves the group (``setsid``, ``setpgid``) is found by the
+call's token in its environment instead, and killed and reaped when the call is stopped
+(:mod:`hookloop._reaper`); :meth:`GroupProcess.stop` gives up on its output after ``drain_timeout`` instead of
 hanging.
 
 Why not ``asyncio.create_subprocess_exec``: its ``Process.wait()`` returns only once every pipe is closed, so a
@@ -20,6 +21,7 @@ import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from hookloop import _reaper
 from hookloop._spawn import spawn_group
 
 __all__ = ["DRAIN", "GRACE", "GroupProcess", "spawn"]
@@ -108,8 +110,10 @@ class GroupProcess:
         Safe to call when everything already exited. If cancelled again while waiting, SIGKILL is still sent and
         the transport still closed.
 
-        Returns False when a pipe was still open after ``drain_timeout`` (held by a process that left the
-        group); its remaining output is abandoned.
+        Processes that left the group are then killed and reaped by the call's token
+        (:func:`hookloop._reaper.release`). Returns False when a pipe was still open after ``drain_timeout``
+        (held by a process out of reach: one that left the group and cleared its environment); its remaining
+        output is abandoned.
         """
         protocol = self._protocol
         try:
@@ -121,6 +125,7 @@ class GroupProcess:
             finally:
                 _signal_group(self.pid, signal.SIGKILL)
             await protocol.exited.wait()
+            await _reaper.release(self.pid)  # processes that left the group die too, and free the pipes
             if not protocol.closed:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(protocol.attention.wait(), drain_timeout)
@@ -129,6 +134,7 @@ class GroupProcess:
             # Closes the pipes even when a process outside the group still holds them open; otherwise the
             # transport would stay open until then, and leak.
             self._transport.close()
+            await _reaper.release(self.pid)  # if not done above (a no-op then)
 
 
 async def spawn(
@@ -152,7 +158,7 @@ async def spawn(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE if stderr is not None else subprocess.STDOUT,
         cwd=cwd,
-        env=None if env is None else dict(env),
+        env=env,  # spawn_group copies it (adding the call's token)
     )
     return GroupProcess(transport, protocol)
 
