@@ -388,7 +388,7 @@ def test_sigterm_is_handled_like_ctrl_c_checkpoint_children_killed_exit_143(
     assert gone(sleeper)
     checkpoints = list((Path(env["HOOKLOOP_HOME"]) / "checkpoints").glob("*.checkpoint.json"))
     assert len(checkpoints) == 1
-    saved = json.loads(checkpoints[0].read_text())["checkpoint"]
+    saved = json.loads(checkpoints[0].read_text())
     assert saved["reason"] == "cancelled by SIGTERM"
     results = [i for i in saved["history"] if i["type"] == "tool_result"]
     assert "cancelled" in results[0]["content"]
