@@ -18,7 +18,15 @@ import pydantic
 
 from hookloop._frozen import freeze_object
 from hookloop.tools._base import ToolContext, ToolFailure
-from hookloop.tools.builtin._common import BuiltinTool, Input, Stopped, plural, run_in_thread, truncate_line
+from hookloop.tools.builtin._common import (
+    BuiltinTool,
+    Input,
+    Stopped,
+    plural,
+    refuse_if_read_denied,
+    run_in_thread,
+    truncate_line,
+)
 from hookloop.tools.builtin._workspace import Workspace, describe_os_error
 
 __all__ = ["EditTool", "ReadTool", "WriteTool"]
@@ -100,7 +108,8 @@ class ReadTool(BuiltinTool[ReadInput]):
     sentence saying so (not an error).
 
     Errors: missing file, directory, not a regular file, binary content (NUL bytes or not UTF-8), outside the
-    workspace. Runs in a worker thread; cancellation stops it between chunks.
+    workspace, denied by the call's read filter (:attr:`ToolContext.read_filter`: the resolved path, so also
+    through a symbolic link). Runs in a worker thread; cancellation stops it between chunks.
     """
 
     input_model = ReadInput
@@ -136,6 +145,7 @@ class ReadTool(BuiltinTool[ReadInput]):
 
     async def run(self, args: ReadInput, ctx: ToolContext) -> object:
         real = self.workspace.resolve(args.file_path, field="file_path")
+        refuse_if_read_denied(ctx.read_filter, real, "read")
         start = max(args.offset or 1, 1)
         limit = args.limit or DEFAULT_LIMIT
         fd = _open_regular(self.workspace, real, os.O_RDONLY, "read")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+import re
 import stat
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,6 +37,9 @@ __all__ = ["FD_BATCH", "search_ripgrep"]
 
 FD_BATCH = 256
 """Files opened and handed to one ripgrep process at a time in the last pass."""
+MAX_PRUNED = 1000
+"""Denied directories at most that pass 2 tells ripgrep to skip (beyond that it reads them, and pass 3 drops them)."""
+_GLOB_SPECIAL = re.compile(r"[\\*?\[\]{}!,]")
 
 
 async def search_ripgrep(rg: str, workspace: Workspace, search: Search, read_filter: ReadFilter | None) -> Found:
@@ -47,14 +51,20 @@ async def search_ripgrep(rg: str, workspace: Workspace, search: Search, read_fil
         await _search_open(rg, workspace, [str(search.base)], search, found, explicit=True)
         return found
     walk = _walk_options(search)
+    prefix = dir_prefix(search.base)
     allowed: set[str] | None = None
+    prune: list[str] = []
     if read_filter is not None:
         listed = await _list(rg, [*walk, "--files"], search, found)
-        allowed = _sort_out(listed, search.base, read_filter, found)
+        allowed, denied_dirs = _sort_out(listed, search.base, read_filter, found)
+        for directory in sorted(denied_dirs)[:MAX_PRUNED]:  # not needed for safety: spares rg reading them
+            prune += ["--glob", "!/" + _GLOB_SPECIAL.sub(r"\\\g<0>", directory[len(prefix) :])]
     matching = await _list(
-        rg, [*walk, *_match_options(search), "--files-with-matches", "--regexp", search.pattern], search, found
+        rg,
+        [*walk, *prune, *_match_options(search), "--files-with-matches", "--regexp", search.pattern],
+        search,
+        found,
     )
-    prefix = dir_prefix(search.base)
     candidates = [
         path
         for path in dict.fromkeys(matching)
@@ -123,9 +133,9 @@ async def _list(rg: str, options: list[str], search: Search, found: Found) -> li
     return paths
 
 
-def _sort_out(listed: list[str], base: Path, read_filter: ReadFilter, found: Found) -> set[str]:
-    """The listed paths the filter allows; counts the others in ``found.left_out``, each denied directory (the
-    outermost one below ``base``) once, as the Python walk prunes it."""
+def _sort_out(listed: list[str], base: Path, read_filter: ReadFilter, found: Found) -> tuple[set[str], set[str]]:
+    """The listed paths the filter allows, and the outermost directories below ``base`` it denies; counts the
+    paths left out in ``found.left_out``, each such directory once (as the Python walk prunes it)."""
     prefix = dir_prefix(base)
     allowed: set[str] = set()
     denied_dirs: set[str] = set()
@@ -142,7 +152,7 @@ def _sort_out(listed: list[str], base: Path, read_filter: ReadFilter, found: Fou
         else:
             denied_dirs.add(top)
     found.left_out += len(denied_dirs)
-    return allowed
+    return allowed, denied_dirs
 
 
 def _outermost_denied_dir(path: str, prefix: str, read_filter: ReadFilter, cache: dict[str, bool]) -> str | None:

@@ -58,6 +58,10 @@ class GlobTool(BuiltinTool[GlobInput]):
     Returns absolute paths of regular files, most recently modified first, at most 100 (a note says how many
     matched); ``No files found`` when none. Directories ``.git`` etc. are skipped; symbolic links are neither
     followed nor listed; ``.gitignore`` is not applied. Runs in a worker thread; cancellation stops the walk.
+
+    Read permission rules hold (:attr:`ToolContext.read_filter`): a file they deny is not listed, a directory
+    they deny is not walked, and a last line ``(N paths left out by Read permission rules)`` counts both (a
+    directory once). A ``path`` (or literal pattern prefix) they deny is refused.
     """
 
     input_model = GlobInput
@@ -220,6 +224,11 @@ class GrepTool(BuiltinTool[GrepInput]):
     (``*.py``, ``*.{ts,tsx}``, several split by spaces or commas, ``!`` excludes) and ``type`` (``py``, ``js``…)
     filter files; ``offset`` and ``head_limit`` page through the output. Paths in the output are relative to the
     workspace root. See :mod:`._grep` for the output format and the two backends.
+
+    Read permission rules hold (:attr:`ToolContext.read_filter`) in every mode and on both backends: a file they
+    deny is not opened, a directory they deny is not searched, and a last line ``(N paths left out by Read
+    permission rules)`` counts them (a directory once; files whatever they hold, so the count says nothing
+    about their content). A ``path`` they deny is refused.
 
     ``backend``: ``"auto"`` uses ripgrep when ``rg`` is on PATH (found at construction), else pure Python;
     ``"ripgrep"`` requires it (``ValueError`` otherwise); ``"python"`` never uses it.

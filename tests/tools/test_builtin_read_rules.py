@@ -1,0 +1,273 @@
+"""Read permission rules hold for every reading tool: Grep and Glob leave out what Read deny and ask rules cover
+and say how many paths they left out; a path argument the rules cover is refused. Through the tools directly
+(with the read filter the Worker would hand them) and through a Worker run. Grep runs on both backends."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+from builtin_helpers import CTX, call
+
+from hookloop import Finished, ScriptedClient, Text, ToolResult, ToolUse, Worker
+from hookloop.checkpoint import Approve, PendingCall
+from hookloop.permissions import PermissionPolicy
+from hookloop.tools import Tool, ToolContext
+from hookloop.tools.builtin import GlobTool, GrepTool, ReadTool, Workspace, builtin_tools
+
+pytestmark = pytest.mark.anyio
+
+BACKENDS = ["python", *(["ripgrep"] if shutil.which("rg") else [])]
+DENY = ["Read(./.env)", "Read(./secrets/**)"]
+ASK = ["Read(./private.txt)"]
+
+
+@pytest.fixture
+def tree(root: Path) -> Path:
+    files = {
+        ".env": "SECRET=hunter2\n",
+        "secrets/key.txt": "SECRET key material\n",
+        "secrets/deeper/more.txt": "SECRET more\n",
+        "private.txt": "SECRET asked about\n",
+        "src/app.py": "token = os.environ['SECRET']\n",
+        "src/readme.md": "nothing to see\n",
+    }
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    (root / "env_link").symlink_to(root / ".env")
+    (root / "secrets_link").symlink_to(root / "secrets")
+    return root
+
+
+def policy_for(root: Path, *, deny: list[str] = DENY, ask: list[str] = ASK) -> PermissionPolicy:
+    return PermissionPolicy(deny=deny, ask=ask, workspace=root)
+
+
+async def run_tool(tool: Tool, policy: PermissionPolicy, arguments: Mapping[str, object]) -> tuple[str, bool]:
+    """Call the tool with the read filter the Worker derives for this call."""
+    ctx = ToolContext(
+        run_id=CTX.run_id,
+        session_id=CTX.session_id,
+        call_id=CTX.call_id,
+        tool_name=tool.meta.name,
+        turn=1,
+        read_filter=policy.read_filter(tool.meta.name, arguments),
+    )
+    return await call(tool, arguments, ctx)
+
+
+async def test_the_filter_covers_deny_and_unapproved_ask_rules_by_resolved_path(tree: Path) -> None:
+    policy = policy_for(tree)
+    read_filter = policy.read_filter("Grep", {"pattern": "x"})
+    assert read_filter is not None
+    assert read_filter.denies(str(tree / ".env"))
+    assert read_filter.denies(str(tree / ".ENV"))  # deny rules match case-insensitively
+    assert read_filter.denies(str(tree / "secrets"))  # the directory itself: a walk prunes it
+    assert read_filter.denies(str(tree / "secrets/deeper/more.txt"))
+    assert read_filter.denies(str(tree / "private.txt"))  # an ask rule the call was not approved under
+    assert not read_filter.denies(str(tree / "src/app.py"))
+    assert not read_filter.denies(str(tree / "src/.env.example"))
+    # an ask rule that matched the call itself was approved with it: its files are not left out
+    approved = policy.read_filter("Grep", {"pattern": "x", "path": "private.txt"})
+    assert approved is not None
+    assert not approved.denies(str(tree / "private.txt"))
+    assert approved.denies(str(tree / ".env"))
+    # rules for other tools do not count; no rule at all gives no filter
+    assert PermissionPolicy(deny=["Edit(./src/**)", "Bash(cat:*)"], workspace=tree).read_filter("Grep", {}) is None
+    assert PermissionPolicy(workspace=tree).read_filter("Read", {"file_path": "x"}) is None
+    grep_only = PermissionPolicy(deny=["Grep(./src/**)"], workspace=tree)
+    assert grep_only.read_filter("Glob", {"pattern": "*"}) is None
+    grep_filter = grep_only.read_filter("Grep", {"pattern": "x"})
+    assert grep_filter is not None
+    assert grep_filter.denies(str(tree / "src/app.py"))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mode", ["content", "files_with_matches", "count"])
+async def test_grep_leaves_out_denied_and_asked_files_and_says_how_many(tree: Path, backend: str, mode: str) -> None:
+    grep = GrepTool(Workspace(tree), backend=backend)  # type: ignore[arg-type]
+    content, is_error = await run_tool(grep, policy_for(tree), {"pattern": "SECRET", "output_mode": mode})
+    assert not is_error, content
+    expected = {
+        "content": "src/app.py:1:token = os.environ['SECRET']",
+        "files_with_matches": "Found 1 file\nsrc/app.py",
+        "count": "src/app.py:1\n\nFound 1 total occurrence across 1 file.",
+    }[mode]
+    # .env, private.txt (an ask rule), and secrets/ as one pruned directory
+    assert content == f"{expected}\n\n(3 paths left out by Read permission rules)"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_grep_with_only_the_env_file_denied_reports_one_left_out(tree: Path, backend: str) -> None:
+    grep = GrepTool(Workspace(tree), backend=backend)  # type: ignore[arg-type]
+    policy = policy_for(tree, deny=["Read(./.env)"], ask=[])
+    content, _ = await run_tool(grep, policy, {"pattern": "hunter2|SECRET=", "output_mode": "content"})
+    assert content == "No matches found\n\n(1 path left out by Read permission rules)"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_the_left_out_count_does_not_depend_on_what_denied_files_hold(tree: Path, backend: str) -> None:
+    # Otherwise the count would be an oracle: Grep("SECRET=h") → 1 left out, Grep("SECRET=x") → 0.
+    grep = GrepTool(Workspace(tree), backend=backend)  # type: ignore[arg-type]
+    outputs = set()
+    for pattern in ("SECRET=h", "SECRET=x", "hunter2", "no such text anywhere"):
+        content, _ = await run_tool(grep, policy_for(tree, deny=["Read(./.env)"], ask=[]), {"pattern": pattern})
+        assert "hunter2" not in content
+        outputs.add(content)
+    assert outputs == {"No files found\n\n(1 path left out by Read permission rules)"}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_grep_filters_and_rule_forms_prune_the_same_way(tree: Path, backend: str) -> None:
+    grep = GrepTool(Workspace(tree), backend=backend)  # type: ignore[arg-type]
+    for deny in (["Read(./secrets)"], ["Read(secrets/**)"], ["Read(//" + str(tree).lstrip("/") + "/secrets/**)"]):
+        content, _ = await run_tool(grep, policy_for(tree, deny=deny, ask=[]), {"pattern": "SECRET"})
+        assert content.splitlines()[-1] == "(1 path left out by Read permission rules)", deny
+        assert "secrets" not in content.replace("(1 path", "")
+    # a glob filter limits what is counted: .env is not a .txt file (secrets/ counts: it is not walked)
+    content, _ = await run_tool(grep, policy_for(tree, ask=[]), {"pattern": "SECRET", "glob": "*.txt"})
+    assert content == "Found 1 file\nprivate.txt\n\n(1 path left out by Read permission rules)"
+    # an unanchored rule matches at any depth
+    (tree / "src" / ".env").write_text("SECRET=nested\n")
+    content, _ = await run_tool(grep, policy_for(tree, deny=["Read(.env)"], ask=[]), {"pattern": "SECRET="})
+    assert content == "No files found\n\n(2 paths left out by Read permission rules)"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_symlinks_to_denied_files_are_never_followed_nor_read(tree: Path, backend: str) -> None:
+    grep = GrepTool(Workspace(tree), backend=backend)  # type: ignore[arg-type]
+    policy = policy_for(tree)
+    content, _ = await run_tool(grep, policy, {"pattern": "hunter2|key material"})
+    assert content == "No files found\n\n(3 paths left out by Read permission rules)"
+    for path in ("env_link", "secrets_link", "secrets_link/key.txt"):  # named explicitly: resolved, then refused
+        content, is_error = await run_tool(grep, policy, {"pattern": "SECRET", "path": path})
+        assert is_error
+        assert "Read permission rules do not allow reading it" in content
+        assert "hunter2" not in content
+        assert "material" not in content
+
+
+async def test_glob_does_not_list_denied_files_or_walk_denied_directories(tree: Path) -> None:
+    glob = GlobTool(Workspace(tree))
+    content, is_error = await run_tool(glob, policy_for(tree), {"pattern": "**/*"})
+    assert not is_error
+    listed = sorted(content.splitlines()[:-1])
+    assert listed == [str(tree / "src/app.py"), str(tree / "src/readme.md")]
+    assert content.splitlines()[-1] == "(3 paths left out by Read permission rules)"
+    content, _ = await run_tool(glob, policy_for(tree), {"pattern": "**/*.txt"})
+    assert content == "No files found\n(2 paths left out by Read permission rules)"  # private.txt, secrets/
+    content, _ = await run_tool(glob, policy_for(tree), {"pattern": "src/*"})
+    assert "left out" not in content  # nothing denied under src
+    for arguments in (
+        {"pattern": "*", "path": "secrets"},
+        {"pattern": "secrets/**"},
+        {"pattern": "**", "path": "secrets_link"},
+    ):
+        content, is_error = await run_tool(glob, policy_for(tree), arguments)
+        assert is_error, arguments
+        assert "Read permission rules do not allow reading it" in content
+
+
+async def test_read_refuses_denied_paths_also_through_a_symlink_and_reads_approved_ones(tree: Path) -> None:
+    read = ReadTool(Workspace(tree))
+    policy = policy_for(tree)
+    for path in (".env", "env_link", "secrets/key.txt", "secrets_link/key.txt"):
+        content, is_error = await run_tool(read, policy, {"file_path": path})
+        assert is_error, path
+        assert "Read permission rules do not allow reading it" in content
+        assert "hunter2" not in content
+        assert "material" not in content
+    # private.txt is behind an ask rule that this very call matches: it only runs once approved, so it reads
+    content, is_error = await run_tool(read, policy, {"file_path": "private.txt"})
+    assert (content, is_error) == ("     1\tSECRET asked about", False)
+
+
+# -- through a Worker -----------------------------------------------------------------------------------------
+
+
+def results(worker: Worker) -> list[tuple[str, str, bool]]:
+    return [(r.name, r.content, r.is_error) for r in worker.history if isinstance(r, ToolResult)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_worker_run_leaves_denied_files_out_of_searches_and_refuses_them_by_name(
+    tree: Path, backend: str
+) -> None:
+    client = ScriptedClient(
+        [
+            [
+                ToolUse("Grep", {"pattern": "SECRET", "output_mode": "content"}),
+                ToolUse("Glob", {"pattern": "**/*"}),
+                ToolUse("Grep", {"pattern": "SECRET", "path": ".env", "output_mode": "content"}),
+                ToolUse("Grep", {"pattern": "SECRET", "path": "env_link", "output_mode": "content"}),
+                ToolUse("Glob", {"pattern": "*", "path": "secrets"}),
+                ToolUse("Glob", {"pattern": "secrets/**"}),
+                ToolUse("Read", {"file_path": ".env"}),
+                ToolUse("Read", {"file_path": "secrets_link/key.txt"}),
+            ],
+            [Text("done")],
+        ]
+    )
+    worker = Worker(
+        client,
+        tools=builtin_tools(Workspace(tree), grep_backend=backend),  # type: ignore[arg-type]
+        permissions=policy_for(tree),
+        workspace=tree,
+    )
+    outcome = await worker.run("find the secret")
+    assert isinstance(outcome, Finished)
+    got = results(worker)
+    assert got[0] == (
+        "Grep",
+        "src/app.py:1:token = os.environ['SECRET']\n\n(3 paths left out by Read permission rules)",
+        False,
+    )
+    glob_name, glob_content, glob_error = got[1]
+    assert (glob_name, glob_error) == ("Glob", False)
+    assert sorted(glob_content.splitlines()[:-1]) == [str(tree / "src/app.py"), str(tree / "src/readme.md")]
+    assert glob_content.splitlines()[-1] == "(3 paths left out by Read permission rules)"
+    denied_by = ['rule "Read(./.env)"', 'rule "Read(./.env)"'] + ['rule "Read(./secrets/**)"'] * 2
+    denied_by += ['rule "Read(./.env)"', 'rule "Read(./secrets/**)"']
+    for (name, content, is_error), rule in zip(got[2:], denied_by, strict=True):
+        assert is_error, (name, content)
+        assert content.startswith(f"permission denied ({rule})"), content
+    everything = "\n".join(content for _, content, _ in got)
+    assert "hunter2" not in everything
+    assert "key material" not in everything
+    assert "asked about" not in everything
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_an_approved_ask_reads_what_it_asked_for_and_searches_still_leave_it_out(
+    tree: Path, backend: str
+) -> None:
+    asked: list[str] = []
+
+    async def approve(pending: PendingCall) -> Approve:
+        asked.append(f"{pending.tool_name} {dict(pending.arguments)}")
+        return Approve()
+
+    client = ScriptedClient(
+        [
+            [ToolUse("Grep", {"pattern": "SECRET", "path": "private.txt", "output_mode": "content"})],
+            [ToolUse("Grep", {"pattern": "asked", "output_mode": "content"})],
+            [Text("done")],
+        ]
+    )
+    worker = Worker(
+        client,
+        tools=builtin_tools(Workspace(tree), grep_backend=backend),  # type: ignore[arg-type]
+        permissions=policy_for(tree),
+        workspace=tree,
+        approvers=[approve],
+    )
+    assert isinstance(await worker.run("look"), Finished)
+    assert asked == ["Grep {'pattern': 'SECRET', 'path': 'private.txt', 'output_mode': 'content'}"]
+    assert results(worker) == [
+        ("Grep", "private.txt:1:SECRET asked about", False),
+        ("Grep", "No matches found\n\n(3 paths left out by Read permission rules)", False),
+    ]
