@@ -5,6 +5,7 @@ and say how many paths they left out; a path argument the rules cover is refused
 from __future__ import annotations
 
 import shutil
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from hookloop.checkpoint import Approve, PendingCall
 from hookloop.permissions import PermissionPolicy
 from hookloop.tools import Tool, ToolContext
 from hookloop.tools.builtin import GlobTool, GrepTool, ReadTool, Workspace, builtin_tools
+from hookloop.tools.builtin._ripgrep import prune_globs
 
 pytestmark = pytest.mark.anyio
 
@@ -128,6 +130,10 @@ async def test_grep_filters_and_rule_forms_prune_the_same_way(tree: Path, backen
         content, _ = await run_tool(grep, policy_for(tree, deny=deny, ask=[]), {"pattern": "SECRET"})
         assert content.splitlines()[-1] == "(1 path left out by Read permission rules)", deny
         assert "secrets" not in content.replace("(1 path", "")
+    # a trailing slash covers the contents only: secrets/ is walked, key.txt and deeper/ are left out
+    content, _ = await run_tool(grep, policy_for(tree, deny=["Read(./secrets/)"], ask=[]), {"pattern": "SECRET"})
+    assert content.splitlines()[-1] == "(2 paths left out by Read permission rules)"
+    assert "secrets" not in content
     # a glob filter limits what is counted: .env is not a .txt file (secrets/ counts: it is not walked)
     content, _ = await run_tool(grep, policy_for(tree, ask=[]), {"pattern": "SECRET", "glob": "*.txt"})
     assert content == "Found 1 file\nprivate.txt\n\n(1 path left out by Read permission rules)"
@@ -271,3 +277,22 @@ async def test_an_approved_ask_reads_what_it_asked_for_and_searches_still_leave_
         ("Grep", "private.txt:1:SECRET asked about", False),
         ("Grep", "No matches found\n\n(3 paths left out by Read permission rules)", False),
     ]
+
+
+if "ripgrep" in BACKENDS:  # like the backend parameters: present where rg is
+
+    def test_ripgrep_skips_denied_directories_whatever_characters_their_names_hold(root: Path) -> None:
+        odd = ["a,b", "x!y", "we{i,rd}*?", "sq[1]", "back\\slash", "dash-", ".hidden dir"]
+        for name in [*odd, "keep"]:
+            (root / name).mkdir()
+            (root / name / "f").write_text("hit\n")
+        prefix = str(root) + "/"
+        options = prune_globs(prefix, {prefix + name for name in odd})
+        listed = subprocess.run(
+            ["rg", "--files", "--no-config", "--hidden", *options, str(root)],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert listed == f"{root}/keep/f\n"

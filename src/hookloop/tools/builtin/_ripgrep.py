@@ -7,7 +7,8 @@ read there under the inside name. So nothing ripgrep reads by name reaches the m
 1. Only when a read filter applies: ``rg --files`` lists the files the search looks at (same filters, same
    ignore files). The filter sorts them: the allowed ones are kept, the others are counted — a directory the
    filter denies once, whatever it holds — so the count never depends on what the files contain.
-2. ``rg --files-with-matches`` names the files that seem to match (fast; by name, so a hint only).
+2. ``rg --files-with-matches`` names the files that seem to match (fast; by name, so a hint only). It skips
+   the directories pass 1 found denied.
 3. Each named file still allowed is opened race-safely (:meth:`Workspace.open_file`: from the workspace root
    one component at a time, refusing any symbolic link, then it must be a regular file), and ripgrep searches
    the open files as ``/dev/fd/N``: the very files opened, whatever happens to their names since. Only this
@@ -33,7 +34,7 @@ from hookloop.tools.builtin._common import HeadTail
 from hookloop.tools.builtin._grep import MAX_LINES, VCS_DIRS, Found, Search, dir_prefix, json_text
 from hookloop.tools.builtin._workspace import Workspace, WorkspaceError, describe_os_error
 
-__all__ = ["FD_BATCH", "search_ripgrep"]
+__all__ = ["FD_BATCH", "MAX_PRUNED", "prune_globs", "search_ripgrep"]
 
 FD_BATCH = 256
 """Files opened and handed to one ripgrep process at a time in the last pass."""
@@ -57,8 +58,7 @@ async def search_ripgrep(rg: str, workspace: Workspace, search: Search, read_fil
     if read_filter is not None:
         listed = await _list(rg, [*walk, "--files"], search, found)
         allowed, denied_dirs = _sort_out(listed, search.base, read_filter, found)
-        for directory in sorted(denied_dirs)[:MAX_PRUNED]:  # not needed for safety: spares rg reading them
-            prune += ["--glob", "!/" + _GLOB_SPECIAL.sub(r"\\\g<0>", directory[len(prefix) :])]
+        prune = prune_globs(prefix, denied_dirs)
     matching = await _list(
         rg,
         [*walk, *prune, *_match_options(search), "--files-with-matches", "--regexp", search.pattern],
@@ -72,6 +72,16 @@ async def search_ripgrep(rg: str, workspace: Workspace, search: Search, read_fil
     ]
     await _search_open(rg, workspace, sorted(candidates), search, found, explicit=False)
     return found
+
+
+def prune_globs(prefix: str, directories: set[str]) -> list[str]:
+    """``--glob !/dir`` options that make ripgrep skip the denied ``directories`` (absolute, below ``prefix``,
+    the directory ripgrep runs in), their glob characters escaped; at most :data:`MAX_PRUNED` of them. Not
+    needed for safety (pass 3 never opens a denied file): it spares ripgrep reading what will be dropped."""
+    options: list[str] = []
+    for directory in sorted(directories)[:MAX_PRUNED]:
+        options += ["--glob", "!/" + _GLOB_SPECIAL.sub(r"\\\g<0>", directory[len(prefix) :])]
+    return options
 
 
 def _walk_options(search: Search) -> list[str]:
