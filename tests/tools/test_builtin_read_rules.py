@@ -11,10 +11,13 @@ from pathlib import Path
 
 import pytest
 from builtin_helpers import CTX, call
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hookloop import Finished, ScriptedClient, Text, ToolResult, ToolUse, Worker
 from hookloop.checkpoint import Approve, PendingCall
 from hookloop.permissions import PermissionPolicy
+from hookloop.permissions._paths import ResolvedPath, compile_path_pattern
 from hookloop.tools import Tool, ToolContext
 from hookloop.tools.builtin import GlobTool, GrepTool, ReadTool, Workspace, builtin_tools
 from hookloop.tools.builtin._ripgrep import prune_globs
@@ -296,3 +299,27 @@ if "ripgrep" in BACKENDS:  # like the backend parameters: present where rg is
             check=True,
         ).stdout
         assert listed == f"{root}/keep/f\n"
+
+
+SEGMENTS = ["a", "b", "A", ".env", "ss", "ß", "*", "?", "**", "[ab]", "*.e?v", "x*", "*ss"]
+PARTS = ["a", "b", "B", ".env", ".ENV", "x.env", "ss", "SS", "ß", "xa", "Ass"]
+
+
+@given(
+    anchor=st.sampled_from(["./", "", "/"]),
+    segments=st.lists(st.sampled_from(SEGMENTS), min_size=1, max_size=4),
+    trailing=st.booleans(),
+    parts=st.lists(st.sampled_from(PARTS), min_size=0, max_size=5),
+)
+@settings(max_examples=400, deadline=None)
+def test_the_filter_decides_exactly_as_the_policys_path_matcher(
+    anchor: str, segments: list[str], trailing: bool, parts: list[str]
+) -> None:
+    # ReadRules skips the full match when a necessary substring is missing; that must never change the answer.
+    workspace = Path("/w/ws")
+    spec = anchor + "/".join(segments) + ("/" if trailing else "")
+    rules = PermissionPolicy(deny=[f"Read({spec})"], workspace=workspace).read_filter("Grep", {})
+    assert rules is not None
+    path = "/".join([str(workspace), *parts])
+    pattern = compile_path_pattern(spec, workspace=workspace, settings_dir=None, home=Path.home())
+    assert rules.denies(path) == pattern.matches(ResolvedPath(lexical=path, real=path), loose=True)

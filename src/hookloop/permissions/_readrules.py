@@ -16,12 +16,15 @@ root of the pattern, case-folded too, a matching directory covering its contents
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 
 from hookloop.permissions._paths import PathPattern, ResolvedPath
 from hookloop.permissions._rules import CallContext, Rule
 
 __all__ = ["ReadRules"]
+
+_WILDCARDS = re.compile(r"[*?]+")
 
 
 class ReadRules:
@@ -31,7 +34,7 @@ class ReadRules:
     __slots__ = ("_everything", "_patterns")
 
     def __init__(self, patterns: Iterable[PathPattern], *, everything: bool = False) -> None:
-        self._patterns = tuple(patterns)
+        self._patterns = tuple((pattern, *_necessary(pattern)) for pattern in patterns)
         self._everything = everything
 
     @classmethod
@@ -74,10 +77,28 @@ class ReadRules:
         """Whether ``path`` (absolute, symbolic links and ``..`` resolved) is covered by one of the rules."""
         if self._everything:
             return True
+        folded = path.casefold()
         resolved = ResolvedPath(lexical=path, real=path)
-        return any(pattern.matches(resolved, loose=True) for pattern in self._patterns)
+        return any(
+            folded.startswith(roots)
+            and all(literal in folded for literal in literals)
+            and pattern.matches(resolved, loose=True)
+            for pattern, roots, literals in self._patterns
+        )
 
     def __repr__(self) -> str:
         if self._everything:
             return "<ReadRules: every path>"
-        return f"<ReadRules {[p.text for p in self._patterns]}>"
+        return f"<ReadRules {[p.text for p, _, _ in self._patterns]}>"
+
+
+def _necessary(pattern: PathPattern) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What any path the pattern matches contains, case-folded, to skip the full match cheaply for most paths:
+    it starts with one of the roots, and each segment matches one of its components, so the literal text
+    between a segment's ``*`` and ``?`` wildcards occurs in the path (segments with ``[…]`` sets are skipped).
+    Only a shortcut: the decision stays :meth:`PathPattern.matches`."""
+    roots = tuple(root.casefold() for root in pattern.roots)
+    literals = {
+        run.casefold() for segment in pattern.segments if "[" not in segment for run in _WILDCARDS.split(segment) if run
+    }
+    return roots, tuple(sorted(literals, key=len, reverse=True))
