@@ -52,6 +52,9 @@ class ReadFilter(Protocol):
     hands it to the tool in :attr:`ToolContext.read_filter`. A tool that reads files the policy never saw — a
     search walking a directory, a listing — asks it for every path and leaves out those it denies (and says how
     many it left out; never what they hold).
+
+    It judges paths, not files: a hard link to a denied file, or its content copied or moved to a path the rules
+    allow, is read like any file there.
     """
 
     def denies(self, path: str) -> bool:
