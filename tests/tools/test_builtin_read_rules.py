@@ -19,7 +19,7 @@ from hookloop.checkpoint import Approve, PendingCall
 from hookloop.permissions import PermissionPolicy
 from hookloop.permissions._paths import ResolvedPath, compile_path_pattern
 from hookloop.tools import Tool, ToolContext
-from hookloop.tools.builtin import GlobTool, GrepTool, ReadTool, Workspace, builtin_tools
+from hookloop.tools.builtin import EditTool, GlobTool, GrepTool, ReadTool, Workspace, builtin_tools
 from hookloop.tools.builtin._ripgrep import prune_globs
 
 pytestmark = pytest.mark.anyio
@@ -193,6 +193,22 @@ async def test_read_refuses_denied_paths_also_through_a_symlink_and_reads_approv
     # private.txt is behind an ask rule that this very call matches: it only runs once approved, so it reads
     content, is_error = await run_tool(read, policy, {"file_path": "private.txt"})
     assert (content, is_error) == ("     1\tSECRET asked about", False)
+
+
+async def test_edit_reads_the_file_so_read_rules_refuse_it_before_it_tells_anything(tree: Path) -> None:
+    # "old_string was found 2 times" / "was not found" would answer questions about a file Read may not see.
+    edit = EditTool(Workspace(tree))
+    for path in (".env", "env_link", "private.txt"):
+        arguments = {"file_path": path, "old_string": "SECRET=h", "new_string": "x"}
+        content, is_error = await run_tool(edit, policy_for(tree), arguments)
+        assert is_error, path
+        assert content.endswith("Read permission rules do not allow reading it.")
+    assert (tree / ".env").read_text() == "SECRET=hunter2\n"
+    assert (tree / "private.txt").read_text() == "SECRET asked about\n"
+    content, is_error = await run_tool(
+        edit, policy_for(tree), {"file_path": "src/readme.md", "old_string": "nothing", "new_string": "much"}
+    )
+    assert not is_error, content
 
 
 # -- through a Worker -----------------------------------------------------------------------------------------

@@ -272,7 +272,8 @@ class EditTool(BuiltinTool[EditInput]):
     (the message says N), and when it equals ``new_string``. The result says how many replacements were made.
 
     An empty ``old_string`` creates the file with ``new_string`` (as Claude Code does) when the file does not
-    exist or is empty; for a non-empty file it is refused. Binary and non-UTF-8 files are refused.
+    exist or is empty; for a non-empty file it is refused. Binary and non-UTF-8 files are refused. Editing reads
+    the file, so a path the call's read filter denies (Read deny and ask rules) is refused too.
     """
 
     input_model = EditInput
@@ -308,6 +309,8 @@ class EditTool(BuiltinTool[EditInput]):
 
     async def run(self, args: EditInput, ctx: ToolContext) -> object:
         real = self.workspace.resolve(args.file_path, field="file_path")
+        # Edit reads the file (its answers tell whether and how often old_string occurs), so Read rules hold.
+        refuse_if_read_denied(ctx.read_filter, real, "edit")
         old, new = args.old_string, args.new_string
         if old == new:
             raise ToolFailure(f"Cannot edit {real}: old_string and new_string are the same, so nothing would change.")
