@@ -4,6 +4,7 @@ and say how many paths they left out; a path argument the rules cover is refused
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections.abc import Mapping
@@ -20,7 +21,7 @@ from hookloop.permissions import PermissionPolicy
 from hookloop.permissions._paths import ResolvedPath, compile_path_pattern
 from hookloop.tools import Tool, ToolContext
 from hookloop.tools.builtin import EditTool, GlobTool, GrepTool, ReadTool, Workspace, builtin_tools
-from hookloop.tools.builtin._ripgrep import prune_globs
+from hookloop.tools.builtin._ripgrep import FD_BATCH, prune_globs
 
 pytestmark = pytest.mark.anyio
 
@@ -340,3 +341,25 @@ def test_the_filter_decides_exactly_as_the_policys_path_matcher(
     path = "/".join([str(workspace), *parts])
     pattern = compile_path_pattern(spec, workspace=workspace, settings_dir=None, home=Path.home())
     assert rules.denies(path) == pattern.matches(ResolvedPath(lexical=path, real=path), loose=True)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_many_matching_files_are_searched_in_batches_and_every_descriptor_is_closed(
+    root: Path, backend: str
+) -> None:
+    for i in range(FD_BATCH + 44):
+        (root / f"f{i:03}.txt").write_text(f"needle {i}\n")
+    (root / ".env").write_text("needle SECRET\n")
+    grep = GrepTool(Workspace(root), backend=backend)  # type: ignore[arg-type]
+    policy = policy_for(root)
+    before = len(os.listdir("/proc/self/fd"))
+    content, is_error = await run_tool(grep, policy, {"pattern": "needle", "output_mode": "count"})
+    assert len(os.listdir("/proc/self/fd")) == before
+    assert not is_error
+    lines = content.splitlines()
+    assert len([line for line in lines if line.startswith("f")]) == FD_BATCH + 44
+    assert lines[-3:] == [
+        f"Found {FD_BATCH + 44} total occurrences across {FD_BATCH + 44} files.",
+        "",
+        "(1 path left out by Read permission rules)",
+    ]

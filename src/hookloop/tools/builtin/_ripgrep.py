@@ -20,17 +20,19 @@ Content moved or hard-linked to an allowed path is searched like any file there:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import posixpath
 import re
 import stat
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 from hookloop.tools._base import ReadFilter, ToolFailure
 from hookloop.tools.builtin import _process
-from hookloop.tools.builtin._common import HeadTail
+from hookloop.tools.builtin._common import HeadTail, Stopped, run_in_thread
 from hookloop.tools.builtin._grep import MAX_LINES, VCS_DIRS, Found, Search, dir_prefix, json_text
 from hookloop.tools.builtin._workspace import Workspace, WorkspaceError, describe_os_error
 
@@ -204,23 +206,38 @@ def _open_checked(workspace: Workspace, path: str, *, explicit: bool) -> int | N
 async def _search_open(
     rg: str, workspace: Workspace, paths: list[str], search: Search, found: Found, *, explicit: bool
 ) -> None:
-    """Open ``paths`` race-safely, a batch at a time, and let ripgrep search the open files."""
+    """Open ``paths`` race-safely, a batch at a time (in a worker thread: many system calls), and let ripgrep
+    search the open files. Every descriptor is closed whatever happens, cancellation included."""
     for start in range(0, len(paths), FD_BATCH):
         if found.stopped_early:
             return
+        batch = paths[start : start + FD_BATCH]
         names: dict[str, Path] = {}
         try:
-            for path in paths[start : start + FD_BATCH]:
-                fd = _open_checked(workspace, path, explicit=explicit)
-                if fd is None:
-                    found.changed += not explicit
-                    continue
-                names[f"/dev/fd/{fd}"] = Path(path)
+            open_batch = functools.partial(_open_batch, workspace, batch, names, explicit=explicit)
+            found.changed += await run_in_thread(open_batch)
             if names:
                 await _search_fds(rg, names, search, found)
         finally:
             for name in names:
                 os.close(int(name.rsplit("/", 1)[1]))
+
+
+def _open_batch(
+    workspace: Workspace, paths: list[str], names: dict[str, Path], stop: threading.Event, *, explicit: bool
+) -> int:
+    """Open each path into ``names`` (``/dev/fd/N`` → path) as it goes, so the caller closes what was opened
+    even when this stops early; returns how many changed (could not be opened race-safely)."""
+    changed = 0
+    for path in paths:
+        if stop.is_set():
+            raise Stopped()
+        fd = _open_checked(workspace, path, explicit=explicit)
+        if fd is None:
+            changed += not explicit
+            continue
+        names[f"/dev/fd/{fd}"] = Path(path)
+    return changed
 
 
 async def _search_fds(rg: str, names: dict[str, Path], search: Search, found: Found) -> None:
