@@ -20,7 +20,7 @@ from hookloop.checkpoint import Approve, PendingCall
 from hookloop.permissions import PermissionPolicy
 from hookloop.permissions._paths import ResolvedPath, compile_path_pattern
 from hookloop.tools import Tool, ToolContext
-from hookloop.tools.builtin import EditTool, GlobTool, GrepTool, ReadTool, Workspace, builtin_tools
+from hookloop.tools.builtin import EditTool, GlobTool, GrepTool, ReadTool, Workspace, WriteTool, builtin_tools
 from hookloop.tools.builtin._ripgrep import FD_BATCH, prune_globs
 
 pytestmark = pytest.mark.anyio
@@ -210,6 +210,10 @@ async def test_edit_reads_the_file_so_read_rules_refuse_it_before_it_tells_anyth
         edit, policy_for(tree), {"file_path": "src/readme.md", "old_string": "nothing", "new_string": "much"}
     )
     assert not is_error, content
+    # Write reads nothing, but would tell the old size: not for a file Read may not see
+    write = WriteTool(Workspace(tree))
+    content, is_error = await run_tool(write, policy_for(tree), {"file_path": ".env", "content": "A=1\n"})
+    assert (content, is_error) == (f"Overwrote {tree / '.env'} (4 bytes, 1 line).", False)
 
 
 # -- through a Worker -----------------------------------------------------------------------------------------

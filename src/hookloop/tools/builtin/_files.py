@@ -210,8 +210,9 @@ class WriteInput(_Path):
 class WriteTool(BuiltinTool[WriteInput]):
     """Writes ``content`` (UTF-8) to ``file_path``, creating missing parent directories; replaces an existing
     file's content in place (its mode and owner stay). The result says whether the file was created or
-    overwritten, and its size. Errors: a directory or non-regular file at the path, outside the workspace,
-    permission, a symbolic link swapped in after the check."""
+    overwritten, and its size (and the old size, unless the call's read filter denies the path). Errors: a
+    directory or non-regular file at the path, outside the workspace, permission, a symbolic link swapped in
+    after the check."""
 
     input_model = WriteInput
     name = "Write"
@@ -254,6 +255,9 @@ class WriteTool(BuiltinTool[WriteInput]):
             raise ToolFailure(f"Cannot write {real}: {describe_os_error(exc)}.") from None
         finally:
             os.close(fd)
+        read_filter = ctx.read_filter
+        if read_filter is not None and read_filter.denies(str(real)):
+            return f"Overwrote {real} ({plural(len(data), 'byte')}, {lines})."  # its old size is not for Read to see
         return f"Overwrote {real} ({plural(len(data), 'byte')}, {lines}; it had {plural(before, 'byte')})."
 
 
