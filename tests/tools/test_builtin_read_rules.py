@@ -153,7 +153,8 @@ async def test_symlinks_to_denied_files_are_never_followed_nor_read(tree: Path, 
     policy = policy_for(tree)
     content, _ = await run_tool(grep, policy, {"pattern": "hunter2|key material"})
     assert content == "No files found\n\n(3 paths left out by Read permission rules)"
-    for path in ("env_link", "secrets_link", "secrets_link/key.txt"):  # named explicitly: resolved, then refused
+    # named explicitly: resolved, then refused (before telling whether it exists)
+    for path in ("env_link", "secrets_link", "secrets_link/key.txt", "secrets/missing.txt"):
         content, is_error = await run_tool(grep, policy, {"pattern": "SECRET", "path": path})
         assert is_error
         assert "Read permission rules do not allow reading it" in content
@@ -176,6 +177,7 @@ async def test_glob_does_not_list_denied_files_or_walk_denied_directories(tree: 
         {"pattern": "*", "path": "secrets"},
         {"pattern": "secrets/**"},
         {"pattern": "**", "path": "secrets_link"},
+        {"pattern": "*", "path": "secrets/missing"},
     ):
         content, is_error = await run_tool(glob, policy_for(tree), arguments)
         assert is_error, arguments

@@ -13,7 +13,7 @@ read there under the inside name. So nothing ripgrep reads by name reaches the m
    one component at a time, refusing any symbolic link, then it must be a regular file), and ripgrep searches
    the open files as ``/dev/fd/N``: the very files opened, whatever happens to their names since. Only this
    pass's output is kept. A file that can no longer be opened that way changed during the search; it is left
-   out and counted. A file ripgrep finds binary here is dropped, as the walk of pass 2 drops them.
+   out and counted. A file ripgrep finds binary here is dropped, as ripgrep's own walk (pass 2) skips them.
 
 Content moved or hard-linked to an allowed path is searched like any file there: paths cannot tell.
 """

@@ -32,9 +32,13 @@ __all__ = ["GlobTool", "GrepTool"]
 GLOB_LIMIT = 100
 
 
-def _search_base(workspace: Workspace, path: str | None, verb: str) -> tuple[Path, os.stat_result]:
-    """The resolved ``path`` argument (default: the root) and its stat; clear errors when it is missing."""
+def _search_base(
+    workspace: Workspace, path: str | None, verb: str, read_filter: ReadFilter | None
+) -> tuple[Path, os.stat_result]:
+    """The resolved ``path`` argument (default: the root) and its stat; clear errors when it is missing or the
+    read filter denies it (checked first: whether a denied path exists is not told either)."""
     real = workspace.resolve(path, field="path") if path else workspace.root
+    refuse_if_read_denied(read_filter, real, verb)
     try:
         return real, os.stat(real)
     except OSError as exc:
@@ -116,13 +120,13 @@ class GlobTool(BuiltinTool[GlobInput]):
             depth = _max_depth(rest)
         except ValueError as exc:
             raise ToolFailure(f"Glob: {exc}.") from None
+        refuse_if_read_denied(ctx.read_filter, base, "search")
         try:
             info = os.stat(base)
         except OSError as exc:
             raise ToolFailure(f"Cannot search {base}: {describe_os_error(exc)}.") from None
         if not stat.S_ISDIR(info.st_mode):
             raise ToolFailure(f"Cannot search {base}: it is not a directory.")
-        refuse_if_read_denied(ctx.read_filter, base, "search")
         found, left_out = await run_in_thread(
             lambda stop: self._walk(base, matcher.fullmatch, depth, ctx.read_filter, stop)
         )
@@ -306,7 +310,8 @@ class GrepTool(BuiltinTool[GrepInput]):
             self.workspace.resolve(args.path, field="path")
 
     async def run(self, args: GrepInput, ctx: ToolContext) -> object:
-        base, info = _search_base(self.workspace, args.path, "search")
+        read_filter = ctx.read_filter
+        base, info = _search_base(self.workspace, args.path, "search", read_filter)
         content = args.output_mode == "content"
         context = args.context
         search = _grep.Search(
@@ -321,8 +326,6 @@ class GrepTool(BuiltinTool[GrepInput]):
             before=(context if context is not None else args.before or 0) if content else 0,
             after=(context if context is not None else args.after or 0) if content else 0,
         )
-        read_filter = ctx.read_filter
-        refuse_if_read_denied(read_filter, base, "search")
         if self._rg is not None:
             found = await search_ripgrep(self._rg, self.workspace, search, read_filter)
         else:
