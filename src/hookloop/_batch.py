@@ -306,6 +306,7 @@ class _ToolBatch(_RunBase):
         tool, call = c.tool, c.call
         assert tool is not None
         assert c.validated is not None
+        policy = w.permissions
         ctx = ToolContext(
             run_id=self.run_id,
             session_id=self.session_id,
@@ -313,6 +314,7 @@ class _ToolBatch(_RunBase):
             tool_name=call.name,
             turn=self.turn,
             workspace=w.workspace,
+            read_filter=None if policy is None else policy.read_filter(tool.meta.name, c.args),
         )
         timeline = w.timeline
         if timeline.subscribers:

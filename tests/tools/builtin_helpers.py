@@ -12,12 +12,12 @@ from hookloop.tools import Tool, ToolContext, ToolFailure, ToolInputError, ToolO
 CTX = ToolContext(run_id="run_1", session_id="session_1", call_id="call_1", tool_name="test", turn=1)
 
 
-async def call(tool: Tool, arguments: Mapping[str, object]) -> tuple[str, bool]:
+async def call(tool: Tool, arguments: Mapping[str, object], ctx: ToolContext = CTX) -> tuple[str, bool]:
     """Validate and execute like the Worker does: (content, is_error). Input errors and ToolFailure become error
     results; anything else propagates (a bug)."""
     try:
         validated = tool.validate(arguments)
-        value = await tool.execute(validated, CTX)
+        value = await tool.execute(validated, ctx)
     except (ToolInputError, ToolFailure) as exc:
         return str(exc), True
     if isinstance(value, ToolOutput):

@@ -10,6 +10,7 @@ from typing import Final, cast
 from hookloop.permissions import _shell
 from hookloop.permissions._merge import merge
 from hookloop.permissions._paths import PathPattern, ResolvedPath, resolve, within
+from hookloop.permissions._readrules import ReadRules
 from hookloop.permissions._rules import (
     EDIT_TOOLS,
     READ_ONLY_TOOLS,
@@ -213,6 +214,22 @@ class PermissionPolicy:
                 if rule.matches(tool_name, tool_input, context) or self._redirect_hit(rule, tool_name, tool_input):
                     return RuleMatch(behavior=behavior, rule=rule.text, source=rule.source)
         return self._allow_match(tool_name, tool_input, context)
+
+    def read_filter(self, tool_name: str, tool_input: Mapping[str, object]) -> ReadRules | None:
+        """What a call's reads must leave out beyond its own paths (a search walking a tree), as a
+        :class:`hookloop.tools.ReadFilter`; ``None`` when no rule restricts them.
+
+        It covers the deny rules and the ask rules for this tool or the Read family with a path specifier
+        (or none), except ask rules that match the call itself (it only runs once approved under them). The
+        rules are read now; rules added later do not change it.
+        """
+        return ReadRules.for_call(
+            deny=tuple(self._rules["deny"]),
+            ask=tuple(self._rules["ask"]),
+            tool_name=tool_name,
+            tool_input=tool_input,
+            context=self._context,
+        )
 
     def _redirect_hit(self, rule: Rule, tool_name: str, tool_input: Mapping[str, object]) -> bool:
         if tool_name != "Bash" or not isinstance(rule.specifier, PathPattern | type(None)):

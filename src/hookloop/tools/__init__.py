@@ -2,6 +2,7 @@
 
 from hookloop.tools._base import (
     FunctionTool,
+    ReadFilter,
     Tool,
     ToolContext,
     ToolFailure,
@@ -15,6 +16,7 @@ from hookloop.tools._registry import LocalToolServer, ToolRegistry, ToolServer
 __all__ = [
     "FunctionTool",
     "LocalToolServer",
+    "ReadFilter",
     "Tool",
     "ToolContext",
     "ToolFailure",

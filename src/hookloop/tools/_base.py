@@ -18,6 +18,7 @@ from hookloop.errors import ToolDefinitionError
 
 __all__ = [
     "FunctionTool",
+    "ReadFilter",
     "Tool",
     "ToolContext",
     "ToolFailure",
@@ -43,12 +44,33 @@ class ToolMeta:
     server: str = "local"
 
 
+class ReadFilter(Protocol):
+    """The paths a reading tool must leave out of this call: what Read permission rules keep from being read
+    without a question (deny rules, and ask rules the call itself was not approved under).
+
+    The Worker derives one from its permission policy for each call (``PermissionPolicy.read_filter``) and
+    hands it to the tool in :attr:`ToolContext.read_filter`. A tool that reads files the policy never saw — a
+    search walking a directory, a listing — asks it for every path and leaves out those it denies (and says how
+    many it left out; never what they hold).
+
+    It judges paths, not files: a hard link to a denied file, or its content copied or moved to a path the rules
+    allow, is read like any file there.
+    """
+
+    def denies(self, path: str) -> bool:
+        """Whether the rules cover ``path``, an absolute path with symbolic links and ``..`` already resolved
+        (the tool resolves it: a walk that does not follow links yields such paths). A directory it denies
+        covers everything inside it, so a walk may prune it. Thread-safe; never raises for a string."""
+        ...
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolContext:
     """Handed to each tool execution.
 
     ``idempotency_key`` (run id + call id) stays the same when a paused or crashed run is resumed or replayed
-    elsewhere, so side effects can be made exactly-once.
+    elsewhere, so side effects can be made exactly-once. ``read_filter`` is set when permission rules restrict
+    reading for this call (None: nothing to leave out); reading tools must honour it, see :class:`ReadFilter`.
     """
 
     run_id: str
@@ -57,6 +79,7 @@ class ToolContext:
     tool_name: str
     turn: int
     workspace: Path | None = None
+    read_filter: ReadFilter | None = None
 
     @property
     def idempotency_key(self) -> str:

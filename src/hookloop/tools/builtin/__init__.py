@@ -13,6 +13,11 @@ Every path is resolved against the :class:`Workspace` root and refused outside i
 directories) unless the workspace allows it; files are opened without following a symbolic link swapped in after
 that check. ``Bash`` is not confined that way: its commands can reach anything the process can, so govern it with
 permission rules.
+
+``Read``, ``Glob`` and ``Grep`` honour Read permission rules on every path they touch, not only on their
+arguments: under a Worker with a policy they get a read filter (:attr:`hookloop.tools.ToolContext.read_filter`),
+and a search leaves out what Read deny and ask rules cover, ending with ``(N paths left out by Read permission
+rules)``.
 """
 
 from __future__ import annotations

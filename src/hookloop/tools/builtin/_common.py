@@ -7,12 +7,13 @@ import codecs
 import threading
 from abc import abstractmethod
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import ClassVar, Generic, TypeVar
 
 import pydantic
 
 from hookloop._frozen import FrozenDict
-from hookloop.tools._base import ToolContext, ToolInputError, ToolMeta, format_validation_error
+from hookloop.tools._base import ReadFilter, ToolContext, ToolFailure, ToolInputError, ToolMeta, format_validation_error
 from hookloop.tools.builtin._workspace import Workspace, WorkspaceError
 
 __all__ = [
@@ -20,7 +21,9 @@ __all__ = [
     "HeadTail",
     "Input",
     "Stopped",
+    "left_out_note",
     "plural",
+    "refuse_if_read_denied",
     "run_in_thread",
     "truncate_line",
 ]
@@ -161,3 +164,15 @@ class HeadTail:
 
 def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def left_out_note(count: int) -> str:
+    """The line a reading tool ends its result with when ``count`` paths were left out by its read filter."""
+    return f"({plural(count, 'path')} left out by Read permission rules)"
+
+
+def refuse_if_read_denied(read_filter: ReadFilter | None, real: Path, verb: str) -> None:
+    """Raise :class:`ToolFailure` when the read filter denies the resolved path ``real`` (the tool's own path
+    argument: the policy normally refused the call already; this holds when the tool is called directly)."""
+    if read_filter is not None and read_filter.denies(str(real)):
+        raise ToolFailure(f"Cannot {verb} {real}: Read permission rules do not allow reading it.")

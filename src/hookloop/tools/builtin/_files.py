@@ -18,7 +18,15 @@ import pydantic
 
 from hookloop._frozen import freeze_object
 from hookloop.tools._base import ToolContext, ToolFailure
-from hookloop.tools.builtin._common import BuiltinTool, Input, Stopped, plural, run_in_thread, truncate_line
+from hookloop.tools.builtin._common import (
+    BuiltinTool,
+    Input,
+    Stopped,
+    plural,
+    refuse_if_read_denied,
+    run_in_thread,
+    truncate_line,
+)
 from hookloop.tools.builtin._workspace import Workspace, describe_os_error
 
 __all__ = ["EditTool", "ReadTool", "WriteTool"]
@@ -100,7 +108,8 @@ class ReadTool(BuiltinTool[ReadInput]):
     sentence saying so (not an error).
 
     Errors: missing file, directory, not a regular file, binary content (NUL bytes or not UTF-8), outside the
-    workspace. Runs in a worker thread; cancellation stops it between chunks.
+    workspace, denied by the call's read filter (:attr:`ToolContext.read_filter`: the resolved path, so also
+    through a symbolic link). Runs in a worker thread; cancellation stops it between chunks.
     """
 
     input_model = ReadInput
@@ -136,6 +145,7 @@ class ReadTool(BuiltinTool[ReadInput]):
 
     async def run(self, args: ReadInput, ctx: ToolContext) -> object:
         real = self.workspace.resolve(args.file_path, field="file_path")
+        refuse_if_read_denied(ctx.read_filter, real, "read")
         start = max(args.offset or 1, 1)
         limit = args.limit or DEFAULT_LIMIT
         fd = _open_regular(self.workspace, real, os.O_RDONLY, "read")
@@ -200,8 +210,9 @@ class WriteInput(_Path):
 class WriteTool(BuiltinTool[WriteInput]):
     """Writes ``content`` (UTF-8) to ``file_path``, creating missing parent directories; replaces an existing
     file's content in place (its mode and owner stay). The result says whether the file was created or
-    overwritten, and its size. Errors: a directory or non-regular file at the path, outside the workspace,
-    permission, a symbolic link swapped in after the check."""
+    overwritten, and its size (and the old size, unless the call's read filter denies the path). Errors: a
+    directory or non-regular file at the path, outside the workspace, permission, a symbolic link swapped in
+    after the check."""
 
     input_model = WriteInput
     name = "Write"
@@ -244,6 +255,9 @@ class WriteTool(BuiltinTool[WriteInput]):
             raise ToolFailure(f"Cannot write {real}: {describe_os_error(exc)}.") from None
         finally:
             os.close(fd)
+        read_filter = ctx.read_filter
+        if read_filter is not None and read_filter.denies(str(real)):
+            return f"Overwrote {real} ({plural(len(data), 'byte')}, {lines})."  # its old size is not for Read to see
         return f"Overwrote {real} ({plural(len(data), 'byte')}, {lines}; it had {plural(before, 'byte')})."
 
 
@@ -262,7 +276,8 @@ class EditTool(BuiltinTool[EditInput]):
     (the message says N), and when it equals ``new_string``. The result says how many replacements were made.
 
     An empty ``old_string`` creates the file with ``new_string`` (as Claude Code does) when the file does not
-    exist or is empty; for a non-empty file it is refused. Binary and non-UTF-8 files are refused.
+    exist or is empty; for a non-empty file it is refused. Binary and non-UTF-8 files are refused. Editing reads
+    the file, so a path the call's read filter denies (Read deny and ask rules) is refused too.
     """
 
     input_model = EditInput
@@ -298,6 +313,8 @@ class EditTool(BuiltinTool[EditInput]):
 
     async def run(self, args: EditInput, ctx: ToolContext) -> object:
         real = self.workspace.resolve(args.file_path, field="file_path")
+        # Edit reads the file (its answers tell whether and how often old_string occurs), so Read rules hold.
+        refuse_if_read_denied(ctx.read_filter, real, "edit")
         old, new = args.old_string, args.new_string
         if old == new:
             raise ToolFailure(f"Cannot edit {real}: old_string and new_string are the same, so nothing would change.")

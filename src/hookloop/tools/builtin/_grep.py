@@ -1,22 +1,23 @@
-"""Grep's two backends and the one renderer they share.
+"""Grep's pure-Python backend, what both backends find, and the one renderer they share.
 
 Both backends produce the same thing — per file, the matching lines (and context lines) with their numbers — and
 :func:`render` turns it into the text the model sees, so the output format cannot differ between them.
 
-- :func:`search_ripgrep` runs ``rg --json`` (fast; respects ``.gitignore``/``.ignore`` files like Claude Code).
+- :func:`hookloop.tools.builtin._ripgrep.search_ripgrep` runs ripgrep (fast; respects ``.gitignore``/``.ignore``
+  files like Claude Code), and reads only files it opened race-safely (see that module).
 - :func:`search_python` walks the tree with ``os.fwalk`` and Python's ``re`` (no ignore files; Python regex
   syntax, which differs from ripgrep's in corners such as look-around, which only Python supports).
 
 Both search hidden files, skip ``.git``/``.hg``/``.svn``/``.bzr``/``.jj`` directories, do not follow symbolic
 links while walking, skip binary files (NUL bytes), and search an explicitly given file regardless of the
-``glob`` and ``type`` filters (as ripgrep does).
+``glob`` and ``type`` filters (as ripgrep does). Both leave out what the call's read filter denies (a denied
+directory is not searched and counts as one path) and the output says how many paths were left out.
 """
 
 from __future__ import annotations
 
 import base64
 import bisect
-import json
 import os
 import re
 import stat
@@ -25,13 +26,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from hookloop.tools._base import ToolFailure
-from hookloop.tools.builtin import _process
-from hookloop.tools.builtin._common import HeadTail, Stopped, plural, truncate_line
+from hookloop.tools._base import ReadFilter, ToolFailure
+from hookloop.tools.builtin._common import Stopped, left_out_note, plural, truncate_line
 from hookloop.tools.builtin._globmatch import FILE_TYPES, compile_glob
 from hookloop.tools.builtin._workspace import Workspace, describe_os_error
 
-__all__ = ["VCS_DIRS", "FileHits", "Found", "Search", "render", "search_python", "search_ripgrep"]
+__all__ = [
+    "MAX_LINES",
+    "VCS_DIRS",
+    "FileHits",
+    "Found",
+    "Search",
+    "dir_prefix",
+    "join",
+    "json_text",
+    "render",
+    "search_python",
+]
 
 OutputMode = Literal["content", "files_with_matches", "count"]
 
@@ -69,10 +80,17 @@ class FileHits:
 
 @dataclass(slots=True)
 class Found:
+    """What a search found: per file its hits, how many lines were kept, and the notes for the output.
+
+    ``left_out`` counts the paths the read filter left out (a pruned directory once), ``changed`` the files
+    that changed into something else (a symbolic link, gone) between being named and being opened."""
+
     files: dict[Path, FileHits] = field(default_factory=dict)
     kept: int = 0
     stopped_early: bool = False
     warning: str | None = None
+    left_out: int = 0
+    changed: int = 0
 
     def hits(self, path: Path) -> FileHits:
         hits = self.files.get(path)
@@ -81,83 +99,8 @@ class Found:
         return hits
 
 
-# -- the ripgrep backend --------------------------------------------------------------------------------------
-
-
-async def search_ripgrep(rg: str, search: Search) -> Found:
-    """Run ``rg --json`` over the search and collect its matches. Cancellation stops rg's process group."""
-    argv = [rg, "--json", "--no-config", "--hidden"]
-    for name in sorted(VCS_DIRS):
-        argv += ["--glob", f"!{name}"]
-    if search.ignore_case:
-        argv.append("--ignore-case")
-    if search.multiline:
-        argv += ["--multiline", "--multiline-dotall"]
-    if search.mode == "content":
-        argv += ["--before-context", str(search.before), "--after-context", str(search.after)]
-    if search.file_type:
-        argv += ["--type", search.file_type]
-    for pattern in search.globs:
-        argv += ["--glob", pattern]
-    argv += ["--regexp", search.pattern, "--", str(search.base)]
-
-    found = Found()
-    errors = HeadTail(4000)
-    pending = bytearray()
-
-    def take(chunk: bytes) -> bool:
-        pending.extend(chunk)
-        *complete, rest = pending.split(b"\n")
-        pending[:] = rest
-        return any(line and _take_json(found, line, search) for line in complete)
-
-    cwd = search.base.parent if search.base_is_file else search.base
-    try:
-        proc = await _process.spawn(argv, cwd=cwd, stdout=take, stderr=errors.feed)
-    except OSError as exc:
-        raise ToolFailure(f"Grep: cannot start ripgrep ({rg}): {exc.strerror or exc}.") from None
-    try:
-        await proc.wait_closed()
-    finally:
-        await proc.stop()
-    if found.stopped_early:
-        return found
-    message = errors.text().strip()
-    if proc.returncode not in (0, 1):
-        if not found.files:
-            raise ToolFailure(f"Grep (ripgrep) failed: {message or f'exit status {proc.returncode}'}")
-        found.warning = f"some files could not be searched: {message.splitlines()[0] if message else '?'}"
-    return found
-
-
-def _take_json(found: Found, line: bytes | bytearray, search: Search) -> bool:
-    """Add one ``rg --json`` message; True when enough lines are kept."""
-    try:
-        message = json.loads(line)
-    except ValueError:
-        return False  # not a JSON message (ripgrep writes none such); nothing to keep
-    kind = message.get("type")
-    if kind not in ("match", "context"):
-        return False
-    data = message["data"]
-    hits = found.hits(Path(_text(data["path"])))
-    number = int(data["line_number"])
-    text = _text(data["lines"])
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    if kind == "match":
-        hits.count += 1
-    if search.mode == "content":
-        for offset, item in enumerate(lines or [""]):
-            hits.lines.append((number + offset, item, kind == "match"))
-            found.kept += 1
-    if found.kept >= MAX_LINES:
-        found.stopped_early = True
-    return found.stopped_early
-
-
-def _text(value: dict[str, str]) -> str:
+def json_text(value: dict[str, str]) -> str:
+    """A ``{"text": …}`` or ``{"bytes": base64}`` value of ``rg --json``, as text."""
     if "text" in value:
         return value["text"]
     return base64.b64decode(value["bytes"]).decode("utf-8", errors="replace")
@@ -166,8 +109,13 @@ def _text(value: dict[str, str]) -> str:
 # -- the pure-Python backend ----------------------------------------------------------------------------------
 
 
-def search_python(workspace: Workspace, search: Search, stop: threading.Event) -> Found:
-    """Walk and search with Python's ``re`` (runs in a worker thread; ``stop`` ends it between files)."""
+def search_python(
+    workspace: Workspace, search: Search, stop: threading.Event, read_filter: ReadFilter | None = None
+) -> Found:
+    """Walk and search with Python's ``re`` (runs in a worker thread; ``stop`` ends it between files).
+
+    ``read_filter`` (None: no rules) leaves paths out: a directory it denies is pruned, not walked, and counts
+    once; a regular file it denies is not opened and counts once. ``search.base`` must already be checked."""
     flags = re.MULTILINE | (re.IGNORECASE if search.ignore_case else 0) | (re.DOTALL if search.multiline else 0)
     try:
         regex = re.compile(search.pattern, flags)
@@ -182,16 +130,24 @@ def search_python(workspace: Workspace, search: Search, stop: threading.Event) -
         _search_fd(found, fd, search.base, regex, search)
         return found
     filters = _filters(search)
+    prefix = dir_prefix(search.base)
     top = workspace.open_dir(search.base)
     try:
         for dirpath, dirnames, filenames, dirfd in os.fwalk(".", dir_fd=top, follow_symlinks=False):
             if stop.is_set():
                 raise Stopped()
             rel_dir = "" if dirpath == "." else dirpath[2:]
-            dirnames[:] = sorted(d for d in dirnames if filters.wants_dir(_join(rel_dir, d), d))
+            dirnames[:] = sorted(d for d in dirnames if filters.wants_dir(join(rel_dir, d), d))
+            if read_filter is not None and dirnames:
+                kept = [d for d in dirnames if not read_filter.denies(prefix + join(rel_dir, d))]
+                found.left_out += len(dirnames) - len(kept)
+                dirnames[:] = kept
             for name in sorted(filenames):
-                rel = _join(rel_dir, name)
+                rel = join(rel_dir, name)
                 if not filters.wants_file(rel, name):
+                    continue
+                if read_filter is not None and read_filter.denies(prefix + rel):
+                    found.left_out += _is_regular(name, dirfd)  # a symbolic link is never searched anyway
                     continue
                 try:
                     fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dirfd)
@@ -204,8 +160,21 @@ def search_python(workspace: Workspace, search: Search, stop: threading.Event) -
     return found
 
 
-def _join(rel_dir: str, name: str) -> str:
+def _is_regular(name: str, dir_fd: int) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def join(rel_dir: str, name: str) -> str:
+    """``rel_dir/name``, or ``name`` at the top."""
     return f"{rel_dir}/{name}" if rel_dir else name
+
+
+def dir_prefix(base: Path) -> str:
+    """``str(base)`` with one trailing slash, to put before relative paths (``/`` stays ``/``)."""
+    return str(base).rstrip("/") + "/"
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,8 +332,13 @@ def render(
         body = "\n".join(page) + ("\n\n" if page else "") + tail
     else:
         body = "\n".join(page)
-    text = "\n\n".join([body, *notes]) if notes else body
-    return _cap(text)
+    text = _cap("\n\n".join([body, *notes]) if notes else body)
+    last: list[str] = []
+    if found.changed:
+        last.append(f"({plural(found.changed, 'file')} left out: changed during the search)")
+    if found.left_out:
+        last.append(left_out_note(found.left_out))
+    return "\n\n".join([text, *last]) if last else text
 
 
 def _content_lines(workspace: Workspace, files: list[FileHits], *, line_numbers: bool, context: bool) -> list[str]:

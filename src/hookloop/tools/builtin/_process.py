@@ -144,10 +144,12 @@ async def spawn(
     stdout: Sink,
     stderr: Sink | None = None,
     env: Mapping[str, str] | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> GroupProcess:
     """Start ``argv`` as the leader of a new process group, stdin from /dev/null. Output chunks go to
     ``stdout`` and ``stderr`` as they arrive; without ``stderr``, stderr is merged into stdout (interleaved as
-    written). Raises ``OSError`` when the program cannot be started."""
+    written). ``pass_fds`` are inherited under the same numbers (all other descriptors are closed). Raises
+    ``OSError`` when the program cannot be started."""
     sinks: dict[int, Sink] = {1: stdout}
     if stderr is not None:
         sinks[2] = stderr
@@ -159,6 +161,7 @@ async def spawn(
         stderr=subprocess.PIPE if stderr is not None else subprocess.STDOUT,
         cwd=cwd,
         env=env,  # spawn_group copies it (adding the call's token)
+        pass_fds=tuple(pass_fds),
     )
     return GroupProcess(transport, protocol)
 

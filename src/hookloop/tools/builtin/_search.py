@@ -13,10 +13,18 @@ from typing import Literal
 import pydantic
 
 from hookloop._frozen import freeze_object
-from hookloop.tools._base import ToolContext, ToolFailure
+from hookloop.tools._base import ReadFilter, ToolContext, ToolFailure
 from hookloop.tools.builtin import _grep
-from hookloop.tools.builtin._common import BuiltinTool, Input, Stopped, run_in_thread
+from hookloop.tools.builtin._common import (
+    BuiltinTool,
+    Input,
+    Stopped,
+    left_out_note,
+    refuse_if_read_denied,
+    run_in_thread,
+)
 from hookloop.tools.builtin._globmatch import compile_glob, expand_braces, has_magic, split_globs
+from hookloop.tools.builtin._ripgrep import search_ripgrep
 from hookloop.tools.builtin._workspace import Workspace, WorkspaceError, describe_os_error
 
 __all__ = ["GlobTool", "GrepTool"]
@@ -24,9 +32,13 @@ __all__ = ["GlobTool", "GrepTool"]
 GLOB_LIMIT = 100
 
 
-def _search_base(workspace: Workspace, path: str | None, verb: str) -> tuple[Path, os.stat_result]:
-    """The resolved ``path`` argument (default: the root) and its stat; clear errors when it is missing."""
+def _search_base(
+    workspace: Workspace, path: str | None, verb: str, read_filter: ReadFilter | None
+) -> tuple[Path, os.stat_result]:
+    """The resolved ``path`` argument (default: the root) and its stat; clear errors when it is missing or the
+    read filter denies it (checked first: whether a denied path exists is not told either)."""
     real = workspace.resolve(path, field="path") if path else workspace.root
+    refuse_if_read_denied(read_filter, real, verb)
     try:
         return real, os.stat(real)
     except OSError as exc:
@@ -50,6 +62,10 @@ class GlobTool(BuiltinTool[GlobInput]):
     Returns absolute paths of regular files, most recently modified first, at most 100 (a note says how many
     matched); ``No files found`` when none. Directories ``.git`` etc. are skipped; symbolic links are neither
     followed nor listed; ``.gitignore`` is not applied. Runs in a worker thread; cancellation stops the walk.
+
+    Read permission rules hold (:attr:`ToolContext.read_filter`): a file they deny is not listed, a directory
+    they deny is not walked, and a last line ``(N paths left out by Read permission rules)`` counts both (a
+    directory once). A ``path`` (or literal pattern prefix) they deny is refused.
     """
 
     input_model = GlobInput
@@ -104,28 +120,41 @@ class GlobTool(BuiltinTool[GlobInput]):
             depth = _max_depth(rest)
         except ValueError as exc:
             raise ToolFailure(f"Glob: {exc}.") from None
+        refuse_if_read_denied(ctx.read_filter, base, "search")
         try:
             info = os.stat(base)
         except OSError as exc:
             raise ToolFailure(f"Cannot search {base}: {describe_os_error(exc)}.") from None
         if not stat.S_ISDIR(info.st_mode):
             raise ToolFailure(f"Cannot search {base}: it is not a directory.")
-        found = await run_in_thread(lambda stop: self._walk(base, matcher.fullmatch, depth, stop))
-        if not found:
-            return "No files found"
+        found, left_out = await run_in_thread(
+            lambda stop: self._walk(base, matcher.fullmatch, depth, ctx.read_filter, stop)
+        )
+        lines = ["No files found"] if not found else []
         found.sort(key=lambda item: (-item[0], item[1]))
-        lines = [str(path) for _, path in found[:GLOB_LIMIT]]
+        lines += [str(path) for _, path in found[:GLOB_LIMIT]]
         if len(found) > GLOB_LIMIT:
             lines.append(
                 f"(Results are truncated: showing the {GLOB_LIMIT} most recently modified of {len(found)} "
                 "matching files. Use a more specific path or pattern.)"
             )
+        if left_out:
+            lines.append(left_out_note(left_out))
         return "\n".join(lines)
 
     def _walk(
-        self, base: Path, match: Callable[[str], object], depth: int | None, stop: threading.Event
-    ) -> list[tuple[float, Path]]:
+        self,
+        base: Path,
+        match: Callable[[str], object],
+        depth: int | None,
+        read_filter: ReadFilter | None,
+        stop: threading.Event,
+    ) -> tuple[list[tuple[float, Path]], int]:
+        """(mtime, path) of the matching regular files, and how many paths the read filter left out: files
+        that match, and directories pruned whole (they might hold matches; what they hold is not looked at)."""
         found: list[tuple[float, Path]] = []
+        left_out = 0
+        prefix = _grep.dir_prefix(base)
         top = self.workspace.open_dir(base)
         try:
             for dirpath, dirnames, filenames, dirfd in os.fwalk(".", dir_fd=top, follow_symlinks=False):
@@ -137,19 +166,27 @@ class GlobTool(BuiltinTool[GlobInput]):
                     dirnames[:] = []  # files deeper than the pattern reaches cannot match
                 else:
                     dirnames[:] = [d for d in dirnames if d not in _grep.VCS_DIRS]
+                if read_filter is not None and dirnames:
+                    kept = [d for d in dirnames if not read_filter.denies(prefix + _grep.join(rel_dir, d))]
+                    left_out += len(dirnames) - len(kept)
+                    dirnames[:] = kept
                 for name in filenames:
-                    rel = f"{rel_dir}/{name}" if rel_dir else name
+                    rel = _grep.join(rel_dir, name)
                     if not match(rel):
                         continue
                     try:
                         st = os.stat(name, dir_fd=dirfd, follow_symlinks=False)
                     except OSError:
                         continue
-                    if stat.S_ISREG(st.st_mode):
-                        found.append((st.st_mtime, base / rel))
+                    if not stat.S_ISREG(st.st_mode):
+                        continue
+                    if read_filter is not None and read_filter.denies(prefix + rel):
+                        left_out += 1
+                        continue
+                    found.append((st.st_mtime, base / rel))
         finally:
             os.close(top)
-        return found
+        return found, left_out
 
 
 def _max_depth(pattern: str) -> int | None:
@@ -191,6 +228,11 @@ class GrepTool(BuiltinTool[GrepInput]):
     (``*.py``, ``*.{ts,tsx}``, several split by spaces or commas, ``!`` excludes) and ``type`` (``py``, ``js``…)
     filter files; ``offset`` and ``head_limit`` page through the output. Paths in the output are relative to the
     workspace root. See :mod:`._grep` for the output format and the two backends.
+
+    Read permission rules hold (:attr:`ToolContext.read_filter`) in every mode and on both backends: a file they
+    deny is not opened, a directory they deny is not searched, and a last line ``(N paths left out by Read
+    permission rules)`` counts them (a directory once; files whatever they hold, so the count says nothing
+    about their content). A ``path`` they deny is refused.
 
     ``backend``: ``"auto"`` uses ripgrep when ``rg`` is on PATH (found at construction), else pure Python;
     ``"ripgrep"`` requires it (``ValueError`` otherwise); ``"python"`` never uses it.
@@ -268,7 +310,8 @@ class GrepTool(BuiltinTool[GrepInput]):
             self.workspace.resolve(args.path, field="path")
 
     async def run(self, args: GrepInput, ctx: ToolContext) -> object:
-        base, info = _search_base(self.workspace, args.path, "search")
+        read_filter = ctx.read_filter
+        base, info = _search_base(self.workspace, args.path, "search", read_filter)
         content = args.output_mode == "content"
         context = args.context
         search = _grep.Search(
@@ -284,9 +327,9 @@ class GrepTool(BuiltinTool[GrepInput]):
             after=(context if context is not None else args.after or 0) if content else 0,
         )
         if self._rg is not None:
-            found = await _grep.search_ripgrep(self._rg, search)
+            found = await search_ripgrep(self._rg, self.workspace, search, read_filter)
         else:
-            found = await run_in_thread(lambda stop: _grep.search_python(self.workspace, search, stop))
+            found = await run_in_thread(lambda stop: _grep.search_python(self.workspace, search, stop, read_filter))
         return _grep.render(
             self.workspace,
             found,
