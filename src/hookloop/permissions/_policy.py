@@ -15,6 +15,7 @@ from hookloop.permissions._rules import (
     READ_ONLY_TOOLS,
     BashPattern,
     CallContext,
+    DomainPattern,
     Rule,
     is_byte_sink,
     parse_rule,
@@ -184,6 +185,11 @@ class PermissionPolicy:
         """The workspace directory (absolute, as given)."""
         return self._workspace
 
+    @property
+    def additional_directories(self) -> tuple[str, ...]:
+        """The additional directories (real paths), in the order given."""
+        return tuple(dict.fromkeys(self._directories))
+
     def add_session_rule(self, behavior: Behavior, rule: str) -> None:
         """Add a rule for the rest of the session (an "allow always" answer), labelled ``"session"``.
 
@@ -192,6 +198,27 @@ class PermissionPolicy:
         if behavior not in BEHAVIORS:
             raise PermissionConfigError(f"unknown behavior {behavior!r}", source="session")
         self._add(behavior, rule, source="session", json_path=None)
+
+    def restricted_paths(self, family: str) -> tuple[PathPattern, ...]:
+        """The path patterns of the deny and ask rules that cover a ``"Read"`` or ``"Edit"`` tool, in rule
+        order (the OS sandbox masks / write-protects what they cover; an ask counts, since nobody is asked
+        inside a sandboxed command)."""
+        tools = READ_ONLY_TOOLS if family == "Read" else EDIT_TOOLS
+        return tuple(
+            rule.specifier
+            for behavior in ("deny", "ask")
+            for rule in self._rules[behavior]
+            if isinstance(rule.specifier, PathPattern) and any(rule.covers_tool(tool) for tool in tools)
+        )
+
+    def web_domains(self, behavior: Behavior) -> tuple[str, ...]:
+        """The host patterns of the ``WebFetch(domain:…)`` rules of one behaviour (the sandbox's network
+        allow-list takes the allow ones; deny and ask ones are refused)."""
+        return tuple(
+            rule.specifier.host
+            for rule in self._rules[behavior]
+            if isinstance(rule.specifier, DomainPattern) and rule.covers_tool("WebFetch")
+        )
 
     # -- decisions ---------------------------------------------------------------------------------------------
     def _context(self) -> CallContext:
