@@ -52,6 +52,14 @@ def host_allowed(host: str, allowed: Iterable[str], denied: Iterable[str] = ()) 
     return any(_host_matches(p, name) for p in allowed)
 
 
+def _is_address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _refused_address(address: str) -> bool:
     try:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
@@ -192,7 +200,7 @@ class DomainProxy:
         except OSError:
             return (literal, port)  # the connect reports it
         addresses = [str(info[4][0]) for info in infos]
-        explicit = any(p.strip("[]") == literal for p in self._allowed)
+        explicit = _is_address(literal) and any(p.strip("[]") == literal for p in self._allowed)
         if not explicit and any(_refused_address(a) for a in addresses):
             return None
         return (addresses[0], port) if addresses else (literal, port)
