@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Final, cast
+from typing import Final, Protocol, cast
 
 from hookloop.permissions import _shell
 from hookloop.permissions._merge import merge
@@ -33,9 +33,24 @@ from hookloop.permissions._types import (
     RuleMatch,
 )
 
-__all__ = ["PermissionPolicy"]
+__all__ = ["PermissionPolicy", "SandboxGate"]
 
 _RESTRICTIVENESS: Final[tuple[Behavior, ...]] = ("deny", "ask", "allow")
+
+
+class SandboxGate(Protocol):
+    """What the policy asks an OS sandbox (:class:`hookloop.sandbox.Sandbox` implements it)."""
+
+    def auto_allows(self, tool_input: Mapping[str, object]) -> bool:
+        """The Bash call runs sandboxed and ``autoAllowBashIfSandboxed`` is on."""
+        ...
+
+    def wants_unsandboxed(self, tool_input: Mapping[str, object]) -> bool:
+        """The Bash call asks to run outside the sandbox (``dangerouslyDisableSandbox``) and may."""
+        ...
+
+
+_SANDBOX_MODES: Final = frozenset({"default", "acceptEdits", "dontAsk"})
 
 
 def _check_mode(mode: object, *, source: str | None = None, json_path: str | None = None) -> PermissionMode:
@@ -81,6 +96,10 @@ class PermissionPolicy:
         self._home = Path(os.path.expanduser("~"))
         self._directories: list[str] = []
         self._rules: dict[Behavior, list[Rule]] = {"allow": [], "ask": [], "deny": []}
+        self.sandbox: SandboxGate | None = None
+        """The OS sandbox Bash commands run in, if any: with ``autoAllowBashIfSandboxed`` a sandboxed Bash
+        call no rule or hook decided is allowed (in default, acceptEdits and dontAsk modes; deny and ask rules
+        still come first), and a call with ``dangerouslyDisableSandbox`` always asks (as an ask rule would)."""
         self._add_directories(additional_directories, base=self._workspace)
         for behavior, texts in (("allow", allow), ("ask", ask), ("deny", deny)):
             for index, text in enumerate(texts):
@@ -236,10 +255,15 @@ class PermissionPolicy:
         """
         context = self._context()
         for behavior in ("deny", "ask"):
+            if behavior == "ask" and self._unsandboxed(tool_name, tool_input):
+                return RuleMatch(behavior="ask", rule="dangerouslyDisableSandbox", source="sandbox")
             for rule in self._rules[behavior]:
                 if rule.matches(tool_name, tool_input, context) or self._redirect_hit(rule, tool_name, tool_input):
                     return RuleMatch(behavior=behavior, rule=rule.text, source=rule.source)
         return self._allow_match(tool_name, tool_input, context)
+
+    def _unsandboxed(self, tool_name: str, tool_input: Mapping[str, object]) -> bool:
+        return tool_name == "Bash" and self.sandbox is not None and self.sandbox.wants_unsandboxed(tool_input)
 
     def _redirect_hit(self, rule: Rule, tool_name: str, tool_input: Mapping[str, object]) -> bool:
         if tool_name != "Bash" or not isinstance(rule.specifier, PathPattern | type(None)):
@@ -322,6 +346,8 @@ class PermissionPolicy:
             return "allow", f"{tool_name} only reads inside the workspace; {mode} mode allows it"
         if mode == "plan":
             return "deny", f"plan mode does not run {tool_name}, which is not read-only"
+        if tool_name == "Bash" and mode in _SANDBOX_MODES and self.sandbox and self.sandbox.auto_allows(tool_input):
+            return "allow", "the command runs in the OS sandbox (sandbox.autoAllowBashIfSandboxed)"
         if mode == "acceptEdits" and tool_name in EDIT_TOOLS:
             return "allow", f"acceptEdits mode allows {tool_name} inside the workspace"
         return "ask", f"{tool_name} needs approval in {mode} mode"

@@ -116,7 +116,7 @@ class Sandbox:
         self._settings_files = tuple(os.path.realpath(p) for p in settings_files)
         self._home = os.path.realpath(home if home is not None else Path.home())
         self._excluded = tuple(
-            BashPattern.parse(entry if " " in entry.strip() or entry.endswith(":*") else f"{entry}:*")
+            BashPattern.parse(entry if "*" in entry else f"{entry.strip()}:*")  # a prefix, as Claude Code
             for entry in settings.excluded_commands
         )
 

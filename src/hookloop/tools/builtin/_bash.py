@@ -117,6 +117,8 @@ class BashTool(BuiltinTool[BashInput]):
         super().__init__(workspace)
         self._sandbox = sandbox
         self._warned = False
+        if sandbox is not None and sandbox.settings.enabled:
+            self.input_model = SandboxedBashInput  # type: ignore[misc]  # this instance adds the sandbox field
         if sandbox is not None and sandbox.settings.enabled and sandbox.settings.allow_unsandboxed_commands:
             properties = {
                 **self.schema["properties"],  # type: ignore[dict-item]
@@ -128,7 +130,6 @@ class BashTool(BuiltinTool[BashInput]):
             }
             schema = freeze_object({**self.schema, "properties": properties})
             self._meta = dataclasses.replace(self._meta, input_schema=schema)
-            self.input_model = SandboxedBashInput  # type: ignore[misc]  # this instance adds the sandbox field
         self._env = dict(env or {})
         self._shell = shell or shutil.which("bash") or "/bin/sh"
         self._default_timeout = default_timeout_ms
