@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from hookloop.command_hooks.model import ConfiguredHook
 from hookloop.permissions import PermissionPolicy
 from hookloop.permissions._paths import PathPattern, compile_path_pattern
 from hookloop.permissions._rules import BashPattern
@@ -208,6 +209,16 @@ class Sandbox:
         """``autoAllowBashIfSandboxed``: the permission default for a Bash call no rule decided is "allow"
         when it runs sandboxed."""
         return self._settings.auto_allow_bash_if_sandboxed and self.will_sandbox(tool_input)
+
+    def covers_hook(self, hook: ConfiguredHook) -> bool:
+        """Whether a command hook runs sandboxed: the sandbox is active, and ``sandbox.hooks`` is ``"all"``,
+        or ``"project"`` (the default) and the hook comes from a project-level settings file or hook
+        directory. A sandboxed hook gets the same confinement as a Bash command (workspace writable, so
+        formatters work; masks, protected paths and the network allow-list the same)."""
+        mode = self._settings.hooks
+        if mode == "none" or not self.active:
+            return False
+        return mode == "all" or hook.source.project_level
 
     # -- the confinement ---------------------------------------------------------------------------------
     @property
