@@ -80,6 +80,8 @@ class RunOptions:
     system: str | None = None
     scripted_position: int = 0
     """For ``scripted:`` models: turns of the script already played (a resume continues from there)."""
+    sandbox: bool = False
+    """``--sandbox``: run Bash commands and project hooks in the OS sandbox whatever ``sandbox.enabled`` says."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -93,6 +95,7 @@ class RunOptions:
             "checkpoint_dir": None if self.checkpoint_dir is None else str(self.checkpoint_dir),
             "system": self.system,
             "scripted_position": self.scripted_position,
+            "sandbox": self.sandbox,
         }
 
     @classmethod
@@ -108,6 +111,7 @@ class RunOptions:
             checkpoint_dir=Path(data["checkpoint_dir"]) if data.get("checkpoint_dir") else None,
             system=data.get("system"),
             scripted_position=int(data.get("scripted_position", 0)),
+            sandbox=bool(data.get("sandbox", False)),
         )
 
 
@@ -151,9 +155,10 @@ def build_worker(options: RunOptions, *, transcript: Path, session_id: str | Non
         raise UsageError(str(exc)) from exc
     if isinstance(client, ScriptedClient) and options.scripted_position:
         client.advance(options.scripted_position)
+    sandbox, sandbox_notes = build_sandbox(options, layers, policy)
     worker = Worker(
         client,
-        tools=builtin_tools(Workspace(options.cwd)),
+        tools=builtin_tools(Workspace(options.cwd), sandbox=sandbox),
         system=options.system or DEFAULT_SYSTEM,
         model=model,
         max_turns=options.max_turns,
@@ -162,12 +167,36 @@ def build_worker(options: RunOptions, *, transcript: Path, session_id: str | Non
         transcript=transcript,
         session_id=session_id,
     )
-    notes = install_command_hooks(worker, options)
+    notes = [*sandbox_notes, *install_command_hooks(worker, options, sandbox=sandbox)]
     return worker, notes
 
 
-def install_command_hooks(worker: Worker, options: RunOptions) -> list[str]:
-    """Attach the configured command hooks (Claude Code / Cline / hookloop settings). Returns notes to show."""
+def build_sandbox(
+    options: RunOptions, layers: Sequence[tuple[str, Mapping[str, object]]], policy: PermissionPolicy
+) -> tuple[Any, list[str]]:
+    """The OS sandbox of the settings (``--sandbox`` forces it on), wired into ``policy``; ``None`` when it
+    is off. Unavailable with ``failIfUnavailable``: a usage error; unavailable otherwise: a loud note."""
+    from hookloop.sandbox import Sandbox, SandboxConfigError, SandboxUnavailableError
+
+    try:
+        sandbox = Sandbox.from_settings(
+            layers, workspace=options.cwd, policy=policy, enabled=True if options.sandbox else None
+        )
+    except SandboxConfigError as exc:
+        raise UsageError(str(exc)) from exc
+    if not sandbox.settings.enabled:
+        return None, []
+    try:
+        warning = sandbox.check_available()
+    except SandboxUnavailableError as exc:
+        raise UsageError(str(exc)) from exc
+    policy.sandbox = sandbox
+    return sandbox, [*([warning] if warning else []), *(f"note: {n}" for n in sandbox.settings.notes)]
+
+
+def install_command_hooks(worker: Worker, options: RunOptions, *, sandbox: Any = None) -> list[str]:
+    """Attach the configured command hooks (Claude Code / Cline / hookloop settings), the ones ``sandbox``
+    covers running in it. Returns notes to show."""
     import importlib
 
     try:
@@ -179,6 +208,7 @@ def install_command_hooks(worker: Worker, options: RunOptions) -> list[str]:
         include_claude=options.include_claude,
         trust_project=options.trust_project_hooks,
         extra_settings=options.settings,
+        options=None if sandbox is None else bridge.RunnerOptions(sandbox=sandbox),
     )
     hooks.install(worker)
     return [

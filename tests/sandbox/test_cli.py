@@ -1,0 +1,99 @@
+"""`hookloop run --sandbox`, the ``sandbox`` settings through the CLI, and `hookloop doctor`: real subprocesses,
+a scripted model file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+HOOKLOOP = [sys.executable, "-c", "from hookloop.cli import main; main()"]
+
+
+@pytest.fixture
+def env(base: Path) -> dict[str, str]:
+    home = base / "home"
+    home.mkdir()
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "HOOKLOOP_HOME": str(base / "hookloop-home"),
+        "PYTHONPATH": SRC,
+        "COLUMNS": "250",
+        "NO_COLOR": "1",
+    }
+
+
+def hookloop(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*HOOKLOOP, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=60)
+
+
+def model(ws: Path, command: str) -> str:
+    turns: list[list[dict[str, Any]]] = [[{"tool": "Bash", "arguments": {"command": command}}], [{"text": "done"}]]
+    path = ws.parent / "model.json"
+    path.write_text(json.dumps({"turns": [{"blocks": blocks} for blocks in turns]}))
+    return f"scripted:{path}"
+
+
+def settings(ws: Path, data: dict[str, Any]) -> None:
+    (ws / ".hookloop").mkdir(exist_ok=True)
+    (ws / ".hookloop" / "settings.json").write_text(json.dumps(data))
+
+
+def test_run_with_sandbox_confines_bash_and_needs_no_approval(ws: Path, outside: Path, env: dict[str, str]) -> None:
+    (ws / ".env").write_text("API_KEY=sk-live-123\n")
+    settings(ws, {"permissions": {"deny": ["Read(./.env)"]}})
+    command = f"cat .env; echo pwned > {outside}/f"
+    out = hookloop("run", "go", "--model", model(ws, command), "--sandbox", "--output-format", "json", env=env, cwd=ws)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.splitlines()[-1])["status"] == "finished"
+    assert not (outside / "f").exists()
+    transcript = Path(json.loads(out.stdout.splitlines()[-1])["transcript_path"])
+    text = transcript.read_text()
+    assert "sk-live-123" not in text
+    assert "Read-only file system" in text
+
+
+def test_sandbox_enabled_in_settings(ws: Path, outside: Path, env: dict[str, str]) -> None:
+    settings(ws, {"sandbox": {"enabled": True}})
+    out = hookloop("run", "go", "--model", model(ws, f"touch {outside}/f"), "--output-format", "json", env=env, cwd=ws)
+    assert out.returncode == 0, out.stderr
+    assert not (outside / "f").exists()
+
+
+def test_a_bad_sandbox_setting_is_a_usage_error_naming_file_and_path(ws: Path, env: dict[str, str]) -> None:
+    settings(ws, {"sandbox": {"enabled": True, "network": {"allowedDomain": []}}})
+    out = hookloop("run", "go", "--model", model(ws, "true"), env=env, cwd=ws)
+    assert out.returncode == 2
+    assert f"{ws}/.hookloop/settings.json: sandbox.network.allowedDomain: unknown key" in out.stderr
+
+
+def test_fail_if_unavailable_refuses_to_start_and_otherwise_it_warns(ws: Path, env: dict[str, str]) -> None:
+    settings(ws, {"sandbox": {"enabled": True, "failIfUnavailable": True, "bwrapPath": "/nonexistent/bwrap"}})
+    out = hookloop("run", "go", "--model", model(ws, "true"), "--output-format", "json", env=env, cwd=ws)
+    assert out.returncode == 2
+    assert "the sandbox is required (sandbox.failIfUnavailable)" in out.stderr
+
+    settings(ws, {"sandbox": {"enabled": True, "bwrapPath": "/nonexistent/bwrap"}})
+    out = hookloop("run", "go", "--model", model(ws, "true"), "--output-format", "json", "--yes", env=env, cwd=ws)
+    assert out.returncode == 0, out.stderr
+    assert "Bash commands run UNSANDBOXED" in out.stderr
+
+
+def test_doctor_says_whether_a_sandbox_is_available(ws: Path, env: dict[str, str]) -> None:
+    out = hookloop("doctor", env=env, cwd=ws)
+    assert out.returncode == 0, out.stderr
+    assert "sandbox backend: bubblewrap — available" in out.stdout
+    assert "bwrap:" in out.stdout
+    assert "socat:" in out.stdout
+    settings(ws, {"sandbox": {"enabled": True, "bwrapPath": "/nonexistent/bwrap"}})
+    out = hookloop("doctor", env=env, cwd=ws)
+    assert out.returncode == 1
+    assert "NOT available" in out.stdout
+    assert "commands run UNSANDBOXED" in out.stdout
