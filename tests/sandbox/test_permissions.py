@@ -29,6 +29,7 @@ def policy_with_sandbox(
     policy = PermissionPolicy(allow=allow, ask=ask, deny=deny, mode=mode, workspace=ws)
     sandbox = Sandbox(SandboxSettings(enabled=True, **settings), workspace=ws, policy=policy, backend=backend)  # type: ignore[arg-type]
     policy.sandbox = sandbox
+    sandbox.attach()
     return policy, sandbox
 
 
@@ -55,6 +56,15 @@ def test_deny_and_ask_rules_still_come_first(ws: Path, backend: BubblewrapBacken
 def test_modes(ws: Path, backend: BubblewrapBackend, mode: PermissionMode, expected: str) -> None:
     policy, _ = policy_with_sandbox(ws, backend, mode=mode)
     assert behavior(policy, "make test") == expected
+
+
+def test_no_auto_allow_until_a_bash_tool_runs_in_the_sandbox(ws: Path, backend: BubblewrapBackend) -> None:
+    policy = PermissionPolicy(workspace=ws)
+    sandbox = Sandbox(SandboxSettings(enabled=True), workspace=ws, policy=policy, backend=backend)
+    policy.sandbox = sandbox
+    assert behavior(policy, "make test") == "ask"
+    bash_tool(ws, sandbox)
+    assert behavior(policy, "make test") == "allow"
 
 
 def test_without_auto_allow_or_without_a_working_sandbox_bash_asks(ws: Path, backend: BubblewrapBackend) -> None:

@@ -116,6 +116,7 @@ class Sandbox:
         self._ask_domain = ask_domain
         self._settings_files = tuple(os.path.realpath(p) for p in settings_files)
         self._home = os.path.realpath(home if home is not None else Path.home())
+        self._attached = False
         self._excluded = tuple(
             BashPattern.parse(entry if "*" in entry else f"{entry.strip()}:*")  # a prefix, as Claude Code
             for entry in settings.excluded_commands
@@ -205,10 +206,15 @@ class Sandbox:
             return False
         return not self.wants_unsandboxed(tool_input) and not self.excluded(command)
 
+    def attach(self) -> None:
+        """Called by the Bash tool that runs its commands in this sandbox. Until one is attached,
+        :meth:`auto_allows` is false: a policy must never auto-allow commands that would run unsandboxed."""
+        self._attached = True
+
     def auto_allows(self, tool_input: Mapping[str, object]) -> bool:
         """``autoAllowBashIfSandboxed``: the permission default for a Bash call no rule decided is "allow"
-        when it runs sandboxed."""
-        return self._settings.auto_allow_bash_if_sandboxed and self.will_sandbox(tool_input)
+        when it runs sandboxed (and a Bash tool runs its commands in this sandbox: :meth:`attach`)."""
+        return self._attached and self._settings.auto_allow_bash_if_sandboxed and self.will_sandbox(tool_input)
 
     def covers_hook(self, hook: ConfiguredHook) -> bool:
         """Whether a command hook runs sandboxed: the sandbox is active, and ``sandbox.hooks`` is ``"all"``,

@@ -117,6 +117,8 @@ class BashTool(BuiltinTool[BashInput]):
         super().__init__(workspace)
         self._sandbox = sandbox
         self._warned = False
+        if sandbox is not None:
+            sandbox.attach()
         if sandbox is not None and sandbox.settings.enabled:
             self.input_model = SandboxedBashInput  # type: ignore[misc]  # this instance adds the sandbox field
         if sandbox is not None and sandbox.settings.enabled and sandbox.settings.allow_unsandboxed_commands:
