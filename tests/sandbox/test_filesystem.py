@@ -10,6 +10,7 @@ import pytest
 from sandbox_helpers import bash, bash_tool, exists, make_sandbox, names
 
 from hookloop.sandbox import BubblewrapBackend
+from hookloop.tools import ToolFailure
 
 pytestmark = pytest.mark.anyio
 
@@ -183,3 +184,25 @@ async def test_filesystem_settings_add_writable_read_only_and_masked_paths(
     assert (outside / "cache" / "c").read_text() == "c\n"
     assert not (ws / "vendor" / "v").exists()
     assert "OUTSIDE SECRET" not in (ws / "leak.txt").read_text()
+
+
+async def test_a_configured_hooks_path_is_protected_too(ws: Path, backend: BubblewrapBackend) -> None:
+    (ws / ".git").mkdir()
+    (ws / ".git" / "config").write_text("[core]\n\thooksPath = .husky\n")
+    (ws / ".husky").mkdir()
+    tool = bash_tool(ws, make_sandbox(ws, backend))
+    content, is_error = await bash(tool, "echo evil > .husky/pre-commit")
+    assert is_error
+    assert "Read-only file system" in content
+    assert names(ws / ".husky") == []
+
+
+async def test_a_protected_path_that_is_a_symlink_refuses_to_run(
+    ws: Path, base: Path, backend: BubblewrapBackend
+) -> None:
+    (base / "dotfiles").mkdir()
+    (ws / ".claude").symlink_to(base / "dotfiles")
+    tool = bash_tool(ws, make_sandbox(ws, backend))
+    with pytest.raises(ToolFailure, match=r"\.claude is a symbolic link: the sandbox cannot keep it"):
+        await bash(tool, "rm .claude && mkdir .claude && echo '{}' > .claude/settings.json")
+    assert (ws / ".claude").is_symlink()

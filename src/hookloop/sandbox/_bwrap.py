@@ -31,7 +31,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -240,8 +239,3 @@ def _release(created: list[str]) -> None:
                 elif os.path.isfile(path) and os.path.getsize(path) == 0:
                     os.unlink(path)
 
-
-def bwrap_version(text: str) -> str | None:
-    """The version in ``bwrap --version`` output (``bubblewrap 0.8.0`` → ``0.8.0``)."""
-    match = re.search(r"(\d+(?:\.\d+)+)", text)
-    return match.group(1) if match else None

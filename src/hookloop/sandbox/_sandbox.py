@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import re
@@ -44,6 +45,41 @@ _FAILURE = re.compile(
 
 def _within(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip("/") + "/")
+
+
+_HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def _protect(root: str, read_only: list[str], missing: list[tuple[str, Literal["dir", "file"]]]) -> None:
+    """Add the protected paths of one writable directory: existing ones read-only, missing directories to be
+    kept from being created. A protected path that is a symbolic link raises :class:`SandboxError`: the link
+    itself sits in a writable directory, so the command could replace it."""
+    git = os.path.join(root, ".git")
+    names = list(PROTECTED_NAMES)
+    if os.path.isdir(git) and not os.path.islink(git):
+        try:
+            with open(os.path.join(git, "config"), encoding="utf-8", errors="replace") as config:
+                hooks_path = _HOOKS_PATH.search(config.read(1 << 20))
+        except OSError:
+            hooks_path = None
+        if hooks_path is not None:  # core.hooksPath: git runs the hooks there instead of .git/hooks
+            target = os.path.expanduser(hooks_path.group(1).strip('"'))
+            names.append((os.path.relpath(os.path.join(root, target), root), "dir"))
+    for name, kind in names:
+        path = os.path.normpath(os.path.join(root, name))
+        if name.startswith(".git/") and not os.path.isdir(git):
+            continue
+        if os.path.islink(path):
+            raise SandboxError(
+                f"{path} is a symbolic link: the sandbox cannot keep it from being replaced, so it does not run "
+                f"commands here; make it a real {'directory' if kind == 'dir' else 'file'}"
+            )
+        if os.path.lexists(path):
+            read_only.append(os.path.realpath(path))
+        elif kind == "dir" and _within(path, root):
+            missing.append((path, kind))
+    if os.path.isfile(git) and not os.path.islink(git):
+        read_only.append(git)  # a worktree's pointer to its git directory
 
 
 class SandboxUnavailableError(SandboxError):
@@ -247,17 +283,7 @@ class Sandbox:
         read_only: list[str] = [f.path for f in expand(edit_patterns)]
         missing: list[tuple[str, Literal["dir", "file"]]] = []
         for root in writable:
-            git = os.path.join(root, ".git")
-            for name, kind in PROTECTED_NAMES:
-                path = os.path.join(root, name)
-                if name.startswith(".git/") and not os.path.isdir(git):
-                    continue
-                if os.path.lexists(path):
-                    read_only.append(os.path.realpath(path))
-                elif kind == "dir":
-                    missing.append((path, kind))
-            if os.path.isfile(git):
-                read_only.append(git)  # a worktree's pointer to its git directory
+            _protect(root, read_only, missing)
         for path in (*self._settings_files, *(os.path.join(self._home, name) for name in _HOME_FILES)):
             if os.path.lexists(path):
                 read_only.append(os.path.realpath(path))
@@ -319,7 +345,10 @@ class Sandbox:
                 resolver=self._resolver,
                 ask=self._ask_domain,
             )
-            spec = self.spec(extra_writable=tuple(writable_files), proxy_socket=proxy.socket_path)
+            # The walk for the rules' paths touches the file system: off the event loop.
+            spec = await asyncio.to_thread(
+                self.spec, extra_writable=tuple(writable_files), proxy_socket=proxy.socket_path
+            )
             base = dict(os.environ if env is None else env)
             wrapped = self._backend.wrap(argv, cwd=os.fspath(cwd), env=base, spec=spec)
             cleanup = wrapped.cleanup
