@@ -238,4 +238,3 @@ def _release(created: list[str]) -> None:
                     os.rmdir(path)  # only when still empty
                 elif os.path.isfile(path) and os.path.getsize(path) == 0:
                     os.unlink(path)
-
