@@ -85,3 +85,37 @@ async def test_a_project_hook_in_a_worker_run_is_sandboxed(ws: Path, outside: Pa
     assert exists(ws / "hook-ran")
     assert not exists(outside / "from-hook")
     worker.close()
+
+
+async def test_a_missing_program_in_a_sandboxed_hook_is_not_found(ws: Path, backend: BubblewrapBackend) -> None:
+    sandbox = make_sandbox(ws, backend)
+    missing = ConfiguredHook(
+        event="PreToolUse",
+        matcher="*",
+        handler=CommandHandler(command="/nonexistent/hook-program", args=()),
+        source=HookSource(kind="claude-project", path="/x/settings.json"),
+        json_path="hooks.PreToolUse[0].hooks[0]",
+    )
+    outcome = await run_hook(missing, {}, project_dir=ws, options=RunnerOptions(sandbox=sandbox))
+    assert outcome.error_kind == "not_found"
+    assert outcome.error is not None
+    assert "/nonexistent/hook-program" in outcome.error
+
+
+async def test_with_fail_if_unavailable_a_covered_hook_does_not_run_unsandboxed(ws: Path) -> None:
+    from hookloop.sandbox import NoSandbox, Sandbox, SandboxSettings
+
+    sandbox = Sandbox(
+        SandboxSettings(enabled=True, fail_if_unavailable=True), workspace=ws, backend=NoSandbox("none in this test")
+    )
+    outcome = await run_hook(
+        hook(f"touch {ws}/ran", "claude-project"), {}, project_dir=ws, options=RunnerOptions(sandbox=sandbox)
+    )
+    assert outcome.error_kind == "spawn_failed"
+    assert not exists(ws / "ran")
+    relaxed = Sandbox(SandboxSettings(enabled=True), workspace=ws, backend=NoSandbox("none in this test"))
+    outcome = await run_hook(
+        hook(f"touch {ws}/ran", "claude-project"), {}, project_dir=ws, options=RunnerOptions(sandbox=relaxed)
+    )
+    assert outcome.ok
+    assert exists(ws / "ran")

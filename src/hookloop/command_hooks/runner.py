@@ -660,7 +660,7 @@ async def run_hook(
         argv = command_argv(handler, platform=opts.platform, env=env)
         via_shell, fallback = handler.args is None, False
     if opts.sandbox is not None and opts.sandbox.covers_hook(hook):
-        return await _run_sandboxed(opts.sandbox, hook, argv, body, project, opts, env, on_line, via_shell)
+        return await _run_sandboxed(opts.sandbox, hook, argv, body, project, opts, env, on_line, via_shell, fallback)
     return await run_process(
         argv,
         body,
@@ -687,12 +687,13 @@ async def _run_sandboxed(
     env: Mapping[str, str],
     on_line: OnLine | None,
     via_shell: bool,
+    fallback: bool,
 ) -> HookOutcome:
     from hookloop.sandbox import SandboxError
 
     try:
         async with sandbox.open_command(argv, cwd=project, env=dict(env)) as wrapped:
-            return await run_process(
+            outcome = await run_process(
                 wrapped.argv,
                 body,
                 cwd=project,
@@ -707,6 +708,17 @@ async def _run_sandboxed(
             )
     except SandboxError as exc:
         return HookOutcome(name=hook.name, error_kind="spawn_failed", error=f"hook {hook.name} not run: {exc}")
+    # bwrap itself reports a program it cannot execute (exit 1): the same "could not run" kinds as a spawn.
+    first = outcome.stderr.split(b"\n", 1)[0]
+    if outcome.exit_code == 1 and first.startswith(b"bwrap: execvp "):
+        if first.endswith(b"Exec format error") and fallback:
+            return await _run_sandboxed(
+                sandbox, hook, ["/bin/sh", *argv], body, project, opts, env, on_line, True, False
+            )
+        kind: ErrorKind = "not_executable" if first.endswith(b"Permission denied") else "not_found"
+        message = f"hook {hook.name} could not start: {first.decode('utf-8', 'replace').removeprefix('bwrap: ')}"
+        return HookOutcome(name=hook.name, error_kind=kind, error=message, timeout=outcome.timeout)
+    return outcome
 
 
 async def run_all(

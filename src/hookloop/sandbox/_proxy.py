@@ -87,7 +87,7 @@ class DomainProxy:
         self._resolver = {k.lower(): v for k, v in (resolver or {}).items()}
         self._ask = ask
         self._dir = tempfile.mkdtemp(prefix="hookloop-proxy-")
-        os.chmod(self._dir, 0o755)  # bwrap maps the sandbox to the same uid; others need no access
+        # mkdtemp made it 0700: the sandbox runs as the same user, and nobody else may use the proxy.
         self.socket_path = os.path.join(self._dir, "proxy.sock")
         self.blocked: list[str] = []
         """Hosts refused, in order, each once."""

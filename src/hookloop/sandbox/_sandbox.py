@@ -255,11 +255,16 @@ class Sandbox:
     def covers_hook(self, hook: ConfiguredHook) -> bool:
         """Whether a command hook runs sandboxed: the sandbox is active, and ``sandbox.hooks`` is ``"all"``,
         or ``"project"`` (the default) and the hook comes from a project-level settings file or hook
-        directory. A sandboxed hook gets the same confinement as a Bash command (workspace writable, so
-        formatters work; masks, protected paths and the network allow-list the same)."""
+        directory. With ``failIfUnavailable`` and no working sandbox, the covered hooks fail to start
+        (``spawn_failed``) rather than run unsandboxed. A sandboxed hook gets the same confinement as a Bash
+        command (workspace writable, so formatters work; masks, protected paths and the network allow-list the
+        same)."""
         mode = self._settings.hooks
-        if mode == "none" or not self.active:
+        if mode == "none" or not self._settings.enabled:
             return False
+        if not self.availability.available and not self._settings.fail_if_unavailable:
+            return False  # runs unsandboxed; check_available() gave the warning
+        # Unavailable with failIfUnavailable: "covered", so the hook fails to start instead of running bare.
         return mode == "all" or hook.source.project_level
 
     # -- the confinement ---------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ matchers and hook scripts written for Claude Code work on them unchanged::
 Every path is resolved against the :class:`Workspace` root and refused outside it (and its additional
 directories) unless the workspace allows it; files are opened without following a symbolic link swapped in after
 that check. ``Bash`` is not confined that way: its commands can reach anything the process can, so govern it with
-permission rules.
+permission rules, or run it in the OS sandbox (``builtin_tools(..., sandbox=...)``, see :mod:`hookloop.sandbox`).
 """
 
 from __future__ import annotations
