@@ -13,11 +13,13 @@ its target anyway, and the target is what must stay hidden. Dangling links are s
 
 from __future__ import annotations
 
+import fnmatch
+import functools
 import os
+import re
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 
 from hookloop.errors import HookloopError
 from hookloop.permissions._paths import PathPattern
@@ -41,8 +43,12 @@ class Found:
 
 
 class _Budget:
+    """The entries one computation may inspect, and the directory listings it already made (each directory
+    is listed once however many patterns and ``**`` positions reach it)."""
+
     def __init__(self) -> None:
         self.left = MAX_ENTRIES
+        self.listings: dict[str, list[tuple[str, str, bool]]] = {}
 
     def spend(self) -> None:
         self.left -= 1
@@ -53,23 +59,25 @@ class _Budget:
             )
 
 
-def _children(directory: str, budget: _Budget) -> list[os.DirEntry[str]]:
+def _children(directory: str, budget: _Budget) -> list[tuple[str, str, bool]]:
+    """(name, path, is a real directory) for each entry; empty for a file or an unreadable directory."""
+    cached = budget.listings.get(directory)
+    if cached is not None:
+        return cached
+    result: list[tuple[str, str, bool]] = []
     try:
         with os.scandir(directory) as entries:
-            result = []
             for entry in entries:
                 budget.spend()
-                result.append(entry)
-            return result
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    is_dir = False
+                result.append((entry.name, entry.path, is_dir))
     except OSError:
-        return []
-
-
-def _is_real_dir(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_dir(follow_symlinks=False)
-    except OSError:
-        return False
+        pass
+    budget.listings[directory] = result
+    return result
 
 
 def _walk(path: str, segments: tuple[str, ...], dir_only: bool, budget: _Budget) -> Iterator[str]:
@@ -79,19 +87,21 @@ def _walk(path: str, segments: tuple[str, ...], dir_only: bool, budget: _Budget)
         return
     head, rest = segments[0], segments[1:]
     if head == "**":
-        yield from _walk(path, rest, dir_only, budget)
-        for entry in _children(path, budget):
-            if _is_real_dir(entry):
-                yield from _walk(entry.path, segments, dir_only, budget)
-            elif rest:
-                yield from _walk(entry.path, rest, dir_only, budget)
+        yield from _walk(path, rest, dir_only, budget)  # `**` as no segment at all
+        for _, child, is_dir in _children(path, budget):
+            if is_dir:  # symbolic links are not followed here: no loops
+                yield from _walk(child, segments, dir_only, budget)
         return
-    if not os.path.isdir(path):
-        return
-    want = head.replace("**", "*").casefold()
-    for entry in _children(path, budget):
-        if fnmatchcase(entry.name.casefold(), want):
-            yield from _walk(entry.path, rest, dir_only, budget)
+    matches = _segment_matcher(head)
+    for name, child, _ in _children(path, budget):
+        if matches(name):
+            yield from _walk(child, rest, dir_only, budget)
+
+
+@functools.lru_cache(maxsize=256)
+def _segment_matcher(segment: str) -> Callable[[str], object]:
+    """A case-insensitive matcher for one glob segment (deny rules match case-folded)."""
+    return re.compile(fnmatch.translate(segment.replace("**", "*")), re.IGNORECASE | re.DOTALL).match
 
 
 def expand(patterns: Iterable[PathPattern], *, budget: _Budget | None = None) -> list[Found]:
@@ -142,14 +152,14 @@ def same_inode_links(files: Iterable[str], roots: Iterable[str]) -> list[str]:
     links: list[str] = []
     stack = list(dict.fromkeys(roots))
     while stack:
-        for entry in _children(stack.pop(), budget):
-            if _is_real_dir(entry):
-                stack.append(entry.path)
+        for _, child, is_dir in _children(stack.pop(), budget):
+            if is_dir:
+                stack.append(child)
                 continue
             try:
-                info = entry.stat(follow_symlinks=False)
+                info = os.stat(child, follow_symlinks=False)
             except OSError:
                 continue
             if (info.st_dev, info.st_ino) in wanted:
-                links.append(entry.path)
+                links.append(child)
     return links
