@@ -97,3 +97,19 @@ def test_doctor_says_whether_a_sandbox_is_available(ws: Path, env: dict[str, str
     assert out.returncode == 1
     assert "NOT available" in out.stdout
     assert "commands run UNSANDBOXED" in out.stdout
+
+
+def test_a_new_domain_is_an_approval_yes_lets_it_through_deny_refuses_it(ws: Path, env: dict[str, str]) -> None:
+    command = "curl -sS http://unlisted.invalid/ 2>&1"
+    out = hookloop("run", "go", "--model", model(ws, command), "--sandbox", "--output-format", "json", "--deny",
+                   env=env, cwd=ws)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    text = Path(json.loads(out.stdout.splitlines()[-1])["transcript_path"]).read_text()
+    assert "blocked by the sandbox's network allow-list: unlisted.invalid" in text
+
+    out = hookloop("run", "go", "--model", model(ws, command), "--sandbox", "--output-format", "json", "--yes",
+                   env=env, cwd=ws)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    text = Path(json.loads(out.stdout.splitlines()[-1])["transcript_path"]).read_text()
+    assert "blocked by the sandbox's network allow-list" not in text
+    assert "cannot reach unlisted.invalid" in text  # let through by the proxy; there is no such host

@@ -261,6 +261,30 @@ class TerminalApprover:
             self.console.print("  please answer y, a or n")
 
 
+class DomainApprover:
+    """A sandboxed command reaching a host not on the allow-list: --yes allows it, --deny and a run without a
+    terminal refuse it (the result names it), at a terminal the person is asked once per host per session."""
+
+    def __init__(self, approval: Approval, console: Console, pause_spinner: Callable[[], None]) -> None:
+        self.approval = approval
+        self.console = console
+        self.pause_spinner = pause_spinner
+        self.answers: dict[str, bool] = {}
+        self.lock = asyncio.Lock()
+
+    async def ask(self, host: str) -> bool:
+        if self.approval != "ask":
+            return self.approval == "yes"
+        async with self.lock:  # parallel connections: one question at a time, each host once
+            if host not in self.answers:
+                self.pause_spinner()
+                question = f"\n[bold magenta]network[/] a sandboxed command wants to reach [bold]{host}[/]"
+                self.console.print(question, highlight=False)
+                answer = (await _read_line("  allow it for this session? [y/n] › ")).strip().lower()
+                self.answers[host] = answer in ("y", "yes")
+            return self.answers[host]
+
+
 async def _read_line(prompt: str) -> str:
     """input() in a daemon thread, so a Ctrl-C (which cancels the run) never waits for the person."""
     loop = asyncio.get_running_loop()
@@ -441,6 +465,10 @@ class Session:
         elif self.approval == "ask":
             stop = renderer.stop_spinner if renderer is not None else (lambda: None)
             worker.approvers.append(TerminalApprover(self.err, stop))
+        sandbox = getattr(worker.permissions, "sandbox", None)
+        if sandbox is not None:
+            stop = renderer.stop_spinner if renderer is not None else (lambda: None)
+            sandbox.ask_domain = DomainApprover(self.approval, self.err, stop).ask
         try:
             return asyncio.run(self._drive(worker, start))
         finally:

@@ -149,7 +149,9 @@ class Sandbox:
         self._additional = tuple(dict.fromkeys(d for d in dirs if d != self._workspace))
         self._backend = backend if backend is not None else default_backend(settings)
         self._resolver = dict(resolver or {})
-        self._ask_domain = ask_domain
+        self.ask_domain = ask_domain
+        """Asked (with the host) when a sandboxed command connects to a host that is neither allowed nor
+        denied; true lets it through for the rest of that command. ``None``: refused and reported."""
         self._settings_files = tuple(os.path.realpath(p) for p in settings_files)
         self._home = os.path.realpath(home if home is not None else Path.home())
         self._attached = False
@@ -348,7 +350,7 @@ class Sandbox:
                 allowed=self.allowed_domains(),
                 denied=self.denied_domains(),
                 resolver=self._resolver,
-                ask=self._ask_domain,
+                ask=self.ask_domain,
             )
             # The walk for the rules' paths touches the file system: off the event loop.
             spec = await asyncio.to_thread(
