@@ -44,6 +44,12 @@ def secrets(ws: Path) -> Path:
         "cat deep/er/server.pem; find . -name '*.pem' -exec cat {} +",
         "python3 -c 'import os; fd = os.open(\".env\", os.O_RDONLY); print(os.read(fd, 100))'",
         "mv .env moved 2>&1; cat moved .env",
+        # undoing the masks: no capabilities, even when hookloop runs as root
+        "umount .env; umount secrets; cat .env secrets/db.txt",
+        "umount -l $PWD/.env; cat .env",
+        "unshare -rm sh -c 'umount .env; cat .env'",
+        "mount --bind /dev/zero .env; mount -o remount,rw /; cat .env",
+        "python3 -c 'import ctypes; ctypes.CDLL(None).umount2(b\".env\", 2); print(open(\".env\").read())'",
     ],
 )
 async def test_read_denied_files_cannot_be_read_by_any_route(
@@ -91,6 +97,10 @@ async def test_files_not_denied_stay_readable_and_the_workspace_writable(
         "mv {outside}/secret.txt {ws}/stolen.txt",
         "echo pwned > ~/.hookloop-sandbox-test-pwned",
         "touch /etc/hookloop-pwned /usr/hookloop-pwned",
+        "mount -o remount,rw / && echo pwned > {outside}/new.txt",
+        "mount -o remount,rw {outside}; umount {ws}; echo pwned > {outside}/new.txt",
+        "unshare -rm sh -c 'mount -o remount,rw /; echo pwned > {outside}/new.txt'",
+        "mount -t tmpfs none {outside} && echo pwned > {outside}/new.txt",
     ],
 )
 async def test_nothing_outside_the_workspace_can_be_written(

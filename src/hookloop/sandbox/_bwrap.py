@@ -11,6 +11,7 @@ The command line, in order (later mounts cover earlier ones)::
           --ro-bind EMPTY_FILE F                             Read-denied files read as empty
           --tmpfs D --remount-ro D                           Read-denied directories read as empty
           --ro-bind PROXY_DIR /tmp/.hookloop-proxy          the proxy's unix socket
+          --unshare-user --disable-userns --cap-drop ALL      no capabilities, even run as root
           --unshare-net --unshare-pid --unshare-ipc --unshare-uts --unshare-cgroup-try
           --die-with-parent --chdir CWD -- [bridge] COMMAND
 
@@ -44,6 +45,22 @@ from hookloop.sandbox._paths import SandboxError
 __all__ = ["BubblewrapBackend"]
 
 _PROXY_DIR = "/tmp/.hookloop-proxy"
+# A user namespace with every capability dropped: run as root, bwrap would otherwise leave the command all its
+# capabilities, and `umount` of a mask or `mount -o remount,rw /` would undo the sandbox. --disable-userns (bwrap
+# 0.8+) also keeps the command from making a nested user namespace; older bwraps work without it (mounts seen
+# from a nested namespace are locked anyway).
+_ISOLATION = (
+    "--unshare-user",
+    "--disable-userns",
+    "--cap-drop",
+    "ALL",
+    "--unshare-net",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--die-with-parent",
+)
 _HIDDEN_ALWAYS = ("/dev", "/proc")
 _BRIDGE_TRIES = 20000
 _lock = threading.Lock()
@@ -92,6 +109,7 @@ class BubblewrapBackend:
         self._socat = socat or shutil.which("socat")
         self._bash = shutil.which("bash")
         self._availability: Availability | None = None
+        self._isolation = list(_ISOLATION)
 
     @property
     def network_bridge(self) -> bool:
@@ -119,13 +137,10 @@ class BubblewrapBackend:
             version = subprocess.run(
                 [self._bwrap, "--version"], capture_output=True, text=True, timeout=10, check=False
             ).stdout.strip()
-            smoke = subprocess.run(
-                [self._bwrap, "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid", "--", "true"],
-                capture_output=True,
-                text=True,
-                timeout=10,
-                check=False,
-            )
+            smoke = self._smoke(self._isolation)
+            if smoke.returncode != 0 and "--disable-userns" in smoke.stderr:
+                self._isolation.remove("--disable-userns")
+                smoke = self._smoke(self._isolation)
         except (OSError, subprocess.SubprocessError) as exc:
             return Availability(available=False, reason=f"{self._bwrap} cannot run: {exc}", details=details)
         details["bwrap"] = f"{self._bwrap} ({version or 'unknown version'})"
@@ -140,9 +155,14 @@ class BubblewrapBackend:
             available=True, reason=f"bubblewrap {version.split()[-1] if version else ''}".strip(), details=details
         )
 
+    def _smoke(self, isolation: Sequence[str]) -> subprocess.CompletedProcess[str]:
+        argv = [self._bwrap or "bwrap", "--ro-bind", "/", "/", "--proc", "/proc", *isolation, "--", "true"]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
+
     def wrap(self, argv: Sequence[str], *, cwd: str, env: Mapping[str, str], spec: SandboxSpec) -> WrappedCommand:
         if self._bwrap is None:
             raise SandboxError("cannot sandbox: bwrap (bubblewrap) is not installed")
+        self.availability()  # settles the isolation flags this bwrap supports
         hidden = [*_HIDDEN_ALWAYS]
         args = [self._bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         if spec.private_tmp:
@@ -196,12 +216,7 @@ class BubblewrapBackend:
             for name in ("NO_PROXY", "no_proxy"):
                 sandbox_env[name] = "localhost,127.0.0.1,::1"
         args += [
-            "--unshare-net",
-            "--unshare-pid",
-            "--unshare-ipc",
-            "--unshare-uts",
-            "--unshare-cgroup-try",
-            "--die-with-parent",
+            *self._isolation,
             "--chdir",
             cwd,
             "--",
