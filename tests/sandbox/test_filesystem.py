@@ -49,7 +49,7 @@ def secrets(ws: Path) -> Path:
         "umount -l $PWD/.env; cat .env",
         "unshare -rm sh -c 'umount .env; cat .env'",
         "mount --bind /dev/zero .env; mount -o remount,rw /; cat .env",
-        "python3 -c 'import ctypes; ctypes.CDLL(None).umount2(b\".env\", 2); print(open(\".env\").read())'",
+        'python3 -c \'import ctypes; ctypes.CDLL(None).umount2(b".env", 2); print(open(".env").read())\'',
     ],
 )
 async def test_read_denied_files_cannot_be_read_by_any_route(
