@@ -45,3 +45,12 @@ def names(directory: Path) -> list[str]:
 
 def exists(path: Path | str) -> bool:
     return Path(path).exists()
+
+
+def git_repo(path: Path) -> None:
+    """``git init`` with an identity (sync, outside the sandbox)."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    subprocess.run(["git", "-C", str(path), "config", "user.email", "t@example.com"], check=True)
+    subprocess.run(["git", "-C", str(path), "config", "user.name", "T"], check=True)

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import bash, bash_tool, exists, make_sandbox, names
+from sandbox_helpers import bash, bash_tool, exists, git_repo, make_sandbox, names
 
 from hookloop.sandbox import BubblewrapBackend
 from hookloop.tools import ToolFailure
@@ -216,3 +216,39 @@ async def test_a_protected_path_that_is_a_symlink_refuses_to_run(
     with pytest.raises(ToolFailure, match=r"\.claude is a symbolic link: the sandbox cannot keep it"):
         await bash(tool, "rm .claude && mkdir .claude && echo '{}' > .claude/settings.json")
     assert (ws / ".claude").is_symlink()
+
+
+async def test_hooks_and_config_of_submodules_and_worktrees_are_protected(ws: Path, backend: BubblewrapBackend) -> None:
+    sub = ws / ".git" / "modules" / "libs" / "dep"
+    for gitdir in (ws / ".git", sub, ws / ".git" / "worktrees" / "feature"):
+        (gitdir / "hooks").mkdir(parents=True)
+        (gitdir / "HEAD").write_text("ref: refs/heads/main\n")
+        (gitdir / "config").write_text("[core]\n")
+    tool = bash_tool(ws, make_sandbox(ws, backend))
+    await bash(
+        tool,
+        "echo evil > .git/modules/libs/dep/hooks/post-checkout; echo '[core] fsmonitor=evil' >> "
+        ".git/modules/libs/dep/config; echo evil > .git/worktrees/feature/hooks/pre-commit; "
+        "echo '[core] hooksPath=/tmp' > .git/worktrees/feature/config.worktree",
+    )
+    assert names(sub / "hooks") == []
+    assert (sub / "config").read_text() == "[core]\n"
+    assert names(ws / ".git" / "worktrees" / "feature" / "hooks") == []
+    assert (
+        not exists(ws / ".git" / "worktrees" / "feature" / "config.worktree")
+        or not (ws / ".git" / "worktrees" / "feature" / "config.worktree").read_text()
+    )
+
+
+async def test_git_still_works_in_a_sandboxed_repository_and_nothing_is_left_behind(
+    ws: Path, backend: BubblewrapBackend
+) -> None:
+    git_repo(ws)
+    before = names(ws / ".git")
+    (ws / "a.txt").write_text("a\n")
+    tool = bash_tool(ws, make_sandbox(ws, backend))
+    content, is_error = await bash(tool, "git add a.txt && git commit -qm first && git log --format=%s")
+    assert (content, is_error) == ("first", False)
+    assert set(names(ws / ".git")) - set(before) <= {"COMMIT_EDITMSG", "index", "logs", "ORIG_HEAD"}
+    assert not exists(ws / ".git" / "config.worktree")
+    assert not exists(ws / ".claude")

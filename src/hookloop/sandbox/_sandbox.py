@@ -26,13 +26,17 @@ __all__ = ["PROTECTED_NAMES", "Sandbox", "SandboxUnavailableError", "SandboxedCo
 PROTECTED_NAMES: tuple[tuple[str, Literal["dir", "file"]], ...] = (
     (".git/hooks", "dir"),
     (".git/config", "file"),
+    (".git/config.worktree", "file"),
     (".claude", "dir"),
     (".hookloop", "dir"),
     (".mcp.json", "file"),
 )
 """Paths inside each writable directory that sandboxed commands cannot change: hooks and configuration that
 would run code later. Missing directories among them are kept from being created (an empty read-only one is
-mounted there for the command and removed after); a missing ``.mcp.json`` is not."""
+mounted there for the command and removed after, likewise an empty file for missing git config files); a
+missing ``.mcp.json`` is not. The ``.git/`` entries apply
+to every git directory of the repository (submodules under ``.git/modules``, linked worktrees), with the
+directory ``core.hooksPath`` names."""
 
 _HOME_FILES = (".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile", ".gitconfig", ".ssh", ".claude")
 _FAILURE = re.compile(
@@ -50,25 +54,60 @@ def _within(path: str, directory: str) -> bool:
 _HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 
 
-def _protect(root: str, read_only: list[str], missing: list[tuple[str, Literal["dir", "file"]]]) -> None:
-    """Add the protected paths of one writable directory: existing ones read-only, missing directories to be
-    kept from being created. A protected path that is a symbolic link raises :class:`SandboxError`: the link
-    itself sits in a writable directory, so the command could replace it."""
-    git = os.path.join(root, ".git")
-    names = list(PROTECTED_NAMES)
-    if os.path.isdir(git) and not os.path.islink(git):
+def _git_dirs(git: str) -> list[str]:
+    """The repository's git directory and the ones nested in it: submodules (``modules/…``, which nest) and
+    linked worktrees (``worktrees/*``). Bounded: object stores are not entered."""
+    found = [git]
+    stack = [os.path.join(git, "modules"), os.path.join(git, "worktrees")]
+    while stack and len(found) < 1000:
+        directory = stack.pop()
         try:
-            with open(os.path.join(git, "config"), encoding="utf-8", errors="replace") as config:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.is_dir(follow_symlinks=False) or entry.name in ("objects", "refs", "logs", "lfs"):
+                continue
+            if os.path.exists(os.path.join(entry.path, "HEAD")):
+                found.append(entry.path)
+                stack.append(os.path.join(entry.path, "modules"))
+            else:
+                stack.append(entry.path)  # a submodule name with slashes
+    return found
+
+
+def _git_protected(root: str, git: str) -> list[tuple[str, Literal["dir", "file"]]]:
+    """Paths in git directories that make git run code: hooks, config (core.hooksPath, core.fsmonitor, filter
+    drivers …), per-worktree config, and a configured hooksPath."""
+    names: list[tuple[str, Literal["dir", "file"]]] = []
+    kinds: tuple[tuple[str, Literal["dir", "file"]], ...] = (
+        ("hooks", "dir"),
+        ("config", "file"),
+        ("config.worktree", "file"),
+    )
+    for gitdir in _git_dirs(git):
+        names += [(os.path.relpath(os.path.join(gitdir, name), root), kind) for name, kind in kinds]
+        try:
+            with open(os.path.join(gitdir, "config"), encoding="utf-8", errors="replace") as config:
                 hooks_path = _HOOKS_PATH.search(config.read(1 << 20))
         except OSError:
             hooks_path = None
         if hooks_path is not None:  # core.hooksPath: git runs the hooks there instead of .git/hooks
             target = os.path.expanduser(hooks_path.group(1).strip('"'))
             names.append((os.path.relpath(os.path.join(root, target), root), "dir"))
+    return names
+
+
+def _protect(root: str, read_only: list[str], missing: list[tuple[str, Literal["dir", "file"]]]) -> None:
+    """Add the protected paths of one writable directory: existing ones read-only, missing directories to be
+    kept from being created. A protected path that is a symbolic link raises :class:`SandboxError`: the link
+    itself sits in a writable directory, so the command could replace it."""
+    git = os.path.join(root, ".git")
+    names = [(name, kind) for name, kind in PROTECTED_NAMES if not name.startswith(".git/")]
+    if os.path.isdir(git) and not os.path.islink(git):
+        names += _git_protected(root, git)
     for name, kind in names:
         path = os.path.normpath(os.path.join(root, name))
-        if name.startswith(".git/") and not os.path.isdir(git):
-            continue
         if os.path.islink(path):
             raise SandboxError(
                 f"{path} is a symbolic link: the sandbox cannot keep it from being replaced, so it does not run "
@@ -76,8 +115,8 @@ def _protect(root: str, read_only: list[str], missing: list[tuple[str, Literal["
             )
         if os.path.lexists(path):
             read_only.append(os.path.realpath(path))
-        elif kind == "dir" and _within(path, root):
-            missing.append((path, kind))
+        elif _within(path, root) and (kind == "dir" or name != ".mcp.json"):
+            missing.append((path, kind))  # e.g. config.worktree: git reads it once extensions.worktreeConfig is on
     if os.path.isfile(git) and not os.path.islink(git):
         read_only.append(git)  # a worktree's pointer to its git directory
 
