@@ -113,3 +113,48 @@ def test_a_new_domain_is_an_approval_yes_lets_it_through_deny_refuses_it(ws: Pat
     text = Path(json.loads(out.stdout.splitlines()[-1])["transcript_path"]).read_text()
     assert "blocked by the sandbox's network allow-list" not in text
     assert "cannot reach unlisted.invalid" in text  # let through by the proxy; there is no such host
+
+
+def test_at_a_terminal_a_new_domain_is_asked_once_per_host(ws: Path, env: dict[str, str]) -> None:
+    import pty
+    import select
+    import time
+
+    command = "curl -sS http://asked.invalid/a 2>&1; curl -sS http://asked.invalid/b 2>&1"
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [*HOOKLOOP, "run", "go", "--model", model(ws, command), "--sandbox", "--permission-mode", "acceptEdits"],
+        stdin=slave, stdout=slave, stderr=slave, env=env, cwd=ws, start_new_session=True,
+    )  # fmt: skip
+    os.close(slave)
+    screen = ""
+
+    def read_until(text: str) -> None:
+        nonlocal screen
+        deadline = time.monotonic() + 30
+        while text not in screen and (left := deadline - time.monotonic()) > 0:
+            if select.select([master], [], [], left)[0]:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                screen += chunk.decode(errors="replace")
+        assert text in screen, screen
+
+    try:
+        read_until("allow it for this session?")
+        assert "wants to reach" in screen
+        assert "asked.invalid" in screen.split("wants to reach", 1)[1]
+        os.write(master, b"y\n")
+        read_until("done in")
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    assert screen.count("allow it for this session?") == 1
+    text = next((Path(env["HOOKLOOP_HOME"]) / "sessions").glob("*.jsonl")).read_text()
+    assert text.count("cannot reach asked.invalid") == 2
