@@ -158,3 +158,10 @@ def test_at_a_terminal_a_new_domain_is_asked_once_per_host(ws: Path, env: dict[s
     assert screen.count("allow it for this session?") == 1
     text = next((Path(env["HOOKLOOP_HOME"]) / "sessions").glob("*.jsonl")).read_text()
     assert text.count("cannot reach asked.invalid") == 2
+
+
+def test_the_sandbox_flag_refuses_to_run_without_a_sandbox(ws: Path, env: dict[str, str]) -> None:
+    settings(ws, {"sandbox": {"bwrapPath": "/nonexistent/bwrap"}})
+    out = hookloop("run", "go", "--model", model(ws, "true"), "--sandbox", "--yes", env=env, cwd=ws)
+    assert out.returncode == 2
+    assert "--sandbox: no sandbox here" in out.stderr

@@ -99,7 +99,9 @@ def run(
     checkpoint_dir: Path | None = typer.Option(None, "--checkpoint-dir", help="Where paused runs are saved."),
     system: str | None = typer.Option(None, "--system", help="Replace the default system prompt."),
     sandbox: bool = typer.Option(
-        False, "--sandbox", help="Run Bash commands and project hooks in the OS sandbox (see `hookloop doctor`)."
+        False,
+        "--sandbox",
+        help="Run Bash commands and project hooks in the OS sandbox; refuse to start without one (`hookloop doctor`).",
     ),
 ) -> None:
     """Run an agent with the built-in tools (Read, Write, Edit, Bash, Glob, Grep) in a project directory.

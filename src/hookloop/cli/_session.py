@@ -175,7 +175,7 @@ def build_sandbox(
     options: RunOptions, layers: Sequence[tuple[str, Mapping[str, object]]], policy: PermissionPolicy
 ) -> tuple[Any, list[str]]:
     """The OS sandbox of the settings (``--sandbox`` forces it on), wired into ``policy``; ``None`` when it
-    is off. Unavailable with ``failIfUnavailable``: a usage error; unavailable otherwise: a loud note."""
+    is off. Unavailable with ``--sandbox`` or ``failIfUnavailable``: a usage error; otherwise a loud note."""
     from hookloop.sandbox import Sandbox, SandboxConfigError, SandboxUnavailableError
 
     try:
@@ -186,6 +186,8 @@ def build_sandbox(
         raise UsageError(str(exc)) from exc
     if not sandbox.settings.enabled:
         return None, []
+    if options.sandbox and not sandbox.availability.available:  # asked for by name: never run without it
+        raise UsageError(f"--sandbox: no sandbox here: {sandbox.availability.reason} (see hookloop doctor)")
     try:
         warning = sandbox.check_available()
     except SandboxUnavailableError as exc:
