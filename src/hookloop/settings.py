@@ -4,7 +4,7 @@ The same files hold hooks and permissions, in Claude Code's shape (lowest preced
 ``~/.claude/settings.json``, ``~/.hookloop/settings.json`` (or ``$HOOKLOOP_HOME``), the project's
 ``.claude/settings.json`` and ``.hookloop/settings.json``, then each one's ``settings.local.json``, then any extra
 files you name. Hooks are loaded by :class:`hookloop.command_hooks.CommandHooks`; permissions by
-:func:`load_permission_policy`.
+:func:`load_permission_policy`; the OS sandbox (the ``sandbox`` key) by :func:`load_sandbox`.
 """
 
 from __future__ import annotations
@@ -13,12 +13,16 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hookloop.command_hooks.config import resolve_hookloop_home, settings_sources
 from hookloop.errors import HookloopError
 from hookloop.permissions import PermissionConfigError, PermissionMode, PermissionPolicy
 
-__all__ = ["SettingsError", "load_permission_policy", "read_settings_layers", "settings_files"]
+if TYPE_CHECKING:
+    from hookloop.sandbox import Sandbox
+
+__all__ = ["SettingsError", "load_permission_policy", "load_sandbox", "read_settings_layers", "settings_files"]
 
 
 class SettingsError(HookloopError, ValueError):
@@ -78,4 +82,25 @@ def load_permission_policy(
     try:
         return PermissionPolicy.from_settings(layers, workspace=Path(project_dir), mode=mode)
     except PermissionConfigError as exc:
+        raise SettingsError(str(exc)) from exc
+
+
+def load_sandbox(
+    project_dir: str | os.PathLike[str],
+    *,
+    policy: PermissionPolicy | None = None,
+    extra: Sequence[str | os.PathLike[str]] = (),
+    include_claude: bool = True,
+    enabled: bool | None = None,
+    home: Path | None = None,
+) -> Sandbox:
+    """The :class:`hookloop.sandbox.Sandbox` of a project's settings files (the ``sandbox`` key; see
+    :mod:`hookloop.sandbox`), applying ``policy``'s Read/Edit deny rules. ``enabled`` overrides
+    ``sandbox.enabled``. Raises :class:`SettingsError` naming the file and JSON path of a bad setting."""
+    from hookloop.sandbox import Sandbox, SandboxConfigError
+
+    layers = read_settings_layers(project_dir, extra=extra, include_claude=include_claude, home=home)
+    try:
+        return Sandbox.from_settings(layers, workspace=project_dir, policy=policy, enabled=enabled, home=home)
+    except SandboxConfigError as exc:
         raise SettingsError(str(exc)) from exc

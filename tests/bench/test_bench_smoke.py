@@ -113,7 +113,7 @@ def test_command_prints_the_table_markdown_and_json(tmp_path: Path, capsys: pyte
     assert "Measured with `python -m bench --tiny` on" in printed  # what produced the figures
     report = json.loads(out.read_text(encoding="utf-8"))
     assert set(report) >= {"command", "machine", "rows", "sections", "markdown"}
-    assert set(report["sections"]) == {"dispatch", "streaming", "loop", "interceptors", "command_hooks"}
+    assert set(report["sections"]) == {"dispatch", "streaming", "loop", "interceptors", "command_hooks", "sandbox"}
     statuses = {row["status"] for row in report["rows"]}
     assert statuses <= {"", "PASS", "MISS"}
     assert any(row["target"] for row in report["rows"])

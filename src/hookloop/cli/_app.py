@@ -98,6 +98,11 @@ def run(
     deny: bool = typer.Option(False, "--deny", help="Deny every permission ask."),
     checkpoint_dir: Path | None = typer.Option(None, "--checkpoint-dir", help="Where paused runs are saved."),
     system: str | None = typer.Option(None, "--system", help="Replace the default system prompt."),
+    sandbox: bool = typer.Option(
+        False,
+        "--sandbox",
+        help="Run Bash commands and project hooks in the OS sandbox; refuse to start without one (`hookloop doctor`).",
+    ),
 ) -> None:
     """Run an agent with the built-in tools (Read, Write, Edit, Bash, Glob, Grep) in a project directory.
 
@@ -122,6 +127,7 @@ def run(
         trust_project_hooks=trust_project_hooks,
         checkpoint_dir=checkpoint_dir.resolve() if checkpoint_dir else None,
         system=system,
+        sandbox=sandbox,
     )
     session = _session(options, output_format, approval_from(yes, deny, output_format))
 
@@ -226,9 +232,11 @@ def _session(options: RunOptions, output: str, approval: Approval) -> Session:
 
 
 def _register_hooks() -> None:
+    from hookloop.cli._doctor import doctor
     from hookloop.cli._hooks_cmd import hooks_app
 
     app.add_typer(hooks_app, name="hooks")
+    app.command()(doctor)
 
 
 _register_hooks()

@@ -89,6 +89,8 @@ class RunOptions:
     system: str | None = None
     scripted_position: int = 0
     """For ``scripted:`` models: turns of the script already played (a resume continues from there)."""
+    sandbox: bool = False
+    """``--sandbox``: run Bash commands and project hooks in the OS sandbox whatever ``sandbox.enabled`` says."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -102,6 +104,7 @@ class RunOptions:
             "checkpoint_dir": None if self.checkpoint_dir is None else str(self.checkpoint_dir),
             "system": self.system,
             "scripted_position": self.scripted_position,
+            "sandbox": self.sandbox,
         }
 
     @classmethod
@@ -132,6 +135,7 @@ class RunOptions:
             checkpoint_dir=Path(checkpoint_dir) if checkpoint_dir else None,
             system=get("system", (str, type(None))),
             scripted_position=max(0, get("scripted_position", int, 0)),
+            sandbox=get("sandbox", bool, False),
         )
 
 
@@ -175,9 +179,10 @@ def build_worker(options: RunOptions, *, transcript: Path, session_id: str | Non
         raise UsageError(str(exc)) from exc
     if isinstance(client, ScriptedClient) and options.scripted_position:
         client.advance(options.scripted_position)
+    sandbox, sandbox_notes = build_sandbox(options, layers, policy)
     worker = Worker(
         client,
-        tools=builtin_tools(Workspace(options.cwd)),
+        tools=builtin_tools(Workspace(options.cwd), sandbox=sandbox),
         system=options.system or DEFAULT_SYSTEM,
         model=model,
         max_turns=options.max_turns,
@@ -186,12 +191,38 @@ def build_worker(options: RunOptions, *, transcript: Path, session_id: str | Non
         transcript=transcript,
         session_id=session_id,
     )
-    notes = install_command_hooks(worker, options)
+    notes = [*sandbox_notes, *install_command_hooks(worker, options, sandbox=sandbox)]
     return worker, notes
 
 
-def install_command_hooks(worker: Worker, options: RunOptions) -> list[str]:
-    """Attach the configured command hooks (Claude Code / Cline / hookloop settings). Returns notes to show."""
+def build_sandbox(
+    options: RunOptions, layers: Sequence[tuple[str, Mapping[str, object]]], policy: PermissionPolicy
+) -> tuple[Any, list[str]]:
+    """The OS sandbox of the settings (``--sandbox`` forces it on), wired into ``policy``; ``None`` when it
+    is off. Unavailable with ``--sandbox`` or ``failIfUnavailable``: a usage error; otherwise a loud note."""
+    from hookloop.sandbox import Sandbox, SandboxConfigError, SandboxUnavailableError
+
+    try:
+        sandbox = Sandbox.from_settings(
+            layers, workspace=options.cwd, policy=policy, enabled=True if options.sandbox else None
+        )
+    except SandboxConfigError as exc:
+        raise UsageError(str(exc)) from exc
+    if not sandbox.settings.enabled:
+        return None, []
+    if options.sandbox and not sandbox.availability.available:  # asked for by name: never run without it
+        raise UsageError(f"--sandbox: no sandbox here: {sandbox.availability.reason} (see hookloop doctor)")
+    try:
+        warning = sandbox.check_available()
+    except SandboxUnavailableError as exc:
+        raise UsageError(str(exc)) from exc
+    policy.sandbox = sandbox
+    return sandbox, [*([warning] if warning else []), *(f"note: {n}" for n in sandbox.settings.notes)]
+
+
+def install_command_hooks(worker: Worker, options: RunOptions, *, sandbox: Any = None) -> list[str]:
+    """Attach the configured command hooks (Claude Code / Cline / hookloop settings), the ones ``sandbox``
+    covers running in it. Returns notes to show."""
     import importlib
 
     try:
@@ -203,6 +234,7 @@ def install_command_hooks(worker: Worker, options: RunOptions) -> list[str]:
         include_claude=options.include_claude,
         trust_project=options.trust_project_hooks,
         extra_settings=options.settings,
+        options=None if sandbox is None else bridge.RunnerOptions(sandbox=sandbox),
     )
     hooks.install(worker)
     return [
@@ -253,6 +285,30 @@ class TerminalApprover:
                 reason = (await _read_line("  reason (optional) › ")).strip()
                 return Reject(reason or "denied at the terminal")
             self.console.print("  please answer y, a or n")
+
+
+class DomainApprover:
+    """A sandboxed command reaching a host not on the allow-list: --yes allows it, --deny and a run without a
+    terminal refuse it (the result names it), at a terminal the person is asked once per host per session."""
+
+    def __init__(self, approval: Approval, console: Console, pause_spinner: Callable[[], None]) -> None:
+        self.approval = approval
+        self.console = console
+        self.pause_spinner = pause_spinner
+        self.answers: dict[str, bool] = {}
+        self.lock = asyncio.Lock()
+
+    async def ask(self, host: str) -> bool:
+        if self.approval != "ask":
+            return self.approval == "yes"
+        async with self.lock:  # parallel connections: one question at a time, each host once
+            if host not in self.answers:
+                self.pause_spinner()
+                question = f"\n[bold magenta]network[/] a sandboxed command wants to reach [bold]{host}[/]"
+                self.console.print(question, highlight=False)
+                answer = (await _read_line("  allow it for this session? [y/n] › ")).strip().lower()
+                self.answers[host] = answer in ("y", "yes")
+            return self.answers[host]
 
 
 async def _read_line(prompt: str) -> str:
@@ -436,6 +492,10 @@ class Session:
             stop = renderer.stop_spinner if renderer is not None else (lambda: None)
             worker.approvers.append(TerminalApprover(self.err, stop))
         guard_descendants()  # subreaper + watchdog: nothing a tool or hook starts outlives this process
+        sandbox = getattr(worker.permissions, "sandbox", None)
+        if sandbox is not None:
+            stop = renderer.stop_spinner if renderer is not None else (lambda: None)
+            sandbox.ask_domain = DomainApprover(self.approval, self.err, stop).ask
         try:
             return asyncio.run(self._drive(worker, start))
         except CheckpointError as exc:  # a checkpoint refused (replayed, unreadable key) or not writable

@@ -36,6 +36,9 @@ Process contract (Unix):
 * **Cancellation**: the running groups are terminated (SIGTERM, grace, SIGKILL — all hooks at once, since each
   runs in its own task) and waited for, then :class:`asyncio.CancelledError` propagates. A second cancellation
   during that cleanup sends SIGKILL immediately.
+* **Sandbox**: with ``RunnerOptions.sandbox``, the hooks it covers run under the OS sandbox (see
+  :mod:`hookloop.sandbox`): same process contract, with bwrap as the group leader; a hook the sandbox cannot
+  be set up for is a ``spawn_failed`` outcome.
 * "Could not run" is kept apart from "answered": a missing program (spawn error or exit 127, or CPython's
   ``can't open file`` with exit 2), a non-executable file (exit 126), death by a signal (or a shell reporting
   128+SIGSEGV and friends) and a timeout each get their own ``error_kind``, so an exit 2 from an interpreter
@@ -60,8 +63,9 @@ import shlex
 import signal
 import sys
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Literal, Protocol, TypeAlias
 
 from hookloop import _reaper
 from hookloop._spawn import spawn_group
@@ -76,6 +80,7 @@ __all__ = [
     "OUTPUT_CAP",
     "ErrorKind",
     "HookOutcome",
+    "HookSandbox",
     "OnHookLine",
     "OnLine",
     "RunnerOptions",
@@ -126,6 +131,30 @@ OnHookLine: TypeAlias = Callable[[ConfiguredHook, StreamName, str], None]
 """:func:`run_all`'s line callback: the line tagged with the hook it came from."""
 
 
+class SandboxedArgv(Protocol):
+    """A command prepared to run sandboxed."""
+
+    @property
+    def argv(self) -> Sequence[str]: ...
+
+    @property
+    def env(self) -> Mapping[str, str]: ...
+
+
+class HookSandbox(Protocol):
+    """An OS sandbox command hooks may run in (:class:`hookloop.sandbox.Sandbox` implements it)."""
+
+    def covers_hook(self, hook: ConfiguredHook) -> bool:
+        """Whether this hook runs sandboxed (the ``sandbox.hooks`` setting, and the sandbox works)."""
+        ...
+
+    def open_command(
+        self, argv: Sequence[str], *, cwd: str, env: Mapping[str, str] | None = None
+    ) -> AbstractAsyncContextManager[SandboxedArgv]:
+        """Prepare ``argv``; spawn it inside the ``async with``."""
+        ...
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunnerOptions:
     """Knobs for :func:`run_hook` / :func:`run_all`; defaults follow Claude Code and Cline."""
@@ -145,6 +174,8 @@ class RunnerOptions:
     platform: str = sys.platform
     base_env: Mapping[str, str] | None = None
     """Environment hooks inherit; ``None`` = this process's environment."""
+    sandbox: HookSandbox | None = None
+    """Runs the hooks it covers (:meth:`HookSandbox.covers_hook`) in an OS sandbox; HTTP hooks never."""
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -666,6 +697,8 @@ async def run_hook(
     else:
         argv = command_argv(handler, platform=opts.platform, env=env)
         via_shell, fallback = handler.args is None, False
+    if opts.sandbox is not None and opts.sandbox.covers_hook(hook):
+        return await _run_sandboxed(opts.sandbox, hook, argv, body, project, opts, env, on_line, via_shell, fallback)
     return await run_process(
         argv,
         body,
@@ -680,6 +713,50 @@ async def run_hook(
         via_shell=via_shell,
         shell_fallback=fallback,
     )
+
+
+async def _run_sandboxed(
+    sandbox: HookSandbox,
+    hook: ConfiguredHook,
+    argv: list[str],
+    body: bytes,
+    project: str,
+    opts: RunnerOptions,
+    env: Mapping[str, str],
+    on_line: OnLine | None,
+    via_shell: bool,
+    fallback: bool,
+) -> HookOutcome:
+    from hookloop.sandbox import SandboxError
+
+    try:
+        async with sandbox.open_command(argv, cwd=project, env=dict(env)) as wrapped:
+            outcome = await run_process(
+                wrapped.argv,
+                body,
+                cwd=project,
+                env=wrapped.env,
+                timeout=default_timeout(hook.event, hook, opts),
+                kill_grace=opts.kill_grace,
+                drain_window=opts.drain_window,
+                output_cap=opts.output_cap,
+                on_line=on_line,
+                name=hook.name,
+                via_shell=via_shell,
+            )
+    except SandboxError as exc:
+        return HookOutcome(name=hook.name, error_kind="spawn_failed", error=f"hook {hook.name} not run: {exc}")
+    # bwrap itself reports a program it cannot execute (exit 1): the same "could not run" kinds as a spawn.
+    first = outcome.stderr.split(b"\n", 1)[0]
+    if outcome.exit_code == 1 and first.startswith(b"bwrap: execvp "):
+        if first.endswith(b"Exec format error") and fallback:
+            return await _run_sandboxed(
+                sandbox, hook, ["/bin/sh", *argv], body, project, opts, env, on_line, True, False
+            )
+        kind: ErrorKind = "not_executable" if first.endswith(b"Permission denied") else "not_found"
+        message = f"hook {hook.name} could not start: {first.decode('utf-8', 'replace').removeprefix('bwrap: ')}"
+        return HookOutcome(name=hook.name, error_kind=kind, error=message, timeout=outcome.timeout)
+    return outcome
 
 
 async def run_all(

@@ -81,6 +81,15 @@ is denied in ``dontAsk``); only an explicit rule, a hook, or ``bypassPermissions
 rules and hooks' allows apply in every mode, ``plan`` included (as in Claude Code, ``plan`` only changes the
 default).
 
+The OS sandbox
+--------------
+With :attr:`PermissionPolicy.sandbox` set (a :class:`hookloop.sandbox.Sandbox`), a Bash call that will run
+sandboxed and that no rule or hook decided is allowed when ``autoAllowBashIfSandboxed`` is on (default,
+acceptEdits and dontAsk modes; plan still denies). Deny and ask rules and hooks' votes apply first, as always.
+A call with ``dangerouslyDisableSandbox: true`` (when ``allowUnsandboxedCommands`` permits it) is treated as
+matching an ask rule: it asks in every mode, ``bypassPermissions`` included. ``excludedCommands`` run
+unsandboxed under the normal rules.
+
 Settings
 --------
 :meth:`PermissionPolicy.from_settings` reads Claude Code's ``"permissions"`` key from settings layers

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Final, cast
+from typing import Final, Protocol, cast
 
 from hookloop.permissions import _shell
 from hookloop.permissions._merge import merge
@@ -16,6 +16,7 @@ from hookloop.permissions._rules import (
     READ_ONLY_TOOLS,
     BashPattern,
     CallContext,
+    DomainPattern,
     Rule,
     is_byte_sink,
     parse_rule,
@@ -33,9 +34,24 @@ from hookloop.permissions._types import (
     RuleMatch,
 )
 
-__all__ = ["PermissionPolicy"]
+__all__ = ["PermissionPolicy", "SandboxGate"]
 
 _RESTRICTIVENESS: Final[tuple[Behavior, ...]] = ("deny", "ask", "allow")
+
+
+class SandboxGate(Protocol):
+    """What the policy asks an OS sandbox (:class:`hookloop.sandbox.Sandbox` implements it)."""
+
+    def auto_allows(self, tool_input: Mapping[str, object]) -> bool:
+        """The Bash call runs sandboxed and ``autoAllowBashIfSandboxed`` is on."""
+        ...
+
+    def wants_unsandboxed(self, tool_input: Mapping[str, object]) -> bool:
+        """The Bash call asks to run outside the sandbox (``dangerouslyDisableSandbox``) and may."""
+        ...
+
+
+_SANDBOX_MODES: Final = frozenset({"default", "acceptEdits", "dontAsk"})
 
 
 def _check_mode(mode: object, *, source: str | None = None, json_path: str | None = None) -> PermissionMode:
@@ -81,6 +97,10 @@ class PermissionPolicy:
         self._home = Path(os.path.expanduser("~"))
         self._directories: list[str] = []
         self._rules: dict[Behavior, list[Rule]] = {"allow": [], "ask": [], "deny": []}
+        self.sandbox: SandboxGate | None = None
+        """The OS sandbox Bash commands run in, if any: with ``autoAllowBashIfSandboxed`` a sandboxed Bash
+        call no rule or hook decided is allowed (in default, acceptEdits and dontAsk modes; deny and ask rules
+        still come first), and a call with ``dangerouslyDisableSandbox`` always asks (as an ask rule would)."""
         self._add_directories(additional_directories, base=self._workspace)
         for behavior, texts in (("allow", allow), ("ask", ask), ("deny", deny)):
             for index, text in enumerate(texts):
@@ -185,6 +205,11 @@ class PermissionPolicy:
         """The workspace directory (absolute, as given)."""
         return self._workspace
 
+    @property
+    def additional_directories(self) -> tuple[str, ...]:
+        """The additional directories (real paths), in the order given."""
+        return tuple(dict.fromkeys(self._directories))
+
     def add_session_rule(self, behavior: Behavior, rule: str) -> None:
         """Add a rule for the rest of the session (an "allow always" answer), labelled ``"session"``.
 
@@ -193,6 +218,27 @@ class PermissionPolicy:
         if behavior not in BEHAVIORS:
             raise PermissionConfigError(f"unknown behavior {behavior!r}", source="session")
         self._add(behavior, rule, source="session", json_path=None)
+
+    def restricted_paths(self, family: str) -> tuple[PathPattern, ...]:
+        """The path patterns of the deny and ask rules that cover a ``"Read"`` or ``"Edit"`` tool, in rule
+        order (the OS sandbox masks / write-protects what they cover; an ask counts, since nobody is asked
+        inside a sandboxed command)."""
+        tools = READ_ONLY_TOOLS if family == "Read" else EDIT_TOOLS
+        return tuple(
+            rule.specifier
+            for behavior in ("deny", "ask")
+            for rule in self._rules[behavior]
+            if isinstance(rule.specifier, PathPattern) and any(rule.covers_tool(tool) for tool in tools)
+        )
+
+    def web_domains(self, behavior: Behavior) -> tuple[str, ...]:
+        """The host patterns of the ``WebFetch(domain:…)`` rules of one behaviour (the sandbox's network
+        allow-list takes the allow ones; deny and ask ones are refused)."""
+        return tuple(
+            rule.specifier.host
+            for rule in self._rules[behavior]
+            if isinstance(rule.specifier, DomainPattern) and rule.covers_tool("WebFetch")
+        )
 
     # -- decisions ---------------------------------------------------------------------------------------------
     def _context(self) -> CallContext:
@@ -210,6 +256,8 @@ class PermissionPolicy:
         """
         context = self._context()
         for behavior in ("deny", "ask"):
+            if behavior == "ask" and self._unsandboxed(tool_name, tool_input):
+                return RuleMatch(behavior="ask", rule="dangerouslyDisableSandbox", source="sandbox")
             for rule in self._rules[behavior]:
                 if rule.matches(tool_name, tool_input, context) or self._redirect_hit(rule, tool_name, tool_input):
                     return RuleMatch(behavior=behavior, rule=rule.text, source=rule.source)
@@ -230,6 +278,9 @@ class PermissionPolicy:
             tool_input=tool_input,
             context=self._context,
         )
+
+    def _unsandboxed(self, tool_name: str, tool_input: Mapping[str, object]) -> bool:
+        return tool_name == "Bash" and self.sandbox is not None and self.sandbox.wants_unsandboxed(tool_input)
 
     def _redirect_hit(self, rule: Rule, tool_name: str, tool_input: Mapping[str, object]) -> bool:
         if tool_name != "Bash" or not isinstance(rule.specifier, PathPattern | type(None)):
@@ -312,6 +363,8 @@ class PermissionPolicy:
             return "allow", f"{tool_name} only reads inside the workspace; {mode} mode allows it"
         if mode == "plan":
             return "deny", f"plan mode does not run {tool_name}, which is not read-only"
+        if tool_name == "Bash" and mode in _SANDBOX_MODES and self.sandbox and self.sandbox.auto_allows(tool_input):
+            return "allow", "the command runs in the OS sandbox (sandbox.autoAllowBashIfSandboxed)"
         if mode == "acceptEdits" and tool_name in EDIT_TOOLS:
             return "allow", f"acceptEdits mode allows {tool_name} inside the workspace"
         return "ask", f"{tool_name} needs approval in {mode} mode"

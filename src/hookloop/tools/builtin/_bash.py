@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import errno
 import os
 import shlex
@@ -12,6 +13,7 @@ import signal
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pydantic
 
@@ -20,6 +22,9 @@ from hookloop.tools._base import ToolContext, ToolFailure, ToolOutput
 from hookloop.tools.builtin import _process
 from hookloop.tools.builtin._common import BuiltinTool, HeadTail, Input
 from hookloop.tools.builtin._workspace import Workspace
+
+if TYPE_CHECKING:
+    from hookloop.sandbox import Sandbox
 
 __all__ = ["BashTool"]
 
@@ -33,6 +38,12 @@ class BashInput(Input):
     description: str | None = None
     timeout: int | None = pydantic.Field(default=None, gt=0, le=MAX_TIMEOUT_MS)
     run_in_background: bool | None = None
+
+
+class SandboxedBashInput(BashInput):
+    """The input when a sandbox is on: Claude Code adds this field then."""
+
+    dangerouslyDisableSandbox: bool | None = None  # Claude Code's field name
 
 
 class BashTool(BuiltinTool[BashInput]):
@@ -53,8 +64,14 @@ class BashTool(BuiltinTool[BashInput]):
     - A non-zero exit is an error result ending in ``Exit code N``; a timeout is an error result with the
       output so far.
 
-    Not a sandbox: the command may touch anything the process can. Path confinement is for the file tools;
-    use permission rules (``Bash(...)``) to govern commands.
+    Without ``sandbox`` the command may touch anything the process can: govern it with permission rules
+    (``Bash(...)``). With an active :class:`hookloop.sandbox.Sandbox`, every command not in
+    ``excludedCommands`` runs inside it (the OS confines its files and network, and those of everything it
+    starts); a failure that looks like the sandbox's doing says so, and the hosts its proxy refused are named.
+    The input then accepts ``dangerouslyDisableSandbox: true`` (Claude Code's field) when
+    ``allowUnsandboxedCommands`` is on: the command runs unsandboxed, and the permission policy always asks
+    first. An enabled but unavailable sandbox fails every call with ``failIfUnavailable``; otherwise the first
+    result carries a loud warning and commands run unsandboxed.
     """
 
     input_model = BashInput
@@ -98,8 +115,26 @@ class BashTool(BuiltinTool[BashInput]):
         default_timeout_ms: int = DEFAULT_TIMEOUT_MS,
         output_cap: int = OUTPUT_CAP,
         grace: float = _process.GRACE,
+        sandbox: Sandbox | None = None,
     ) -> None:
         super().__init__(workspace)
+        self._sandbox = sandbox
+        self._warned = False
+        if sandbox is not None:
+            sandbox.attach()
+        if sandbox is not None and sandbox.settings.enabled:
+            self.input_model = SandboxedBashInput  # type: ignore[misc]  # this instance adds the sandbox field
+        if sandbox is not None and sandbox.settings.enabled and sandbox.settings.allow_unsandboxed_commands:
+            properties = {
+                **self.schema["properties"],  # type: ignore[dict-item]
+                "dangerouslyDisableSandbox": {
+                    "type": "boolean",
+                    "description": "Run this command outside the OS sandbox (always needs approval). Only "
+                    "after it failed because of the sandbox.",
+                },
+            }
+            schema = freeze_object({**self.schema, "properties": properties})
+            self._meta = dataclasses.replace(self._meta, input_schema=schema)
         self._env = dict(env or {})
         self._shell = shell or shutil.which("bash") or "/bin/sh"
         self._default_timeout = default_timeout_ms
@@ -124,8 +159,13 @@ class BashTool(BuiltinTool[BashInput]):
             notes.append(f"Note: the working directory {cwd} no longer exists; the command ran in {self._root}.")
             cwd = self._cwd = self._root
         timeout_ms = args.timeout or self._default_timeout
-        text, status, timed_out, new_cwd = await self._run(args.command, cwd, timeout_ms)
+        sandboxed = self._sandboxed(args, notes)
+        text, status, timed_out, new_cwd, blocked = await self._run(args.command, cwd, timeout_ms, sandboxed)
         notes_after = self._move_to(new_cwd)
+        if sandboxed and self._sandbox is not None and (status or blocked):
+            explained = self._sandbox.explain_failure(text, blocked)
+            if explained:
+                notes_after.append(explained)
 
         body = "\n".join([*notes, text] if text else notes)
         tail: list[str] = []
@@ -141,6 +181,28 @@ class BashTool(BuiltinTool[BashInput]):
             raise ToolFailure(content)
         return ToolOutput(content=content, is_error=bool(status))
 
+    def _sandboxed(self, args: BashInput, notes: list[str]) -> bool:
+        sandbox = self._sandbox
+        if sandbox is None or not sandbox.settings.enabled:
+            return False
+        if not sandbox.availability.available:
+            try:
+                warning = sandbox.check_available()
+            except Exception as exc:
+                raise ToolFailure(f"Not run: {exc}.") from None
+            if warning and not self._warned:
+                self._warned = True
+                notes.append(warning)
+            return False
+        disable = getattr(args, "dangerouslyDisableSandbox", None)
+        tool_input = {"command": args.command, "dangerouslyDisableSandbox": disable}
+        if disable and not sandbox.settings.allow_unsandboxed_commands:
+            notes.append(
+                "Note: dangerouslyDisableSandbox is not allowed (sandbox.allowUnsandboxedCommands is false); "
+                "the command ran sandboxed."
+            )
+        return sandbox.will_sandbox(tool_input)
+
     @property
     def _root(self) -> Path:
         return self._workspace.root
@@ -154,8 +216,11 @@ class BashTool(BuiltinTool[BashInput]):
         self._cwd = self._root
         return [f"Shell cwd was reset to {self._root}: the command left it at {new_cwd}, outside the workspace."]
 
-    async def _run(self, command: str, cwd: Path, timeout_ms: int) -> tuple[str, int | None, bool, Path | None]:
-        """Run one command: (output, exit status or None, timed out, final directory or None)."""
+    async def _run(
+        self, command: str, cwd: Path, timeout_ms: int, sandboxed: bool = False
+    ) -> tuple[str, int | None, bool, Path | None, list[str]]:
+        """Run one command: (output, exit status or None, timed out, final directory or None, hosts the
+        sandbox's proxy refused)."""
         fd, cwd_file = tempfile.mkstemp(prefix="hookloop-bash-cwd-")
         os.close(fd)
         # The EXIT trap records the final directory even after `exit N` or a failing command. On the same line
@@ -165,9 +230,14 @@ class BashTool(BuiltinTool[BashInput]):
         env = {**os.environ, **self._env} if self._env else None
         output = HeadTail(self._cap)
         timed_out = False
+        blocked: list[str] = []
+        stack = contextlib.AsyncExitStack()
         try:
+            argv = [self._shell, "-c", script]
+            if sandboxed:
+                argv, env, blocked = await self._enter_sandbox(stack, argv, cwd, env, cwd_file)
             try:
-                proc = await _process.spawn([self._shell, "-c", script], cwd=cwd, env=env, stdout=output.feed)
+                proc = await _process.spawn(argv, cwd=cwd, env=env, stdout=output.feed)
             except OSError as exc:
                 if exc.errno == errno.E2BIG:
                     raise ToolFailure(f"The command is too long to run ({len(command)} characters).") from None
@@ -183,10 +253,30 @@ class BashTool(BuiltinTool[BashInput]):
             text = output.text().rstrip()
             if not complete:
                 text += "\n[output incomplete: a process that left the command's process group kept it open]"
-            return text, None if timed_out else proc.returncode, timed_out, _read_cwd(cwd_file)
+            return text, None if timed_out else proc.returncode, timed_out, _read_cwd(cwd_file), list(blocked)
         finally:
+            await stack.aclose()  # the sandbox's proxy and mount points, after the command is gone
             with contextlib.suppress(OSError):
                 os.unlink(cwd_file)
+
+    async def _enter_sandbox(
+        self,
+        stack: contextlib.AsyncExitStack,
+        argv: list[str],
+        cwd: Path,
+        env: Mapping[str, str] | None,
+        cwd_file: str,
+    ) -> tuple[list[str], dict[str, str], list[str]]:
+        from hookloop.sandbox import SandboxError
+
+        assert self._sandbox is not None
+        try:
+            wrapped = await stack.enter_async_context(
+                self._sandbox.open_command(argv, cwd=cwd, env=env, writable_files=(cwd_file,))
+            )
+        except SandboxError as exc:
+            raise ToolFailure(f"Cannot run the command in the sandbox: {exc}") from None
+        return list(wrapped.argv), dict(wrapped.env), wrapped.blocked
 
 
 def _read_cwd(path: str) -> Path | None:
