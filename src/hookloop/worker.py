@@ -363,11 +363,16 @@ class Worker:
             return "allow", "", "no permission policy"
         from hookloop.permissions import HookVote
 
+        # A tool that keeps a working directory between calls (the built-in Bash) exposes it as `cwd`: the
+        # decision resolves the command's relative paths where it will really run. Parallel calls of one batch
+        # all start before any of them ends, so they all start there too.
+        cwd = getattr(tool, "cwd", None)
         outcome = policy.decide(
             name,
             arguments,
             hooks=[HookVote(behavior=b, reason=r, hook=h) for b, r, h in votes],  # type: ignore[arg-type]
             read_only=tool.meta.read_only,
+            cwd=cwd if isinstance(cwd, Path) else None,
         )
         return outcome.behavior, outcome.reason, outcome.decided_by
 
