@@ -261,7 +261,7 @@ class _ToolBatch(_RunBase):
                     c.fail(f"denied by {name}: {decision.reason}", denied_by=name)
                 else:
                     if isinstance(decision, AllowAlways):
-                        w._allow_always(c.call.name, decision.rule)
+                        w._allow_always(c.call.name, decision.rule, c.args)
                     c.state = "ready"
                     if isinstance(decision, Approve) and decision.updated_input is not None:
                         self._approve_checked(c, decision.updated_input, name)
@@ -477,7 +477,7 @@ class _ToolBatch(_RunBase):
                     c.fail(f"denied by the user: {decision.reason}", denied_by="user")
                     continue
                 if isinstance(decision, AllowAlways):
-                    w._allow_always(pending.tool_name, decision.rule)
+                    w._allow_always(pending.tool_name, decision.rule, c.args)
                 rewritten = decision.updated_input if isinstance(decision, Approve) else None
                 if pending.state == "paused" or rewritten is not None:
                     # The approval answers the pause and any ask; deny rules still hold (on the new input).

@@ -376,9 +376,16 @@ class Worker:
         )
         return outcome.behavior, outcome.reason, outcome.decided_by
 
-    def _allow_always(self, tool_name: str, rule: str | None) -> None:
+    def _allow_always(self, tool_name: str, rule: str | None, arguments: Mapping[str, object] | None = None) -> None:
+        """An "allow always" answer: add ``rule``, or the narrowest rule covering the call (``suggest_rule``);
+        when no narrow rule exists (a compound or unanalysable command) the call is allowed once only."""
         if self.permissions is not None:
-            self.permissions.add_session_rule("allow", rule or tool_name)
+            if rule is None:
+                from hookloop.permissions import suggest_rule
+
+                rule = suggest_rule(tool_name, arguments or {}, self.permissions.workspace)
+            if rule is not None:
+                self.permissions.add_session_rule("allow", rule)
         self._session_allowed.add(tool_name)
 
     # -- running ---------------------------------------------------------------------------------------

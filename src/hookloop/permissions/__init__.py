@@ -93,6 +93,7 @@ from __future__ import annotations
 
 from hookloop.permissions._merge import merge
 from hookloop.permissions._policy import PermissionPolicy
+from hookloop.permissions._suggest import suggest_rule
 from hookloop.permissions._types import (
     Behavior,
     HookVote,
@@ -111,4 +112,5 @@ __all__ = [
     "PermissionPolicy",
     "RuleMatch",
     "merge",
+    "suggest_rule",
 ]

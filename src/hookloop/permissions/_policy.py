@@ -219,7 +219,9 @@ class PermissionPolicy:
         a variable, an unknown tilde form, a relative path after a ``cd`` to an unknown directory) matches every
         such rule.
         """
-        context = self._context(cwd)
+        return self._check(tool_name, tool_input, self._context(cwd))
+
+    def _check(self, tool_name: str, tool_input: Mapping[str, object], context: CallContext) -> RuleMatch | None:
         for behavior in ("deny", "ask"):
             for rule in self._rules[behavior]:
                 if rule.matches(tool_name, tool_input, context) or _redirect_hit(rule, tool_name, tool_input, context):
@@ -273,7 +275,7 @@ class PermissionPolicy:
         behavior, reason = self._mode_default(tool_name, tool_input, read_only=read_only)
         context = self._context(cwd)
         outcome = merge(
-            self.check(tool_name, tool_input, cwd=cwd),
+            self._check(tool_name, tool_input, context),
             hooks,
             mode=self._mode,
             unmatched=behavior,
