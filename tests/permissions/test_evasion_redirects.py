@@ -179,7 +179,8 @@ def test_a_glob_that_cannot_be_known_names_the_reason(workspace: Path) -> None:
 def test_a_deny_rule_names_itself_for_a_run_time_target(workspace: Path) -> None:
     policy = PermissionPolicy(allow=ALLOW, deny=DENY, workspace=workspace)
     match = policy.check("Bash", {"command": "cat < .e?v"})
-    assert match is not None and match.behavior == "deny"
+    assert match is not None
+    assert match.behavior == "deny"
     assert match.rule in DENY
 
 
