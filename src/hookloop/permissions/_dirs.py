@@ -29,7 +29,7 @@ Step = tuple[str, str | None, str]
 DirState = frozenset[tuple[Step, ...]] | None
 """Every possible sequence of directory changes since the command started; ``None``: unknown."""
 START: Final[DirState] = frozenset({()})
-MAX_CANDIDATES: Final = 16
+MAX_CANDIDATES: Final = 8
 _ASSIGNMENT_PREFIX: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _GLOB: Final = re.compile(r"[*?\[]")
 

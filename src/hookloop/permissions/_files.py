@@ -57,6 +57,8 @@ _NAME_SETTERS: Final = frozenset(
 )  # fmt: skip
 _BYTE_SINKS: Final = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero"})
 _FD_PATH: Final = re.compile(r"/dev/fd/\d+")
+#: At most this many resolved paths per command; the files after that count as only known at run time.
+PATH_BUDGET: Final = 96
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +105,15 @@ class _Resolver:
         self.home = str(home)
         self._volatile: frozenset[str] | None = None
         self.cdpath = bool(os.environ.get("CDPATH"))
+        self._replayed: dict[tuple[tuple[_shell.Step, ...], str], tuple[str | None, str | None]] = {}
+        self._real: dict[str, str] = {}
+
+    def realpath(self, path: str) -> str:
+        """``os.path.realpath``, once per path in one decision (many redirections share their directories)."""
+        found = self._real.get(path)
+        if found is None:
+            found = self._real[path] = os.path.realpath(path)
+        return found
 
     @property
     def volatile(self) -> frozenset[str]:
@@ -123,6 +134,13 @@ class _Resolver:
 
     def replay(self, steps: tuple[_shell.Step, ...], start: str) -> tuple[str | None, str | None]:
         """The directory (and the previous one) after ``steps``, starting in ``start``."""
+        key = (steps, start)
+        found = self._replayed.get(key)
+        if found is None:
+            found = self._replayed[key] = self._replay(steps, start)
+        return found
+
+    def _replay(self, steps: tuple[_shell.Step, ...], start: str) -> tuple[str | None, str | None]:
         cwd: str | None = start
         oldpwd: str | None = None
         stack: list[str | None] = []
@@ -159,14 +177,15 @@ class _Resolver:
         return self.cdpath or "CDPATH" in self.volatile
 
 
-def _readings(directory: str, rest: str) -> Iterable[ResolvedPath]:
+def _readings(resolver: _Resolver, directory: str, rest: str) -> Iterable[ResolvedPath]:
     # bash's `cd` is logical (`a/..` is dropped lexically) and falls back to the physical path; the file itself is
     # opened physically. Both readings of the directory, and the path as written for deny rules.
     joined = posixpath.join(directory, rest) if rest else directory
     lexical = posixpath.normpath(joined)
-    yield ResolvedPath(lexical=lexical, real=os.path.realpath(joined))
+    yield ResolvedPath(lexical=lexical, real=resolver.realpath(joined))
     logical = posixpath.join(posixpath.normpath(directory), rest) if rest else posixpath.normpath(directory)
-    yield ResolvedPath(lexical=lexical, real=os.path.realpath(logical))
+    if logical != joined:
+        yield ResolvedPath(lexical=lexical, real=resolver.realpath(logical))
 
 
 def _sink(path: ResolvedPath) -> bool:
@@ -182,15 +201,15 @@ def _resolve_one(
     if redirect.tilde is not None:
         base = resolver.tilde_base(redirect.tilde, directory, oldpwd)
         if base is not None:
-            return list(_readings(base, target.lstrip("/")))
+            return list(_readings(resolver, base, target.lstrip("/")))
         if redirect.tilde in {"", "+", "-"} or re.fullmatch(r"[+-]?\d+", redirect.tilde):
             return None
         target = "~" + redirect.tilde + target  # no such user: bash leaves the word as it is
     if target.startswith("/"):
-        return list(_readings("/", target.lstrip("/")))
+        return list(_readings(resolver, "/", target.lstrip("/")))
     if directory is None:
         return None
-    return list(_readings(directory, target))
+    return list(_readings(resolver, directory, target))
 
 
 def file_accesses(command: str, *, cwd: Path, workspace: Path, home: Path) -> tuple[FileAccess, ...]:
@@ -205,6 +224,7 @@ def file_accesses(command: str, *, cwd: Path, workspace: Path, home: Path) -> tu
     resolver = _Resolver(command, analysis, home)
     starts = [str(cwd)] if cwd == workspace or os.path.isdir(cwd) else [str(cwd), str(workspace)]
     accesses: list[FileAccess] = []
+    budget = PATH_BUDGET
     for redirect in dict.fromkeys(analysis.redirects):
         target = redirect.target
         if target is None:
@@ -223,7 +243,10 @@ def file_accesses(command: str, *, cwd: Path, workspace: Path, home: Path) -> tu
                     paths = None
                     break
                 paths.extend(found)
+        if paths is not None and len(paths) > budget:
+            paths = None  # too many readings to check quickly: treated like a run-time target (restrictive)
         if paths is not None:
+            budget -= len(paths)
             unique = tuple(dict.fromkeys(paths))
             if unique and all(_sink(p) for p in unique):
                 continue
