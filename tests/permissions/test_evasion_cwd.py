@@ -146,3 +146,18 @@ def test_without_cwd_the_workspace_is_the_start(workspace: Path) -> None:
     policy = PermissionPolicy(allow=ALLOW, deny=DENY, workspace=workspace)
     assert policy.decide("Bash", {"command": "echo x > key"}).behavior == "allow"
     assert policy.decide("Bash", {"command": "echo x > key"}, cwd=workspace / "secrets").behavior == "deny"
+
+
+def test_too_many_directory_changes_make_targets_run_time_targets(workspace: Path) -> None:
+    # Each cd may fail, so candidates double; past the bound the directory counts as unknown (restrictive).
+    command = "cd sub; " * 30 + "echo x > key"
+    policy = PermissionPolicy(allow=ALLOW, deny=DENY, workspace=workspace)
+    assert policy.decide("Bash", {"command": command}).behavior == "deny"
+    loose = PermissionPolicy(allow=ALLOW, mode="bypassPermissions", workspace=workspace)
+    assert loose.decide("Bash", {"command": command}, hooks=[HOOK_ALLOW]).behavior == "ask"
+
+
+def test_many_redirections_stay_bounded_and_restrictive(workspace: Path) -> None:
+    command = "cd sub && cd deeper && cd .. && " + " ; ".join(f"echo {i} > f{i}.txt" for i in range(80))
+    policy = PermissionPolicy(allow=ALLOW, deny=DENY, workspace=workspace)
+    assert policy.decide("Bash", {"command": command}).behavior == "deny"  # past the path budget: unknown

@@ -40,7 +40,15 @@ from typing import Final
 from hookloop.permissions import _shell
 from hookloop.permissions._paths import PathPattern, ResolvedPath
 
-__all__ = ["PROTECTED_DIRS", "PROTECTED_FILES", "FileAccess", "file_accesses", "names_protected", "protected_reason"]
+__all__ = [
+    "PROTECTED_DIRS",
+    "PROTECTED_FILES",
+    "FileAccess",
+    "file_accesses",
+    "is_sink",
+    "names_protected",
+    "protected_reason",
+]
 
 PROTECTED_DIRS: Final = frozenset({".git", ".claude", ".hookloop", ".clinerules", ".vscode", ".idea", ".husky"})
 PROTECTED_FILES: Final = frozenset(
