@@ -261,7 +261,7 @@ class _ToolBatch(_RunBase):
                     c.fail(f"denied by {name}: {decision.reason}", denied_by=name)
                 else:
                     if isinstance(decision, AllowAlways):
-                        w._allow_always(c.call.name, decision.rule)
+                        w._allow_always(c.call.name, decision.rule, c.args)
                     c.state = "ready"
                     if isinstance(decision, Approve) and decision.updated_input is not None:
                         self._approve_checked(c, decision.updated_input, name)
@@ -483,7 +483,7 @@ class _ToolBatch(_RunBase):
                 c.fail(f"denied by the user: {decision.reason}", denied_by="user")
                 continue
             if isinstance(decision, AllowAlways):
-                w._allow_always(pending.tool_name, decision.rule)
+                w._allow_always(pending.tool_name, decision.rule, c.args)
             if isinstance(decision, Approve) and decision.updated_input is not None:
                 c.args, c.input_edited_by = decision.updated_input, "user"
             if not self._validate(c):

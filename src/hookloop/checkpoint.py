@@ -108,7 +108,8 @@ class Approve:
 
 @dataclass(frozen=True, slots=True)
 class AllowAlways:
-    """Resume decision: run this call and add a session allow rule (default: the tool's name)."""
+    """Resume decision: run this call and add a session allow rule (default: the narrowest rule covering the call,
+    :func:`hookloop.permissions.suggest_rule`; none when there is no narrow one, e.g. a compound command)."""
 
     rule: str | None = None
 

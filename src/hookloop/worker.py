@@ -374,17 +374,29 @@ class Worker:
             return "allow", "", "no permission policy"
         from hookloop.permissions import HookVote
 
+        # A tool that keeps a working directory between calls (the built-in Bash) exposes it as `cwd`: the
+        # decision resolves the command's relative paths where it will really run. Parallel calls of one batch
+        # all start before any of them ends, so they all start there too.
+        cwd = getattr(tool, "cwd", None)
         outcome = policy.decide(
             name,
             arguments,
             hooks=[HookVote(behavior=b, reason=r, hook=h) for b, r, h in votes],  # type: ignore[arg-type]
             read_only=tool.meta.read_only,
+            cwd=cwd if isinstance(cwd, Path) else None,
         )
         return outcome.behavior, outcome.reason, outcome.decided_by
 
-    def _allow_always(self, tool_name: str, rule: str | None) -> None:
+    def _allow_always(self, tool_name: str, rule: str | None, arguments: Mapping[str, object] | None = None) -> None:
+        """An "allow always" answer: add ``rule``, or the narrowest rule covering the call (``suggest_rule``);
+        when no narrow rule exists (a compound or unanalysable command) the call is allowed once only."""
         if self.permissions is not None:
-            self.permissions.add_session_rule("allow", rule or tool_name)
+            if rule is None:
+                from hookloop.permissions import suggest_rule
+
+                rule = suggest_rule(tool_name, arguments or {}, self.permissions.workspace)
+            if rule is not None:
+                self.permissions.add_session_rule("allow", rule)
         self._session_allowed.add(tool_name)
 
     # -- running ---------------------------------------------------------------------------------------

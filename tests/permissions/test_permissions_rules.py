@@ -112,9 +112,12 @@ def test_pattern_allow_never_covers_unanalysable_commands(tmp_path: Path) -> Non
     assert behavior_of(policy, "Bash", bash("eval 'echo hi'")) == "allow"  # literal: analysed, inner allowed
 
 
-def test_redirect_after_cd_is_not_allowed_but_absolute_target_inside_is(tmp_path: Path) -> None:
+def test_redirect_after_cd_is_resolved_in_the_directory_it_runs_in(tmp_path: Path) -> None:
+    # Issue 10 item 5: a literal `cd` is followed (it used to make every relative target unknown).
     policy = PermissionPolicy(allow=["Bash(cd:*)", "Bash(ls:*)"], workspace=tmp_path)
-    assert policy.check("Bash", bash("cd sub && ls > listing")) is None
+    assert behavior_of(policy, "Bash", bash("cd sub && ls > listing")) == "allow"
+    assert policy.check("Bash", bash("cd .. && ls > listing")) is None  # outside the workspace
+    assert policy.check("Bash", bash("cd $D && ls > listing")) is None  # an unknown directory
     assert behavior_of(policy, "Bash", bash(f"cd sub && ls > {tmp_path}/listing")) == "allow"
     assert behavior_of(policy, "Bash", bash("ls > listing")) == "allow"
 

@@ -47,7 +47,7 @@ from hookloop._reaper import guard_descendants
 from hookloop.command_hooks.config import resolve_hookloop_home
 from hookloop.items import new_id
 from hookloop.outcome import Outcome
-from hookloop.permissions import PermissionConfigError, PermissionMode, PermissionPolicy
+from hookloop.permissions import PermissionConfigError, PermissionMode, PermissionPolicy, suggest_rule
 from hookloop.permissions._types import MODES as PERMISSION_MODES
 from hookloop.settings import SettingsError, read_settings_layers
 from hookloop.stream import TextDelta
@@ -262,29 +262,41 @@ def fixed_approver(answer: Approval) -> Callable[[PendingCall], Any] | None:
 
 
 class TerminalApprover:
-    """Asks the person at the terminal: allow once / allow always / deny (with a reason)."""
+    """Asks the person at the terminal: allow once / allow always / deny (with a reason).
+
+    "Allow always" adds the narrowest rule covering the call (:func:`hookloop.permissions.suggest_rule`, shown in
+    the prompt); when there is none (a compound command of several programs, an interpreter) it is not offered.
+    """
 
     name = "terminal"
 
-    def __init__(self, console: Console, pause_spinner: Callable[[], None]) -> None:
+    def __init__(
+        self, console: Console, pause_spinner: Callable[[], None], *, workspace: str | Path | None = None
+    ) -> None:
         self.console = console
         self.pause_spinner = pause_spinner
+        self.workspace = Path(workspace) if workspace is not None else Path.cwd()
 
     async def __call__(self, call: PendingCall) -> ResumeDecision:
         self.pause_spinner()
         args = json.dumps(dict(call.arguments), ensure_ascii=False)
         self.console.print(f"\n[bold magenta]approval needed[/] [bold]{call.tool_name}[/] {args}", highlight=False)
         self.console.print(f"  asked by {call.asked_by}: {call.reason or 'no reason given'}", highlight=False)
+        rule = suggest_rule(call.tool_name, call.arguments, self.workspace)
+        always = f"  [a] allow always (adds {rule})" if rule is not None else ""
         while True:
-            answer = (await _read_line("  [y] allow once  [a] allow always  [n] deny › ")).strip().lower()
+            answer = (await _read_line(f"  [y] allow once{always}  [n] deny › ")).strip().lower()
             if answer in ("y", "yes"):
                 return Approve()
+            if answer in ("a", "always") and rule is not None:
+                return AllowAlways(rule)
             if answer in ("a", "always"):
-                return AllowAlways()
+                self.console.print("  no single narrow rule covers this call; answer y or n", highlight=False)
+                continue
             if answer in ("n", "no", "d", "deny"):
                 reason = (await _read_line("  reason (optional) › ")).strip()
                 return Reject(reason or "denied at the terminal")
-            self.console.print("  please answer y, a or n")
+            self.console.print("  please answer y, a or n" if rule is not None else "  please answer y or n")
 
 
 class DomainApprover:
@@ -490,7 +502,8 @@ class Session:
             worker.approvers.append(fixed)
         elif self.approval == "ask":
             stop = renderer.stop_spinner if renderer is not None else (lambda: None)
-            worker.approvers.append(TerminalApprover(self.err, stop))
+            workspace = worker.permissions.workspace if worker.permissions is not None else None
+            worker.approvers.append(TerminalApprover(self.err, stop, workspace=workspace))
         guard_descendants()  # subreaper + watchdog: nothing a tool or hook starts outlives this process
         sandbox = getattr(worker.permissions, "sandbox", None)
         if sandbox is not None:

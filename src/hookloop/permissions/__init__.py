@@ -48,7 +48,8 @@ Words are compared after quote removal (write rules unquoted: ``Bash(git commit 
 ``time``, ``timeout``, ``nice``, ``ionice``, ``stdbuf`` are stripped.
 
 * An allow rule allows a command only if **every** subcommand is covered by an allow rule, the command could be
-  analysed, and every file it writes by redirection is inside the workspace (or ``/dev/null`` and the like).
+  analysed, every file it opens by redirection is known, and every one it writes is inside the workspace (or
+  ``/dev/null`` and the like).
   Unanalysable commands — parse errors, command names only known at run time, ``eval``/``bash -c`` of a
   non-literal string, a shell reading standard input, function definitions, assignments to ``PATH``,
   ``LD_PRELOAD``, ``BASH_ENV`` and similar, arithmetic on variables, control characters — are never allowed by
@@ -59,8 +60,19 @@ Words are compared after quote removal (write rules unquoted: ``Bash(git commit 
   program basename (``/bin/rm``), through Unicode look-alikes, full-width forms and case (``rм``, ``ｒｍ``,
   ``RM``), with run-time words standing for anything (``rm $X`` may be ``rm -rf /``); and for unanalysable
   commands, if every literal word of the rule occurs anywhere in the text (``echo rm -rf / | bash``).
-* Redirections never hide a command, and their targets are checked against Edit/Write (``>``) and Read
-  (``<``) deny and ask rules.
+* Redirections never hide a command, and their targets are checked against Edit/Write (``>``, ``>>``, ``>|``,
+  ``&>``, ``<>``, ``exec 3>f``, ``tee`` operands) and Read (``<``, ``<>``) deny and ask rules, resolved as bash
+  resolves them: ``~``/``~/x`` is the home directory, ``~user`` that user's, ``~+`` the directory the command is
+  in, ``~-`` the previous one; a target only known at run time — a glob (``secre?s/key``), brace expansion,
+  ``$var``, ``$(…)``, ``~-`` before any ``cd``, ``~N``, a tilde after ``=`` — matches **every** Read or Edit deny
+  and ask rule, and is never allowed automatically (not by a whole-tool ``Bash`` rule, a mode or a hook either:
+  it asks). Files opened behind wrappers (``sudo sh -c``, ``trap``, ``xargs``) count too.
+* Relative targets are resolved in the directory the command really runs in: the Bash tool's remembered working
+  directory (``cwd`` of :meth:`PermissionPolicy.decide`; the Worker passes the tool's ``cwd``), then every
+  literal ``cd``/``pushd``/``popd`` earlier in the command — each may fail, so both directories count. A
+  directory change that cannot be followed (an unknown operand, a loop that changes directory, a function,
+  ``source``, ``alias``, a command name known only at run time, ``env -C``, ``find -execdir``) makes later
+  relative targets run-time targets. Subshells and ``$(…)`` keep their ``cd`` to themselves.
 
 Modes
 -----
@@ -77,7 +89,22 @@ The default for a call that no rule or hook decided:
 =====================  ===================================================================================
 
 A path outside the workspace and the additional directories is never allowed by a mode default (it asks, or
-is denied in ``dontAsk``); only an explicit rule, a hook, or ``bypassPermissions`` allows it. Explicit allow
+is denied in ``dontAsk``); only an explicit rule, a hook, or ``bypassPermissions`` allows it.
+
+**Protected paths.** A write (Write/Edit/MultiEdit/NotebookEdit, or a Bash redirection or ``tee``) to a path
+with a segment ``.git``, ``.claude``, ``.hookloop``, ``.clinerules``, ``.vscode``, ``.idea`` or ``.husky``, to
+``.mcp.json``, ``.claude.json``, ``.gitconfig``, ``.gitmodules`` or a shell start-up file (``.bashrc``,
+``.profile``, ``.zshrc`` …), or under ``$HOOKLOOP_HOME``, is never allowed by ``acceptEdits``,
+``bypassPermissions`` or a hook's allow: it asks (is denied in ``dontAsk``) unless an allow rule names it
+literally (``Edit(./.claude/**)``, ``Edit(.git/hooks/pre-commit)``; not ``Edit`` or ``Edit(**)``). Reads are
+unaffected. Names are compared case-insensitively, symlinks resolved.
+
+"Allow always"
+--------------
+:func:`suggest_rule` proposes the narrowest rule covering a call, as Claude Code does: ``Bash(npm test:*)``,
+``Bash(git status:*)``, ``Bash(ls:*)``, ``Edit(./src/**)``, ``Read(//etc/**)``, ``WebFetch(domain:x.com)``, the
+tool name for other tools; ``None`` — never a whole-tool ``Bash`` rule — when no single narrow rule exists. An
+:class:`~hookloop.checkpoint.AllowAlways` without a rule adds that suggestion (or nothing). Explicit allow
 rules and hooks' allows apply in every mode, ``plan`` included (as in Claude Code, ``plan`` only changes the
 default).
 
@@ -102,6 +129,7 @@ from __future__ import annotations
 
 from hookloop.permissions._merge import merge
 from hookloop.permissions._policy import PermissionPolicy
+from hookloop.permissions._suggest import suggest_rule
 from hookloop.permissions._types import (
     Behavior,
     HookVote,
@@ -120,4 +148,5 @@ __all__ = [
     "PermissionPolicy",
     "RuleMatch",
     "merge",
+    "suggest_rule",
 ]

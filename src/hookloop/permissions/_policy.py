@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Final, Protocol, cast
 
 from hookloop.permissions import _shell
+from hookloop.permissions._files import names_protected, protected_reason
 from hookloop.permissions._merge import merge
-from hookloop.permissions._paths import PathPattern, ResolvedPath, resolve, within
+from hookloop.permissions._paths import PathPattern, ResolvedPath, within
 from hookloop.permissions._readrules import ReadRules
 from hookloop.permissions._rules import (
     EDIT_TOOLS,
@@ -18,7 +19,7 @@ from hookloop.permissions._rules import (
     CallContext,
     DomainPattern,
     Rule,
-    is_byte_sink,
+    command_files,
     parse_rule,
     redirects_stay_inside,
     tool_paths,
@@ -95,6 +96,8 @@ class PermissionPolicy:
         self._mode = _check_mode(mode)
         self._workspace = Path(os.path.abspath(Path(workspace if workspace is not None else os.getcwd())))
         self._home = Path(os.path.expanduser("~"))
+        hookloop_home = os.environ.get("HOOKLOOP_HOME")
+        self._protected_extra = (os.path.realpath(hookloop_home),) if hookloop_home else ()
         self._directories: list[str] = []
         self._rules: dict[Behavior, list[Rule]] = {"allow": [], "ask": [], "deny": []}
         self.sandbox: SandboxGate | None = None
@@ -241,25 +244,36 @@ class PermissionPolicy:
         )
 
     # -- decisions ---------------------------------------------------------------------------------------------
-    def _context(self) -> CallContext:
+    def _context(self, cwd: str | Path | None = None) -> CallContext:
         allowed = (os.path.realpath(self._workspace), *self._directories)
-        return CallContext(workspace=self._workspace, allowed_dirs=tuple(dict.fromkeys(allowed)))
+        start = None if cwd is None else Path(os.path.abspath(os.path.join(self._workspace, cwd)))
+        return CallContext(
+            workspace=self._workspace, allowed_dirs=tuple(dict.fromkeys(allowed)), cwd=start, home=self._home
+        )
 
-    def check(self, tool_name: str, tool_input: Mapping[str, object]) -> RuleMatch | None:
+    def check(
+        self, tool_name: str, tool_input: Mapping[str, object], *, cwd: str | Path | None = None
+    ) -> RuleMatch | None:
         """The most restrictive rule matching the call (deny > ask > allow), or ``None``.
 
         Within one behaviour the first matching rule in layer order (then session rules) is reported. A Bash
         allow rule matches only when every subcommand is covered by some allow rule and the command could be
         analysed (see :mod:`hookloop.permissions`); the first allow rule covering the first subcommand is then
-        reported. For Bash, file redirections are also checked against Edit/Write (``>``) and Read (``<``)
-        deny and ask rules.
+        reported. For Bash, the files a command opens by redirection (and ``tee`` operands) are also checked
+        against Edit/Write (``>``, ``>>``, ``<>`` …) and Read (``<``, ``<>``) deny and ask rules, resolved as bash
+        resolves them (tilde forms, ``cd`` earlier in the command) from ``cwd``, the directory the command
+        starts in (default: the workspace; relative to it if relative). A target only known at run time (a glob,
+        a variable, an unknown tilde form, a relative path after a ``cd`` to an unknown directory) matches every
+        such rule.
         """
-        context = self._context()
+        return self._check(tool_name, tool_input, self._context(cwd))
+
+    def _check(self, tool_name: str, tool_input: Mapping[str, object], context: CallContext) -> RuleMatch | None:
         for behavior in ("deny", "ask"):
             if behavior == "ask" and self._unsandboxed(tool_name, tool_input):
                 return RuleMatch(behavior="ask", rule="dangerouslyDisableSandbox", source="sandbox")
             for rule in self._rules[behavior]:
-                if rule.matches(tool_name, tool_input, context) or self._redirect_hit(rule, tool_name, tool_input):
+                if rule.matches(tool_name, tool_input, context) or _redirect_hit(rule, tool_name, tool_input, context):
                     return RuleMatch(behavior=behavior, rule=rule.text, source=rule.source)
         return self._allow_match(tool_name, tool_input, context)
 
@@ -282,26 +296,6 @@ class PermissionPolicy:
     def _unsandboxed(self, tool_name: str, tool_input: Mapping[str, object]) -> bool:
         return tool_name == "Bash" and self.sandbox is not None and self.sandbox.wants_unsandboxed(tool_input)
 
-    def _redirect_hit(self, rule: Rule, tool_name: str, tool_input: Mapping[str, object]) -> bool:
-        if tool_name != "Bash" or not isinstance(rule.specifier, PathPattern | type(None)):
-            return False
-        command = tool_input.get("command")
-        if not isinstance(command, str):
-            return False
-        writes = rule.covers_tool("Write")
-        reads = rule.covers_tool("Read")
-        if not writes and not reads:
-            return False
-        for redirect in _shell.analyse(command).redirects:
-            if redirect.target is None or is_byte_sink(redirect.target):
-                continue
-            if (redirect.write and not writes) or (not redirect.write and not reads):
-                continue
-            path = resolve(redirect.target, cwd=self._workspace)
-            if path is not None and (rule.specifier is None or rule.specifier.matches(path, loose=True)):
-                return True
-        return False
-
     def _allow_match(self, tool_name: str, tool_input: Mapping[str, object], context: CallContext) -> RuleMatch | None:
         allow = self._rules["allow"]
         for rule in allow:
@@ -312,7 +306,7 @@ class PermissionPolicy:
             return None
         # A compound command may be covered by different allow rules, one per subcommand.
         analysis = _shell.analyse(command)
-        if not analysis.safe or not analysis.commands or not redirects_stay_inside(analysis, context):
+        if not analysis.safe or not analysis.commands or not redirects_stay_inside(command, context):
             return None
         first: Rule | None = None
         for words in analysis.commands:
@@ -332,20 +326,73 @@ class PermissionPolicy:
         *,
         hooks: Sequence[HookVote] = (),
         read_only: bool = False,
+        cwd: str | Path | None = None,
     ) -> PermissionOutcome:
         """The final decision for one call: rules, then hooks, then the mode's default (see :func:`merge`).
 
         ``read_only`` marks a tool that only reads (the built-in Read, Glob, Grep, LS and NotebookRead always
         count as read-only). ``hooks`` are the votes of the pre-tool-call hooks that expressed a permission
-        decision; their order does not matter.
+        decision; their order does not matter. ``cwd`` is the directory a Bash command will start in (the Bash
+        tool's remembered working directory; default the workspace), see :meth:`check`.
+
+        Two things are never allowed by a mode's default or a hook's allow, only asked (denied in ``dontAsk``):
+        a write to a protected path (``.git/``, ``.claude/``, ``.hookloop/``, shell start-up files …, see
+        :mod:`hookloop.permissions`) unless an allow rule names it, and a Bash command opening a file only known
+        at run time. ``bypassPermissions`` asks for them too.
         """
         behavior, reason = self._mode_default(tool_name, tool_input, read_only=read_only)
-        return merge(
-            self.check(tool_name, tool_input),
+        context = self._context(cwd)
+        outcome = merge(
+            self._check(tool_name, tool_input, context),
             hooks,
             mode=self._mode,
             unmatched=behavior,
             unmatched_reason=reason,
+        )
+        if outcome.behavior != "allow":
+            return outcome
+        guard = self._guard(tool_name, tool_input, context)
+        if guard is None:
+            return outcome
+        decided_by, why = guard
+        if self._mode == "dontAsk":
+            return PermissionOutcome(
+                behavior="deny", reason=f"dontAsk mode denies what would need approval ({why})", decided_by=decided_by
+            )
+        return PermissionOutcome(behavior="ask", reason=why, decided_by=decided_by)
+
+    def _guard(self, tool_name: str, tool_input: Mapping[str, object], context: CallContext) -> tuple[str, str] | None:
+        """Why an allowed call must still be asked about: ``(decided_by, reason)``, or ``None``."""
+        if tool_name in EDIT_TOOLS:
+            for path in tool_paths(tool_name, tool_input, self._workspace) or ():
+                name = protected_reason(path, self._protected_extra)
+                if name is not None and not self._names(name, tool_name, path):
+                    return "protected path", f"{path.real} is under the protected path {name}; no allow rule names it"
+            return None
+        command = tool_input.get("command")
+        if tool_name != "Bash" or not isinstance(command, str):
+            return None
+        for access in command_files(command, context):
+            verb = "writes" if access.write else "reads"
+            if access.paths is None:
+                return "run-time file", f"the command {verb} a file only known at run time ({access.written})"
+            if not access.write:
+                continue
+            for path in access.paths:
+                name = protected_reason(path, self._protected_extra)
+                if name is not None and not self._names(name, "Write", path):
+                    why = f"the command writes {path.real}, under the protected path {name}; no allow rule names it"
+                    return "protected path", why
+        return None
+
+    def _names(self, name: str, tool_name: str, path: ResolvedPath) -> bool:
+        """Whether an allow rule for ``tool_name`` covers ``path`` and names the protected ``name`` literally."""
+        return any(
+            isinstance(rule.specifier, PathPattern)
+            and rule.covers_tool(tool_name)
+            and rule.specifier.matches(path, loose=False)
+            and names_protected(rule.specifier, name)
+            for rule in self._rules["allow"]
         )
 
     def _mode_default(
@@ -382,3 +429,24 @@ class PermissionPolicy:
 
 def _allows(rule: Rule, words: _shell.Words) -> bool:
     return isinstance(rule.specifier, BashPattern) and rule.specifier.allows(words)
+
+
+def _redirect_hit(rule: Rule, tool_name: str, tool_input: Mapping[str, object], context: CallContext) -> bool:
+    """Whether a Read/Edit deny or ask rule matches a file the Bash command opens (run-time targets: always)."""
+    if tool_name != "Bash" or not isinstance(rule.specifier, PathPattern | None):
+        return False
+    command = tool_input.get("command")
+    if not isinstance(command, str):
+        return False
+    writes = any(rule.covers_tool(tool) for tool in EDIT_TOOLS)
+    reads = any(rule.covers_tool(tool) for tool in READ_ONLY_TOOLS)
+    if not writes and not reads:
+        return False
+    for access in command_files(command, context):
+        if not (writes if access.write else reads):
+            continue
+        if access.paths is None or rule.specifier is None:
+            return True
+        if any(rule.specifier.matches(path, loose=True) for path in access.paths):
+            return True
+    return False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -11,6 +12,7 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from hookloop.permissions import _shell
+from hookloop.permissions._files import FileAccess, file_accesses, is_sink
 from hookloop.permissions._paths import PathPattern, ResolvedPath, compile_path_pattern, resolve, within
 from hookloop.permissions._text import OPAQUE, fold, star_intersects, star_match
 from hookloop.permissions._types import Behavior, PermissionConfigError
@@ -22,6 +24,7 @@ __all__ = [
     "CallContext",
     "DomainPattern",
     "Rule",
+    "command_files",
     "is_byte_sink",
     "parse_rule",
     "tool_paths",
@@ -39,16 +42,22 @@ _RULE_FAMILIES: Final[dict[str, frozenset[str]]] = {
 _PATH_TOOLS: Final = READ_ONLY_TOOLS | EDIT_TOOLS
 _TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_*][A-Za-z0-9_.*-]*")
 _HOST: Final = re.compile(r"[A-Za-z0-9*](?:[A-Za-z0-9.*-]*[A-Za-z0-9])?")
-_BYTE_SINKS: Final = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 _GLOB_CHARS: Final = re.compile(r"[*?\[]")
 
 
 @dataclass(frozen=True, slots=True)
 class CallContext:
-    """What matching needs besides the call: where relative paths start and which directories are the workspace."""
+    """What matching needs besides the call: where relative paths start and which directories are the workspace.
+
+    ``cwd`` is the directory a Bash command starts in (``None``: the workspace), ``home`` what ``~`` expands to;
+    ``files`` memoises :func:`command_files` for the duration of one decision.
+    """
 
     workspace: Path
     allowed_dirs: tuple[str, ...]  # resolved workspace and additional directories
+    cwd: Path | None = None
+    home: Path | None = None
+    files: dict[str, tuple[FileAccess, ...]] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,25 +190,32 @@ def _bash_matches(spec: BashPattern, command: object, context: CallContext, *, l
         return False
     if not all(spec.allows(words) for words in analysis.commands):
         return False
-    return redirects_stay_inside(analysis, context)
+    return redirects_stay_inside(command, context)
 
 
 def is_byte_sink(target: str | None) -> bool:
     """``/dev/null``, the standard streams, the terminal and ``/dev/fd/N``: redirecting there edits no file."""
-    return target is not None and (target in _BYTE_SINKS or target.startswith("/dev/fd/"))
+    return target is not None and is_sink(target)
 
 
-def redirects_stay_inside(analysis: _shell.ShellAnalysis, context: CallContext) -> bool:
-    """Whether every file a command writes by redirection is a byte sink or inside the workspace."""
-    for redirect in analysis.redirects:
-        if not redirect.write or is_byte_sink(redirect.target):
-            continue
-        if redirect.target is None:
-            return False
-        if analysis.changes_directory and not redirect.target.startswith(("/", "~")):
-            return False  # relative to a directory we cannot know
-        path = resolve(redirect.target, cwd=context.workspace)
-        if path is None or not any(within(path.real, directory) for directory in context.allowed_dirs):
+def command_files(command: str, context: CallContext) -> tuple[FileAccess, ...]:
+    """The files a Bash command opens by redirection, resolved in ``context`` (see :mod:`._files`)."""
+    found = context.files.get(command)
+    if found is None:
+        home = context.home if context.home is not None else Path(os.path.expanduser("~"))
+        cwd = context.cwd if context.cwd is not None else context.workspace
+        found = context.files[command] = file_accesses(command, cwd=cwd, workspace=context.workspace, home=home)
+    return found
+
+
+def redirects_stay_inside(command: str, context: CallContext) -> bool:
+    """Whether every file the command opens is known, and every one it writes is inside the workspace."""
+    for access in command_files(command, context):
+        if access.paths is None:
+            return False  # only known at run time: never allowed automatically
+        if access.write and not all(
+            any(within(path.real, directory) for directory in context.allowed_dirs) for path in access.paths
+        ):
             return False
     return True
 

@@ -40,17 +40,26 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache, partial
-from typing import Final
+from typing import Final, Literal
 
 import tree_sitter
 import tree_sitter_bash
 
+from hookloop.permissions._dirs import (
+    START,
+    DirState,
+    Redirect,
+    Step,
+    after_directory_change,
+    redirect_target,
+    tee_targets,
+)
 from hookloop.permissions._shellwords import has_unquoted_glob, literal, node_text, split_assignment, tokens
 from hookloop.permissions._text import fold
 
-__all__ = ["MAX_DEPTH", "Redirect", "ShellAnalysis", "Words", "analyse", "tokens"]
+__all__ = ["MAX_DEPTH", "START", "DirState", "Redirect", "ShellAnalysis", "Step", "Words", "analyse", "tokens"]
 
 Words = tuple[str | None, ...]
 """A simple command's words; ``None`` stands for a word only known at run time."""
@@ -115,13 +124,12 @@ _ARITHMETIC_TESTS: Final = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", 
 _WRITE_OPS: Final = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
 _READ_OPS: Final = frozenset({"<", "<>"})
 
-
-@dataclass(frozen=True, slots=True)
-class Redirect:
-    """A file redirection: ``target`` is the file (``None`` when only known at run time)."""
-
-    target: str | None
-    write: bool
+_OPENS_BEFORE: Final = frozenset(
+    {"command", "subshell", "compound_statement", "if_statement", "while_statement", "for_statement",
+     "c_style_for_statement", "case_statement", "negated_command"}
+)  # fmt: skip
+_LOOPS: Final = frozenset({"while_statement", "for_statement", "c_style_for_statement", "select_statement"})
+_SUBSHELLS: Final = frozenset({"subshell", "command_substitution", "process_substitution"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +159,7 @@ class _Analyser:
         self.redirects: list[Redirect] = []
         self.unsafe: list[str] = []
         self.changes_directory = False
+        self.dirs: DirState = START
 
     # -- results ---------------------------------------------------------------------------------------------
     def result(self) -> ShellAnalysis:
@@ -172,9 +181,14 @@ class _Analyser:
             self.unsafe.extend(other.unsafe)
             self.changes_directory = self.changes_directory or other.changes_directory
         self.deny_commands.extend(other.deny_commands)
+        if deny_only:
+            # Files opened behind a wrapper (sudo, xargs, watch, trap …) still count, in a directory that may differ.
+            self.redirects.extend(replace(r, dirs=None) for r in other.redirects)
 
     def child(self) -> _Analyser:
-        return _Analyser(self.depth + 1, self.nesting)
+        sub = _Analyser(self.depth + 1, self.nesting)
+        sub.dirs = self.dirs
+        return sub
 
     # -- entry points ----------------------------------------------------------------------------------------
     def script(self, source: str) -> None:
@@ -208,7 +222,17 @@ class _Analyser:
 
     def visit_node(self, node: tree_sitter.Node) -> None:
         kind = node.type
-        if kind == "command":
+        if kind in _SUBSHELLS:
+            saved = self.dirs  # a directory change in a subshell ends with it
+            self.visit_children(node)
+            self.dirs = saved
+        elif kind in _LOOPS:
+            mark, entry = len(self.redirects), self.dirs
+            self.visit_children(node)
+            if self.dirs != entry:  # a later iteration starts where this one ended: anywhere
+                self.dirs = None
+                self.redirects[mark:] = [replace(r, dirs=None) for r in self.redirects[mark:]]
+        elif kind == "command":
             self.command(node, ())
         elif kind == "redirected_statement":
             self.redirected(node)
@@ -218,6 +242,7 @@ class _Analyser:
             self.declaration(node)
         elif kind == "function_definition":
             self.unsafe.append("function definitions")
+            self.dirs = None  # the body runs wherever it is called from, and may change directory
             self.visit_children(node)
         elif kind in {"file_redirect", "heredoc_redirect", "herestring_redirect"}:
             self.redirect(node)
@@ -249,6 +274,7 @@ class _Analyser:
     def redirected(self, node: tree_sitter.Node) -> None:
         body = node.child_by_field_name("body")
         redirects = node.children_by_field_name("redirect")
+        before = self.dirs
         extra = tuple(arg for redirect in redirects for arg in _redirect_extra_words(redirect))
         if body is not None and body.type == "command":
             self.command(body, extra)
@@ -259,10 +285,15 @@ class _Analyser:
                 self.visit(body)
             for word in extra:
                 self.visit(word)
+        opened = before
+        if body is not None and body.type not in _OPENS_BEFORE:
+            opened = None if before is None or self.dirs is None else before | self.dirs
         for redirect in redirects:
-            self.redirect(redirect)
+            self.redirect(redirect, opened)
 
-    def redirect(self, node: tree_sitter.Node) -> None:
+    def redirect(self, node: tree_sitter.Node, dirs: DirState | Literal["current"] = "current") -> None:
+        """Record a redirection; ``dirs`` is where it is opened (default: the current directory state)."""
+        state = self.dirs if dirs == "current" else dirs
         if node.type == "file_redirect":
             destinations = node.children_by_field_name("destination")
             operator = next((node_text(c) for c in node.children if not c.is_named), "")
@@ -270,11 +301,11 @@ class _Analyser:
                 target = destinations[0]
                 is_fd_dup = operator in {">&", "<&"} and (target.type == "number" or node_text(target) == "-")
                 if not is_fd_dup and operator not in {"<&", ">&-", "<&-"}:
-                    value = literal(target)
+                    value, tilde = redirect_target(target)
                     if operator in _WRITE_OPS:
-                        self.redirects.append(Redirect(target=value, write=True))
+                        self.redirects.append(Redirect(target=value, write=True, tilde=tilde, dirs=state))
                     if operator in _READ_OPS:
-                        self.redirects.append(Redirect(target=value, write=False))
+                        self.redirects.append(Redirect(target=value, write=False, tilde=tilde, dirs=state))
                 self.visit(target)
         else:
             # here-doc bodies with an unquoted delimiter and here-strings expand $(…) and backticks.
@@ -363,11 +394,17 @@ class _Analyser:
         head = words[0]
         if head is None or not head:
             self.unsafe.append("a command name only known at run time")
+            self.dirs = None  # it may be `cd`
             return
         base = posixpath.basename(head)
         trusted = "/" not in head or posixpath.dirname(head) in SYSTEM_DIRS
         if base in _DIRECTORY_CHANGERS:
             self.changes_directory = True
+            self.dirs = after_directory_change(self.dirs, base, words)
+        elif base in {"source", ".", "alias"}:
+            self.dirs = None  # the sourced file (or a later use of the alias) may change directory
+        elif base == "tee":
+            self.redirects.extend(tee_targets(words, self.dirs))
         if self.depth > MAX_DEPTH:
             self.unsafe.append("commands nested too deeply")
             self.commands.append(words)
@@ -444,6 +481,10 @@ class _Analyser:
             self.wrapped_suffixes(words)
         elif not rest:
             self.commands.append(words)  # e.g. a bare `env`: a command of its own
+        elif base == "env" and any(w is not None and w.startswith(("-C", "--chdir")) for w in words[1:index]):
+            saved, self.dirs = self.dirs, None  # `env -C DIR` runs the command elsewhere
+            self.classify(rest)
+            self.dirs = saved
         else:
             self.classify(rest)
 
@@ -497,6 +538,7 @@ class _Analyser:
         sub = self.child()
         sub.script(" ".join(arg for arg in args if arg is not None))
         self.absorb(sub)
+        self.dirs = sub.dirs  # eval runs in this shell
 
     def find(self, words: Words) -> None:
         self.commands.append(words)
@@ -506,7 +548,11 @@ class _Analyser:
                 end = index + 1
                 while end < len(words) and words[end] not in {";", "+"}:
                     end += 1
+                saved = self.dirs
+                if words[index] in {"-execdir", "-okdir"}:
+                    self.dirs = None  # runs in the directory of each file found
                 self.classify(words[index + 1 : end])
+                self.dirs = saved
                 index = end
             index += 1
 

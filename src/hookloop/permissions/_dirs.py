@@ -1,0 +1,146 @@
+"""Where a Bash command is when it opens a file: redirection targets as written, and ``cd`` tracking.
+
+The analysis (:mod:`hookloop.permissions._shell`) records each file a command opens as a :class:`Redirect`
+together with the directory state at that point (:data:`DirState`): every sequence of directory changes
+(``cd``, ``pushd``, ``popd`` with literal operands) that may have happened since the command started. A ``cd``
+may fail, so it adds candidates and never removes the old ones; a directory change bash cannot be followed
+through (an unknown operand, a loop that changes directory, a function, ``source``, a command name only known at
+run time) makes the state ``None``: unknown. Subshells (``( … )``, ``$( … )``, process substitution) restore
+the state when they end. The candidates are resolved to real directories only when a decision is made
+(:mod:`hookloop.permissions._files`), because the starting directory, ``$HOME`` and the file system are only
+known then.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import tree_sitter
+
+from hookloop.permissions._shellwords import literal, node_text
+
+__all__ = ["START", "DirState", "Redirect", "Step", "after_directory_change", "redirect_target", "tee_targets"]
+
+Step = tuple[str, str | None, str]
+"""One directory change: ``(op, tilde, path)`` with op ``cd``/``pushd``/``popd``; ``tilde`` as in :class:`Redirect`."""
+DirState = frozenset[tuple[Step, ...]] | None
+"""Every possible sequence of directory changes since the command started; ``None``: unknown."""
+START: Final[DirState] = frozenset({()})
+MAX_CANDIDATES: Final = 8
+_ASSIGNMENT_PREFIX: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_GLOB: Final = re.compile(r"[*?\[]")
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    """A file a command opens by redirection (or names as a ``tee`` operand).
+
+    ``target`` is the file after quote removal, ``None`` when only known at run time (a glob, brace expansion,
+    variable, command substitution, an assignment-like word with a tilde). When ``tilde`` is not ``None`` the
+    word began with an unquoted tilde-prefix that bash expands: ``tilde`` is the prefix without the ``~``
+    (``""`` home, ``"+"`` the current directory, ``"-"`` the previous one, ``"user"``, ``"2"``/``"+2"``/``"-2"``
+    the directory stack) and ``target`` the rest (``""`` or ``/…``). ``dirs`` is where the command is when the
+    file is opened; relative targets are resolved against it.
+    """
+
+    target: str | None
+    write: bool
+    tilde: str | None = None
+    dirs: DirState = START
+
+
+def _add(dirs: DirState, step: Step | None) -> DirState:
+    if dirs is None or step is None:
+        return None
+    grown = dirs | {(*steps, step) for steps in dirs}
+    return grown if len(grown) <= MAX_CANDIDATES else None
+
+
+def after_directory_change(dirs: DirState, base: str, words: Sequence[str | None]) -> DirState:
+    """The state after ``cd``/``pushd``/``popd`` with ``words`` (the command's words, quote-removed)."""
+    args = list(words[1:])
+    while args and (option := args[0]) is not None and option.startswith(("-", "+")) and option != "-":
+        args.pop(0)
+        if option == "--":
+            break
+        if base in {"pushd", "popd"} and option == "-n":
+            return dirs  # only the stack changes
+        if base != "cd" or not re.fullmatch(r"-[LPe@]+", option):
+            return None  # +N/-N rotations and options not modelled
+    if base == "popd":
+        return _add(dirs, None if args else ("popd", None, ""))
+    if not args:
+        return _add(dirs, ("cd", "", "") if base == "cd" else None)  # bare cd: home; bare pushd: swap
+    word = args[0]
+    if len(args) > 1 or word is None or _GLOB.search(word):
+        return None
+    if not word.startswith("~"):
+        return _add(dirs, (base, None, word))
+    # The words are quote-removed, so `~/x` and `"~"/x` look alike: both readings are candidates.
+    prefix, slash, rest = word[1:].partition("/")
+    literal_reading = _add(dirs, (base, None, word))
+    expanded = _add(dirs, (base, prefix, slash + rest))
+    return None if literal_reading is None or expanded is None else literal_reading | expanded
+
+
+def tee_targets(words: Sequence[str | None], dirs: DirState) -> list[Redirect]:
+    """``tee FILE…``: the files it writes, like ``>`` redirections (both readings of a leading ``~``)."""
+    found: list[Redirect] = []
+    operands = False
+    for word in words[1:]:
+        if not operands and word is not None and word.startswith("-") and word != "-":
+            operands = word == "--"
+            continue
+        if word is None or _GLOB.search(word):
+            found.append(Redirect(target=None, write=True, dirs=dirs))
+            continue
+        found.append(Redirect(target=word, write=True, dirs=dirs))
+        if word.startswith("~"):
+            prefix, slash, rest = word[1:].partition("/")
+            found.append(Redirect(target=slash + rest, write=True, tilde=prefix, dirs=dirs))
+    return found
+
+
+def _unquoted_glob(raw: str) -> bool:
+    """Whether an unquoted word's text has a pattern character bash expands (``*``, ``?``, ``[``, ``(``)."""
+    i = 0
+    while i < len(raw):
+        ch = raw[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch in "*?[(":
+            return True
+        i += 1
+    return False
+
+
+def redirect_target(node: tree_sitter.Node) -> tuple[str | None, str | None]:
+    """A redirection's destination word as ``(target, tilde)``, see :class:`Redirect`."""
+    if node.type == "process_substitution":
+        return "/dev/fd/63", None  # bash passes a pipe; the commands inside are analysed on their own
+    value = literal(node)
+    if value is None:
+        return None, None
+    if node.type in {"string", "raw_string", "ansi_c_string", "number"}:
+        return value, None
+    if node.type not in {"word", "concatenation"}:
+        return None, None
+    parts = [node] if node.type == "word" else [c for c in node.children if c.type == "word"]
+    if any(_unquoted_glob(node_text(part)) for part in parts):
+        return None, None
+    first = node if node.type == "word" else node.children[0]
+    raw = node_text(first)
+    if first.type == "word" and raw.startswith("~"):
+        slash = raw.find("/")
+        if slash == -1 and first is not node:
+            return value, None  # the tilde-prefix runs into a quoted part: bash leaves the word as it is
+        prefix = raw[1:] if slash == -1 else raw[1:slash]
+        if "\\" not in prefix:
+            return value[len(prefix) + 1 :], prefix
+    elif _ASSIGNMENT_PREFIX.match(value) and "~" in value:
+        return None, None  # bash expands a tilde after `=` in a word that looks like an assignment
+    return value, None
