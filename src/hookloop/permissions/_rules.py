@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit
 
-from hookloop.permissions import _shell
+from hookloop.permissions import _programs, _shell
 from hookloop.permissions._paths import PathPattern, ResolvedPath, compile_path_pattern, resolve, within
 from hookloop.permissions._text import OPAQUE, fold, star_intersects, star_match
 from hookloop.permissions._types import Behavior, PermissionConfigError
@@ -72,11 +72,17 @@ class BashPattern:
         return cls(alternatives=alternatives, scan_tokens=scan)
 
     def allows(self, words: _shell.Words) -> bool:
+        """Allow matching: the words match exactly, and the rule names every word that makes them run code
+        given as data (``python3 -c CODE``, ``find -delete``, ``git -c``; see :mod:`._programs`)."""
         head = words[0] if words else None
         if head is None or any(ch.isspace() for ch in head):
             return False
         subject = " ".join(OPAQUE if word is None else word for word in words)
-        return any(star_match(alternative, subject) for alternative in self.alternatives)
+        matching = [alternative for alternative in self.alternatives if star_match(alternative, subject)]
+        if not matching:
+            return False
+        triggers = _programs.code_triggers(words)
+        return any(all(_programs.names_trigger(alt, trigger) for trigger in triggers) for alt in matching)
 
     def restricts(self, words: _shell.Words) -> bool:
         """Deny/ask matching: also the basename of the program, and folded look-alikes."""
@@ -174,9 +180,11 @@ def _bash_matches(spec: BashPattern, command: object, context: CallContext, *, l
         return False
     analysis = _shell.analyse(command)
     if loose:
+        if analysis.runs_unknown:  # a program only known at run time could be the one this rule names
+            return True
         if any(spec.restricts(words) for words in (*analysis.commands, *analysis.deny_commands)):
             return True
-        return not analysis.safe and spec.appears_in(_shell.tokens(command))
+        return (not analysis.safe or analysis.runs_code) and spec.appears_in(_shell.tokens(command))
     if not analysis.safe or not analysis.commands:
         return False
     if not all(spec.allows(words) for words in analysis.commands):
