@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
-from hookloop.permissions._text import fold
+from hookloop.permissions._text import OPAQUE, fold
 
 __all__ = ["GlobalScan", "code_triggers", "names_trigger", "reads_script_from_stdin", "scan_globals", "unknown_code"]
 
@@ -78,7 +78,7 @@ _GLOBALS: Final[dict[str, _Globals]] = {
     "docker": _g(
         "-H --host --context -c --config -l --log-level --tlscacert --tlscert --tlskey",
         "-D --debug --tls --tlsverify -v --version --help",
-        "--config -H --host",
+        "--config",
     ),
     "podman": _g(
         "--connection -c --url --identity --root --runroot --log-level --cgroup-manager --storage-driver "
@@ -645,9 +645,12 @@ def _first_operand(words: Words, start: int) -> str | None:
 def code_triggers(words: Sequence[str | None]) -> tuple[str, ...]:
     """The words that make this command run code given as data or write files through an option (or ``()``).
 
-    An allow rule covers the command only if it names every one of them (:func:`names_trigger`).
+    An allow rule covers the command only if it names every one of them (:func:`names_trigger`). An interpreter
+    reading its program from standard input (``python3 <<EOF``) has the trigger :data:`OPAQUE`, which no rule
+    names: only a whole-tool ``Bash`` rule (or the mode) allows it.
     """
-    return _inspect(tuple(words)).triggers
+    code = _inspect(tuple(words))
+    return (*code.triggers, OPAQUE) if code.reads_stdin else code.triggers
 
 
 def unknown_code(words: Words, *, stdin_static: bool) -> str | None:

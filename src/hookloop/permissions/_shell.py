@@ -117,6 +117,7 @@ _SAFE_ARITHMETIC: Final = re.compile(r"[\d\s+\-*/%()<>=!&|^~?:,]*")
 _ARITHMETIC_TESTS: Final = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "-R"})
 _WRITE_OPS: Final = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
 _READ_OPS: Final = frozenset({"<", "<>"})
+_DESCRIPTOR: Final = re.compile(r"\d+|\{[A-Za-z_][A-Za-z0-9_]*\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,6 +376,9 @@ class _Analyser:
                 arg_nodes.extend(_redirect_extra_words(child))
         arg_nodes.extend(extra)
         arg_nodes.sort(key=lambda n: n.start_byte)
+        # tree-sitter-bash reads the descriptor of `0< file` / `{fd}< file` as an argument; bash does not.
+        starts = {child.start_byte for child in (*node.named_children, *redirects) if child.type.endswith("redirect")}
+        arg_nodes = [arg for arg in arg_nodes if not (arg.end_byte in starts and _DESCRIPTOR.fullmatch(node_text(arg)))]
         if name is None:
             if arg_nodes:
                 self.unknown_program("arguments without a command name")
