@@ -91,13 +91,13 @@ _GLOBALS: Final[dict[str, _Globals]] = {
         "--request-timeout --cache-dir --certificate-authority --client-certificate --client-key -v --v "
         "--tls-server-name --password --username --log-file --profile --profile-output",
         "--insecure-skip-tls-verify --match-server-version --warnings-as-errors --help -h",
-        "--kubeconfig --server -s --context --cluster --user",
+        "--kubeconfig",
     ),
     "helm": _g(
         "-n --namespace --kube-context --kubeconfig --kube-apiserver --kube-token --kube-as-user --kube-as-group "
         "--registry-config --repository-config --repository-cache --burst-limit --qps --kube-ca-file",
         "--debug --kube-insecure-skip-tls-verify -h --help",
-        "--kubeconfig --kube-context --kube-apiserver --registry-config --repository-config",
+        "--kubeconfig --registry-config --repository-config",
     ),
     "cargo": _g(
         "-Z --config -C --color --explain",
@@ -119,13 +119,12 @@ _GLOBALS: Final[dict[str, _Globals]] = {
         "--allow-insecure-host",
         "-q --quiet -v --verbose --offline --no-cache -n --native-tls --preview --no-preview --no-config "
         "--no-progress --managed-python --no-managed-python --no-python-downloads -h --help -V --version",
-        "--config-file --directory --project",
+        "--config-file",
     ),
     "poetry": _g(
         "-C --directory -P --project",
         "-q --quiet -v -vv -vvv --verbose -n --no-interaction --no-ansi --ansi --no-plugins --no-cache "
         "-h --help -V --version",
-        "-C --directory -P --project",
     ),
     "terraform": _g("-chdir", "-help -version", "-chdir"),
     "gh": _g("-R --repo", "--help -h --version"),
@@ -214,6 +213,8 @@ def runner_start(program: str, words: Words, sub: int | None) -> int | None:
     """For ``uv run CMD``, ``npx CMD`` …: the index of the first word after the runner's subcommand."""
     if (program, "") in RUNNERS:
         return 1 if sub is None else sub
+    if program not in _GLOBALS:
+        sub = 1
     if sub is None or sub >= len(words):
         return None
     word = words[sub]

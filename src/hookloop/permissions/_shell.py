@@ -433,7 +433,7 @@ class _Analyser:
         elif base in {"source", "."} and any(word is None for word in words[1:]):
             self.unknown_program(f"{base} of a file only known at run time")
             self.commands.append(words)
-        elif base in {"source", "."} and (len(words) < 2 or _programs.reads_script_from_stdin(words[1] or "")):
+        elif base in {"source", "."} and len(words) > 1 and _programs.reads_script_from_stdin(words[1] or ""):
             self.unknown_program(f"{base} of standard input")
             self.commands.append(words)
         else:
