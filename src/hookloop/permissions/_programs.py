@@ -232,14 +232,17 @@ class _Interpreter:
     with_arg: frozenset[str]  # other options that take the next word (or an attached value)
     stops: frozenset[str]  # options after which the rest are the program's arguments (python -m)
     attached: str  # single-letter options whose argument may be attached in a cluster (perl -Mstrict)
+    numeric: str  # single-letter options followed by an optional number, then more options (perl -l, -0)
     info: frozenset[str]  # options that only print something (--version)
     stdin: bool  # reads its program from standard input when no script is named
 
 
-def _i(code: str, with_arg: str = "", stops: str = "", attached: str = "", stdin: bool = True) -> _Interpreter:
+def _i(
+    code: str, with_arg: str = "", stops: str = "", attached: str = "", numeric: str = "", stdin: bool = True
+) -> _Interpreter:
     info = frozenset({"--version", "-V", "--help", "-h", "-v", "-version", "--v8-options"})
     return _Interpreter(
-        frozenset(code.split()), frozenset(with_arg.split()), frozenset(stops.split()), attached, info, stdin
+        frozenset(code.split()), frozenset(with_arg.split()), frozenset(stops.split()), attached, numeric, info, stdin
     )
 
 
@@ -248,7 +251,7 @@ _NODE = _i("-e --eval -p --print", "-r --require --import --loader --experimenta
 _INTERPRETERS: Final[dict[str, _Interpreter]] = {
     "python": _PYTHON, "python2": _PYTHON, "python3": _PYTHON, "pypy": _PYTHON, "pypy3": _PYTHON,
     "node": _NODE, "nodejs": _NODE,
-    "perl": _i("-e -E", "", "", "MmIxidDlF0C"),
+    "perl": _i("-e -E", "", "", "MmIxidDFC", "l0"),
     "ruby": _i("-e", "-r -I -C -E -W -x -i", "", "rICEWxi"),
     "php": _i("-r -B -R -E", "-f -F -c -d -z -t", "", "fFcdzt"),
     "lua": _i("-e", "-l"), "luajit": _i("-e", "-l -j -O -b"),
@@ -376,16 +379,22 @@ def _interpreter(spec: _Interpreter, words: Words) -> _Code:
             continue
         if not word.startswith("--") and len(word) > 2:
             # A cluster of single-letter options: -Bc CODE, -lne CODE, -pi.bak -e CODE, -Mstrict.
-            for pos, letter in enumerate(word[1:], start=1):
+            pos = 1
+            while pos < len(word):
+                letter = word[pos]
+                pos += 1
                 if f"-{letter}" in spec.code:
-                    rest = word[pos + 1 :]
+                    rest = word[pos:]
                     code = rest if rest else _at(words, index + 1)
                     if code is None:
                         return _Code(tuple(triggers), "program text only known at run time", False)
                     return _Code((*triggers, code), None, False)
                 if f"-{letter}" in spec.stops:
                     return _Code(tuple(triggers), None, False)
-                if letter in spec.attached:
+                if letter in spec.numeric:
+                    while pos < len(word) and word[pos] in "0123456789abcdefABCDEFx":
+                        pos += 1  # perl -l0, -0777: a number, then more options
+                elif letter in spec.attached:
                     break
         index += 1
     script = _at(words, index) if index < len(words) else ""
