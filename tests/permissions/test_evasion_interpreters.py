@@ -6,8 +6,9 @@
 covers them, so nothing decides and the mode's default applies (they ask). A rule that names the code, a
 whole-tool ``Bash`` allow, a hook's allow or bypassPermissions mode may still allow them. Deny and ask rules
 keep matching where the words of the rule appear in the code (``python3 -c "os.system('rm -rf x')"``), and
-code only known at run time (``python3 -c "$X"``, ``sed "s/$a/b/"``, ``… | python3``) may run any program: it
-matches every deny and ask rule.
+interpreter code only known at run time (``python3 -c "$X"``, ``… | python3``) may run any program: it matches
+every deny and ask rule. sed and awk scripts with expansions (``sed "s/$a/b/"``) are never allowed by a narrower
+rule either; they ask.
 """
 
 from __future__ import annotations
@@ -94,6 +95,11 @@ UNMATCHED = [
     "sed '/x/w out.txt' file",
     "sed -f script.sed file",
     "sed 's/a/b/;e' file",
+    'awk "$P" file',
+    'awk "BEGIN{system(\\"$C\\")}"',
+    'sed "s/$a/$b/" file',
+    'sed -e "$S" file',
+    'sed -i "s/^/$f: /" file',
     "tar --to-command=cat -xf a.tar",
     "tar -I zstd -cf a.tar d",
     "tar --checkpoint-action=exec=ls -cf a.tar d",
@@ -143,10 +149,6 @@ DENIED = [
     'node -e "$(cat payload)"',
     'perl -e "$P"',
     'ruby -e "$P"',
-    'awk "$P" file',
-    'awk "BEGIN{system(\\"$C\\")}"',
-    'sed "s/$a/$b/" file',
-    'sed -e "$S" file',
     "xargs $X",
     "find . -exec $X {} \\;",
     "echo 'print(1)' | python3",

@@ -415,7 +415,7 @@ def _awk(words: Words) -> _Code:
     while index < len(words):
         word = words[index]
         if word is None:
-            return _Code(tuple(triggers), "awk options only known at run time", False)
+            break  # the program (or an option) only known at run time: see below
         if word == "--":
             index += 1
             break
@@ -431,8 +431,8 @@ def _awk(words: Words) -> _Code:
         else:
             index += 1
     program = _at(words, index)
-    if program is None:
-        return _Code(tuple(triggers), "an awk program only known at run time", False)
+    if program is None:  # may hold system(…): an unnamed trigger, so that only a whole-tool rule allows it
+        return _Code((*triggers, OPAQUE), None, False)
     if _AWK_RISKY.search(program):
         triggers.append(program)
     return _Code(tuple(triggers), None, False)
@@ -448,7 +448,7 @@ def _sed(words: Words) -> _Code:
         word = words[index]
         if word is None:
             if not has_script_option and first_operand is False:
-                return _Code(tuple(triggers), "a sed script only known at run time", False)
+                return _Code((*triggers, OPAQUE), None, False)
             index += 1
             continue
         name = _option_name(word)
@@ -479,8 +479,8 @@ def _sed(words: Words) -> _Code:
             scripts.append(word)
         index += 1
     for script in scripts:
-        if script is None:
-            return _Code(tuple(triggers), "a sed script only known at run time", False)
+        if script is None:  # may hold an `e` command: an unnamed trigger, only a whole-tool rule allows it
+            return _Code((*triggers, OPAQUE), None, False)
         if _sed_runs_or_writes(script):
             triggers.append(script)
     return _Code(tuple(triggers), None, False)

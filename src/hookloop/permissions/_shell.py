@@ -39,8 +39,8 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from typing import Final
 
@@ -117,6 +117,7 @@ _SAFE_ARITHMETIC: Final = re.compile(r"[\d\s+\-*/%()<>=!&|^~?:,]*")
 _ARITHMETIC_TESTS: Final = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "-R"})
 _WRITE_OPS: Final = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
 _READ_OPS: Final = frozenset({"<", "<>"})
+_CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _DESCRIPTOR: Final = re.compile(r"\d+|\{[A-Za-z_][A-Za-z0-9_]*\}")
 
 
@@ -140,6 +141,8 @@ class ShellAnalysis:
     changes_directory: bool
     unknown_reasons: tuple[str, ...] = ()
     runs_code: bool = False
+    by_program: Mapping[str, tuple[Words, ...]] = field(default_factory=dict, compare=False, hash=False)
+    """``commands`` and ``deny_commands`` by folded program name and basename; heads with a blank under ``" "``."""
 
     @property
     def runs_unknown(self) -> bool:
@@ -168,9 +171,11 @@ class _Analyser:
 
     # -- results ---------------------------------------------------------------------------------------------
     def result(self) -> ShellAnalysis:
+        deny_commands = tuple(dict.fromkeys(self.deny_commands))
         return ShellAnalysis(
             commands=tuple(self.commands),
-            deny_commands=tuple(dict.fromkeys(self.deny_commands)),
+            deny_commands=deny_commands,
+            by_program=_index((*self.commands, *deny_commands)),
             redirects=tuple(self.redirects),
             safe=not self.unsafe,
             unsafe_reasons=tuple(dict.fromkeys(self.unsafe)),
@@ -212,7 +217,7 @@ class _Analyser:
         if self.depth > MAX_DEPTH:
             self.unknown_program("commands nested too deeply")
             return
-        if any(ord(ch) < 32 and ch not in "\n\t" for ch in source) or "\x7f" in source:
+        if _CONTROL.search(source):
             # tree-sitter treats e.g. a carriage return as blank where bash keeps it inside a word.
             self.unknown_program("control characters in the command")
         parser = tree_sitter.Parser(_LANGUAGE)
@@ -598,6 +603,23 @@ class _Analyser:
                 self.classify(words[index + 1 : end])
                 index = end
             index += 1
+
+
+def _index(commands: Iterable[Words]) -> dict[str, tuple[Words, ...]]:
+    index: dict[str, list[Words]] = {}
+    for words in commands:
+        head = words[0] if words else None
+        if head is None:
+            continue
+        program = fold(head)
+        if any(ch.isspace() for ch in program):
+            keys = {" "}
+        else:
+            program = program.rstrip("/")
+            keys = {program, program.rsplit("/", 1)[-1]}
+        for key in keys:
+            index.setdefault(key, []).append(words)
+    return {key: tuple(dict.fromkeys(value)) for key, value in index.items()}
 
 
 def _words(name: tree_sitter.Node, args: Sequence[tree_sitter.Node]) -> Words:
