@@ -30,6 +30,16 @@ strings or :data:`MAX_NESTING` syntax levels. Command-pattern allow rules never 
 and ask rules still match its analysable parts, and additionally every word-like token of the raw text (see
 :func:`tokens`), so ``echo rm -rf / | bash`` is denied by ``Bash(rm:*)``.
 
+``unknown_reasons`` (a subset of the unsafe reasons) lists what makes the *program* only known at run time: a
+command name built at run time, a shell reading standard input or a run-time script, ``eval``/``sh -c`` of a
+run-time string, ``source`` of standard input, an interpreter reading a pipe, an alias definition, ``PATH``-like
+assignments, arithmetic on variables, a parse error. Such a command matches every deny and ask rule.
+``runs_code`` marks commands that run code given as data (interpreters, shells running script files, awk/sed
+programs, ``git -c`` settings; see :mod:`hookloop.permissions._programs`): deny and ask rules also scan their
+text. Multi-command programs add their subcommand behind global options to ``deny_commands`` (``git -C . push``
+→ ``git push``; an unknown one as ``git <run-time word>``), and runners (``uv run``, ``npx``) their command.
+Where tree-sitter-bash splits one bash word in two (`` r`:`m ``) the parts are joined again.
+
 Where tree-sitter-bash and bash disagree, the analysis leans restrictive: unquoted here-doc bodies are re-read
 here (tree-sitter leaves backticks and ``<<-`` bodies unparsed), a here-doc that tree-sitter ends *earlier* than
 bash only adds commands, and the one known case where it ends later (``cat <<EOF; rm …``) is a parse error.
