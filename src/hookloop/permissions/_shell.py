@@ -127,6 +127,9 @@ _SAFE_ARITHMETIC: Final = re.compile(r"[\d\s+\-*/%()<>=!&|^~?:,]*")
 _ARITHMETIC_TESTS: Final = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "-R"})
 _WRITE_OPS: Final = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
 _READ_OPS: Final = frozenset({"<", "<>"})
+_RISKY_BUILTINS: Final = frozenset(
+    {"enable", "hash", "let", "declare", "typeset", "local", "test", "[", "mapfile", "readarray", "compgen", "complete"}
+)
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _DESCRIPTOR: Final = re.compile(r"\d+|\{[A-Za-z_][A-Za-z0-9_]*\}")
 
@@ -376,6 +379,8 @@ class _Analyser:
                 words.append(value_text)
                 if value_text is not None and _dangerous_variable(value_text.split("=", 1)[0]):
                     self.dangerous(value_text.split("=", 1)[0], f"{words[0]} of {value_text} changes what runs")
+        if any(word is not None and word.startswith("-") and "i" in word[1:] for word in words[1:]):
+            self.unknown_program("an integer declaration (bash evaluates array subscripts in its values)")
         self.commands.append(tuple(words))
 
     def command(
@@ -455,6 +460,29 @@ class _Analyser:
             self.runs_code = self.runs_code or base in {"source", "."}
             self.record(words)
             self.subcommands(words)
+            if base in _RISKY_BUILTINS:
+                self.builtin(base, words)
+
+    def builtin(self, base: str, words: Words) -> None:
+        """Builtins that change what a name runs, load code, run a callback, or evaluate arithmetic."""
+        options = [word for word in words[1:] if word is None or word.startswith("-")]
+        if base == "enable" and any(word is None or "f" in word[1:] for word in options):
+            self.unknown_program("enable -f loads a builtin from a file")
+        elif base == "hash" and any(word is None or "p" in word[1:] for word in options):
+            self.unknown_program("hash -p changes what a name runs")
+        elif base == "let" and not all(w is not None and _SAFE_ARITHMETIC.fullmatch(w) for w in words[1:]):
+            self.unknown_program("arithmetic on variables (bash evaluates array subscripts in it)")
+        elif base in {"test", "["} and any(word in {"-v", "-R"} for word in words[1:]):
+            self.unknown_program("test -v evaluates an array subscript")
+        elif base in {"mapfile", "readarray", "compgen", "complete"}:
+            for index, word in enumerate(words[:-1]):
+                if word == "-C" or (word is not None and word.startswith("-C")):
+                    callback = word[2:] if word is not None and len(word) > 2 else words[index + 1]
+                    if callback is None:
+                        self.unknown_program(f"a {base} callback only known at run time")
+                    else:
+                        self.runs_code = True
+                        self.deny_only(partial(_Analyser.script, source=callback))
 
     def record(self, words: Words) -> None:
         """Append a command an allow rule must cover; note code it runs from data, or only knows at run time."""
