@@ -164,6 +164,11 @@ DENIED = [
     "python3 <<EOF\n$PAYLOAD\nEOF",
     'python3 <<< "$PAYLOAD"',
     "echo x | at now",
+    "awk -f /dev/stdin file",
+    "cat payload | awk -f - file",
+    'awk -f "$P" file',
+    "sed -f /dev/stdin file",
+    "cat payload | sed -f - file",
 ]
 ALLOWED = [
     "python3 script.py",

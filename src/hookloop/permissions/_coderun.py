@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -203,7 +204,7 @@ def _awk(words: Words) -> Code:
         if name in _AWK_CODE_OPTIONS or word[:2] in _AWK_CODE_OPTIONS:
             triggers.append(name if name in _AWK_CODE_OPTIONS else word[:2])
             if name in {"-f", "--file"} or word[:2] == "-f":
-                return Code(tuple(triggers), None, False)
+                return _script_file(triggers, _option_value(words, index))
         if name in _AWK_WITH_ARG or name in _AWK_CODE_OPTIONS:
             index += 1 if ("=" in word or (len(word) > 2 and not word.startswith("--"))) else 2
         else:
@@ -214,6 +215,22 @@ def _awk(words: Words) -> Code:
     if _AWK_RISKY.search(program):
         triggers.append(program)
     return Code(tuple(triggers), None, False)
+
+
+def _option_value(words: Words, index: int) -> str | None:
+    """The value of the option at ``index``: attached (``-fFILE``, ``--file=F``) or the next word."""
+    word = words[index]
+    assert word is not None
+    if word.startswith("--"):
+        return word.split("=", 1)[1] if "=" in word else _at(words, index + 1)
+    return word[2:] if len(word) > 2 else _at(words, index + 1)
+
+
+def _script_file(triggers: Sequence[str], path: str | None) -> Code:
+    # A program file named by -f: a file only known at run time, or standard input, is code not in the text.
+    if path is None:
+        return Code(tuple(triggers), "a program file only known at run time", False)
+    return Code(tuple(triggers), None, reads_script_from_stdin(path))
 
 
 def _sed(words: Words) -> Code:
@@ -240,6 +257,9 @@ def _sed(words: Words) -> Code:
         if name in {"-f", "--file"} or (word.startswith("-f") and len(word) > 2 and not word.startswith("--")):
             triggers.append(name if name in {"-f", "--file"} else word)
             has_script_option = True
+            script_file = _script_file((), _option_value(words, index))
+            if script_file.unknown is not None or script_file.reads_stdin:
+                return Code(tuple(triggers), script_file.unknown, script_file.reads_stdin)
         if name in {"-e", "--expression"}:
             has_script_option = True
             if "=" in word:
