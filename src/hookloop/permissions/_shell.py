@@ -130,6 +130,7 @@ _READ_OPS: Final = frozenset({"<", "<>"})
 _RISKY_BUILTINS: Final = frozenset(
     {"enable", "hash", "let", "declare", "typeset", "local", "test", "[", "mapfile", "readarray", "compgen", "complete"}
 )
+_LEAVES: Final = frozenset({"word", "raw_string", "string_content", "comment", "number", "ansi_c_string"})
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _DESCRIPTOR: Final = re.compile(r"\d+|\{[A-Za-z_][A-Za-z0-9_]*\}")
 
@@ -284,7 +285,7 @@ class _Analyser:
             if index is not None and not _SAFE_ARITHMETIC.fullmatch(node_text(index)):
                 self.unknown_program("array subscripts that are not plain numbers")
             self.visit_children(node)
-        elif kind in {"word", "raw_string", "string_content", "comment", "number", "ansi_c_string"}:
+        elif kind in _LEAVES:
             return
         else:
             if kind == "ERROR" or node.is_missing:
@@ -293,7 +294,8 @@ class _Analyser:
 
     def visit_children(self, node: tree_sitter.Node) -> None:
         for child in node.named_children:
-            self.visit(child)
+            if child.type not in _LEAVES:  # the common case, without the call
+                self.visit(child)
 
     def redirected(self, node: tree_sitter.Node) -> None:
         body = node.child_by_field_name("body")
@@ -407,7 +409,8 @@ class _Analyser:
             return
         self.visit(name)
         for arg in arg_nodes:
-            self.visit(arg)
+            if arg.type not in _LEAVES:
+                self.visit(arg)
         self.stdin_static = _static_stdin((*node.named_children, *redirects))
         try:
             self.classify(_words(name, arg_nodes))
