@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
-from bench import command_hooks, dispatch_cost, interceptors, loop_overhead, sandbox, streaming
+from bench import command_hooks, dispatch_cost, interceptors, loop_overhead, permissions, sandbox, streaming
 from bench._measure import FULL, QUICK, TINY, Sizes
 from bench._report import Row, render_markdown, render_table
 
@@ -31,6 +31,7 @@ SECTIONS: dict[str, SectionRun] = {
     "interceptors": interceptors.run,
     "command_hooks": command_hooks.run,
     "sandbox": sandbox.run,
+    "permissions": permissions.run,
 }
 
 

@@ -19,7 +19,7 @@ from bench._client import PrebuiltClient, text_turn, tool_turn
 from bench._measure import TINY
 from bench._report import Row
 
-from bench import dispatch_cost, loop_overhead, streaming
+from bench import dispatch_cost, loop_overhead, permissions, streaming
 
 PEERS_INSTALLED = all(importlib.util.find_spec(name) is not None for name in ("pluggy", "strands"))
 
@@ -113,7 +113,28 @@ def test_command_prints_the_table_markdown_and_json(tmp_path: Path, capsys: pyte
     assert "Measured with `python -m bench --tiny` on" in printed  # what produced the figures
     report = json.loads(out.read_text(encoding="utf-8"))
     assert set(report) >= {"command", "machine", "rows", "sections", "markdown"}
-    assert set(report["sections"]) == {"dispatch", "streaming", "loop", "interceptors", "command_hooks", "sandbox"}
+    assert set(report["sections"]) == {
+        "dispatch",
+        "streaming",
+        "loop",
+        "interceptors",
+        "command_hooks",
+        "sandbox",
+        "permissions",
+    }
     statuses = {row["status"] for row in report["rows"]}
     assert statuses <= {"", "PASS", "MISS"}
     assert any(row["target"] for row in report["rows"])
+
+
+def test_permissions_section_times_a_1kb_command_against_the_target() -> None:
+    rows, data = asyncio.run(permissions.run(TINY))
+    _check_rows(rows, "permissions")
+    assert [r.measure for r in rows] == [
+        "first decision (parse + analysis + rules)",
+        "repeated decision (analysis cached)",
+        "tree-sitter parse alone",
+    ]
+    assert rows[0].target == rows[1].target == "≤ 200.00 µs"
+    assert data["characters"] == len(permissions.COMMAND) == 1000
+    assert data["behavior"] == "allow"  # every subcommand of the realistic command is covered by a rule

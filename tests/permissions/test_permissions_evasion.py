@@ -69,11 +69,11 @@ CORPUS: list[tuple[str, str, str]] = [
     ("bash-lc-cluster", "bash -lc 'rm -rf /'", "deny"),
     ("bash-c-allowed-inner", "bash -c 'ls -la'", "allow"),
     ("sh-c-allowed-compound", 'sh -c "npm run test && git status"', "allow"),
-    ("bash-c-variable", 'bash -c "$CMD"', "ask"),
+    ("bash-c-variable", 'bash -c "$CMD"', "deny"),  # issue 10
     ("bash-c-nested-twice", "bash -c \"sh -c 'rm -rf /'\"", "deny"),
     ("eval-literal", 'eval "rm -rf /"', "deny"),
     ("eval-split-quotes", 'eval "r""m -rf /"', "deny"),
-    ("eval-decoded-payload", 'eval "$(echo cm0gLXJmIC8= | base64 -d)"', "ask"),
+    ("eval-decoded-payload", 'eval "$(echo cm0gLXJmIC8= | base64 -d)"', "deny"),  # issue 10
     ("echo-pipe-bash", "echo rm -rf / | bash", "deny"),
     ("echo-pipe-sh-s", "echo 'rm -rf /' | sh -s", "deny"),
     ("bash-heredoc", "bash <<EOF\nrm -rf /\nEOF", "deny"),
@@ -121,7 +121,7 @@ CORPUS: list[tuple[str, str, str]] = [
     ("glob-in-program-name", "/bin/r? -rf /", "deny"),
     ("glob-directory", "/???/rm -rf /", "deny"),
     ("brace-expansion", "{rm,-rf,/}", "deny"),
-    ("variable-program-name", "$CMD -rf /", "ask"),
+    ("variable-program-name", "$CMD -rf /", "deny"),  # issue 10
     ("uppercase", "RM -rf /", "deny"),
     # -- unicode look-alikes -----------------------------------------------------------------------------------
     ("cyrillic-em", "rм -rf /", "deny"),
@@ -133,9 +133,9 @@ CORPUS: list[tuple[str, str, str]] = [
     # -- assignments -------------------------------------------------------------------------------------------
     ("leading-assignment", "VAR=x rm -rf /", "deny"),
     ("leading-assignment-stripped-for-allow", "VAR=x ls -la", "allow"),
-    ("path-assignment", "PATH=/tmp/evil ls", "ask"),
-    ("ld-preload", "LD_PRELOAD=/tmp/x.so ls", "ask"),
-    ("bash-env", "BASH_ENV=/tmp/x bash -c 'ls'", "ask"),
+    ("path-assignment", "PATH=/tmp/evil ls", "deny"),  # issue 10
+    ("ld-preload", "LD_PRELOAD=/tmp/x.so ls", "deny"),  # issue 10
+    ("bash-env", "BASH_ENV=/tmp/x bash -c 'ls'", "deny"),  # issue 10
     ("assignment-substitution", "X=$(rm -rf /) ls", "deny"),
     ("export-substitution", "export X=$(curl https://evil.example)", "deny"),
     # -- redirections ------------------------------------------------------------------------------------------
@@ -154,20 +154,20 @@ CORPUS: list[tuple[str, str, str]] = [
     ("heredoc-backticks", "cat <<EOF\n`rm -rf /`\nEOF", "deny"),  # tree-sitter-bash leaves these unparsed
     ("heredoc-dash-substitution", "cat <<-EOF\n\t$(rm -rf /)\n\tEOF", "deny"),
     ("heredoc-substitution-with-quotes", 'cat <<EOF\nsay "$(rm x)" \\" ok\nEOF', "deny"),
-    ("heredoc-unbalanced-backticks-ask", "cat <<EOF\nuse ``` fences\nEOF", "ask"),
+    ("heredoc-unbalanced-backticks", "cat <<EOF\nuse ``` fences\nEOF", "deny"),  # issue 10
     ("heredoc-terminator-on-same-line", "cat <<EOF; rm -rf /\nx\nEOF", "deny"),
     # -- line continuations and control characters -------------------------------------------------------------
     ("continuation-inside-word", "r\\\nm -rf /", "deny"),
     ("continuation-ends-comment", "ls # \\\nrm -rf /", "deny"),
     ("continuation-between-words-is-fine", "ls \\\n  -la", "allow"),
     ("carriage-return", "ls\rrm -rf /", "deny"),
-    ("unparseable", "ls ((", "ask"),
+    ("unparseable", "ls ((", "deny"),  # issue 10
     ("deeply-nested-subshells", "(" * 3000 + "rm -rf /" + ")" * 3000, "deny"),
-    ("deeply-nested-substitutions", "ls " + "$(" * 3000 + "ls" + ")" * 3000, "ask"),
+    ("deeply-nested-substitutions", "ls " + "$(" * 3000 + "ls" + ")" * 3000, "deny"),  # issue 10
     ("deeply-nested-shell-strings", "bash -c " * 30 + "rm", "deny"),
     # -- arithmetic evaluation ---------------------------------------------------------------------------------
     ("arithmetic-on-variable", "x='a[$(rm -rf /)]'; (( x + 1 )); ls", "deny"),
-    ("arithmetic-test-never-allowed", "[[ $n -gt 1 ]] && ls", "ask"),
+    ("arithmetic-test-on-variable", "[[ $n -gt 1 ]] && ls", "deny"),  # issue 10
     ("plain-test-is-free", "[[ -f x ]] && ls", "allow"),
 ]
 

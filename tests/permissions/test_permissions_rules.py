@@ -102,8 +102,10 @@ def test_compound_command_needs_an_allow_rule_for_every_subcommand(tmp_path: Pat
 
 def test_whole_tool_bash_allow_covers_unanalysable_commands_but_deny_still_wins(tmp_path: Path) -> None:
     policy = PermissionPolicy(allow=["Bash"], deny=["Bash(rm:*)"], workspace=tmp_path)
-    assert behavior_of(policy, "Bash", bash('eval "$X"')) == "allow"
+    assert behavior_of(policy, "Bash", bash("f() { ls; }; f")) == "allow"
     assert behavior_of(policy, "Bash", bash('eval "r""m -rf /"')) == "deny"
+    # issue 10: a program only known at run time matches every deny rule, even behind a whole-tool allow
+    assert behavior_of(policy, "Bash", bash('eval "$X"')) == "deny"
 
 
 def test_pattern_allow_never_covers_unanalysable_commands(tmp_path: Path) -> None:
@@ -141,8 +143,8 @@ def test_redirecting_to_a_byte_sink_is_not_an_edit(tmp_path: Path) -> None:
 
 def test_unanalysable_command_denied_when_a_deny_word_appears(tmp_path: Path) -> None:
     policy = PermissionPolicy(deny=["Bash(git push:*)"], workspace=tmp_path)
-    assert behavior_of(policy, "Bash", bash('eval "$X"; echo git push')) == "deny"
-    assert policy.check("Bash", bash('eval "$X"; echo git')) is None  # every literal word of the rule must appear
+    assert behavior_of(policy, "Bash", bash("f() { :; }; echo git push")) == "deny"
+    assert policy.check("Bash", bash("f() { :; }; echo git")) is None  # every literal word of the rule must appear
 
 
 def test_most_restrictive_rule_is_reported(tmp_path: Path) -> None:

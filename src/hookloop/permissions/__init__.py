@@ -59,7 +59,33 @@ Words are compared after quote removal (write rules unquoted: ``Bash(git commit 
 * A deny or ask rule applies if it matches **any** subcommand, also behind any wrapper (``sudo -u x rm``), by
   program basename (``/bin/rm``), through Unicode look-alikes, full-width forms and case (``rм``, ``ｒｍ``,
   ``RM``), with run-time words standing for anything (``rm $X`` may be ``rm -rf /``); and for unanalysable
-  commands, if every literal word of the rule occurs anywhere in the text (``echo rm -rf / | bash``).
+  commands and commands that run code given as data, if every literal word of the rule occurs anywhere in the
+  text (``python3 -c "os.system('rm -rf x')"``).
+* **A program only known at run time matches every Bash deny and ask rule** (deny wins), in every mode,
+  whatever allow rules or hooks say: a command name built from expansions, substitutions, globs, brace
+  expansion, ``$@``, backticks or arithmetic (``t${x}ouch``, ``r`:`m``, ``a=r b=m; $a$b``,
+  ``"$(printf '\x72\x6d')"``); a shell reading its script from standard input in any spelling (``… | sh``,
+  ``bash -s``, ``sh -``, ``bash /dev/stdin``, ``/dev/fd/0``, ``/proc/self/fd/0``, ``bash <<EOF``) or from a file
+  only known at run time (``bash <(…)``, ``bash "$F"``); ``source``/``.`` of such a file; ``eval``, ``sh -c`` or
+  ``python3 -c`` of a string only known at run time; an interpreter reading its program from a pipe
+  (``… | python3``); alias definitions; assignments to ``PATH``, ``LD_*``, ``BASH_ENV``, ``IFS`` and the like;
+  arithmetic on variables; and commands that cannot be parsed.
+* **Global options before a subcommand** are looked through for the common multi-command programs (git,
+  npm/pnpm/yarn, docker, podman, kubectl, helm, cargo, go, pip, uv, poetry, terraform, gh): ``Bash(git push:*)``
+  matches ``git -C . -c k=v --no-pager push``. An option the table does not know, a run-time word before the
+  subcommand, or a git alias defined inline (``-c alias.p=push p``) makes the subcommand unknown: every rule for
+  the program's subcommands matches. The values of ``git -c`` settings are read as commands
+  (``core.pager=…``, ``alias.x='!…'``). Runners (``uv run``, ``npx``, ``npm exec``, ``poetry run``, ``bundle
+  exec`` …) are looked behind like ``sudo``.
+* **Code that runs code** is never covered by a narrower allow rule: ``python3 -c``, ``node -e``, ``perl -e``,
+  ``ruby -e``, ``php -r``, interpreters reading a here-doc, awk programs that can run commands or write files
+  (``system``, ``|``, ``>``, ``getline``), ``sed -i`` and sed ``w``/``W``/``e`` commands, ``find -exec/-delete/
+  -fprint``, ``git diff --output=``, ``xargs CMD``, ``uv run CMD``, ``tar --to-command``, ``rsync -e``, code-running
+  global options (``git -c``, ``--exec-path``, ``--git-dir``, ``kubectl --kubeconfig``, ``cargo --config`` …).
+  Such a command is allowed by a pattern rule only if the rule names every such word literally
+  (``Bash(python3 -c print(1))``, ``Bash(find * -delete)``, ``Bash(sed -i *)``, ``Bash(xargs grep:*)``); else
+  nothing decides and the mode's default applies (a whole-tool ``Bash`` rule, a hook's allow or
+  ``bypassPermissions`` may allow it).
 * Redirections never hide a command, and their targets are checked against Edit/Write (``>``, ``>>``, ``>|``,
   ``&>``, ``<>``, ``exec 3>f``, ``tee`` operands) and Read (``<``, ``<>``) deny and ask rules, resolved as bash
   resolves them: ``~``/``~/x`` is the home directory, ``~user`` that user's, ``~+`` the directory the command is

@@ -7,11 +7,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from functools import lru_cache
 from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit
 
-from hookloop.permissions import _shell
+from hookloop.permissions import _programs, _shell
 from hookloop.permissions._files import FileAccess, file_accesses, is_sink
 from hookloop.permissions._paths import PathPattern, ResolvedPath, compile_path_pattern, resolve, within
 from hookloop.permissions._text import OPAQUE, fold, star_intersects, star_match
@@ -43,6 +44,7 @@ _PATH_TOOLS: Final = READ_ONLY_TOOLS | EDIT_TOOLS
 _TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_*][A-Za-z0-9_.*-]*")
 _HOST: Final = re.compile(r"[A-Za-z0-9*](?:[A-Za-z0-9.*-]*[A-Za-z0-9])?")
 _GLOB_CHARS: Final = re.compile(r"[*?\[]")
+_BLANK: Final = re.compile(r"\s")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +68,8 @@ class BashPattern:
 
     alternatives: tuple[str, ...]
     scan_tokens: tuple[str, ...]
+    head: str | None = None  # the program the pattern names, when it has no `*`: a fast first check
+    folded_head: str | None = None
 
     @classmethod
     def parse(cls, spec: str) -> BashPattern:
@@ -78,19 +82,35 @@ class BashPattern:
         else:
             alternatives = (spec,)
         scan = tuple(token for token in alternatives[0].split(" ") if token.strip("*"))
-        return cls(alternatives=alternatives, scan_tokens=scan)
+        first = alternatives[0].split(" ", 1)[0]
+        head = None if "*" in first or not first else first
+        folded = None if head is None or any(ch.isspace() for ch in fold(head)) else fold(head)
+        return cls(alternatives=alternatives, scan_tokens=scan, head=head, folded_head=folded)
 
     def allows(self, words: _shell.Words) -> bool:
+        """Allow matching: the words match exactly, and the rule names every word that makes them run code
+        given as data (``python3 -c CODE``, ``find -delete``, ``git -c``; see :mod:`._programs`)."""
         head = words[0] if words else None
-        if head is None or any(ch.isspace() for ch in head):
+        if head is None or (self.head is not None and head != self.head) or _BLANK.search(head):
             return False
         subject = " ".join(OPAQUE if word is None else word for word in words)
-        return any(star_match(alternative, subject) for alternative in self.alternatives)
+        matching = [alternative for alternative in self.alternatives if star_match(alternative, subject)]
+        if not matching:
+            return False
+        triggers = _programs.code_triggers(words)
+        return any(all(_programs.names_trigger(alt, trigger) for trigger in triggers) for alt in matching)
 
     def restricts(self, words: _shell.Words) -> bool:
         """Deny/ask matching: also the basename of the program, and folded look-alikes."""
         if not words or words[0] is None:
             return False
+        if self.folded_head is not None:
+            # The program must be the one the rule names (by basename, folded) unless the head holds a blank.
+            program = fold(words[0])
+            if not _BLANK.search(program):
+                program = program.rstrip("/")
+                if program != self.folded_head and program.rsplit("/", 1)[-1] != self.folded_head:
+                    return False
         subjects = {" ".join(OPAQUE if word is None else word for word in words)}
         head = words[0].rstrip("/")
         if "/" in head:
@@ -103,15 +123,24 @@ class BashPattern:
 
     def appears_in(self, found: frozenset[str]) -> bool:
         """Conservative scan for unanalysable commands: every literal word of the rule occurs as a token."""
-        folded = {fold(token) for token in found}
-        return all(
-            any(
-                star_match(fold(want), token)
-                or (_GLOB_CHARS.search(token) is not None and fnmatchcase(fold(want).replace("*", ""), token))
-                for token in folded
-            )
-            for want in self.scan_tokens
-        )
+        folded, globs = _folded_tokens(found)
+        for want in self.scan_tokens:
+            wanted = fold(want)
+            if "*" in wanted:
+                if any(star_match(wanted, token) for token in folded):
+                    continue
+            elif wanted in folded:
+                continue
+            if not any(fnmatchcase(wanted.replace("*", ""), token) for token in globs):
+                return False
+        return True
+
+
+@lru_cache(maxsize=256)
+def _folded_tokens(found: frozenset[str]) -> tuple[frozenset[str], tuple[str, ...]]:
+    # The tokens folded once per command, and those holding glob characters (`/bin/r?` may be `rm`).
+    folded = frozenset(fold(token) for token in found)
+    return folded, tuple(token for token in folded if _GLOB_CHARS.search(token) is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +179,8 @@ class Rule:
     specifier: Specifier = field(default=None)
 
     def covers_tool(self, tool_name: str) -> bool:
+        if self.tool == tool_name:
+            return True
         family = _RULE_FAMILIES.get(self.tool)
         if family is not None:
             return tool_name in family
@@ -183,9 +214,16 @@ def _bash_matches(spec: BashPattern, command: object, context: CallContext, *, l
         return False
     analysis = _shell.analyse(command)
     if loose:
-        if any(spec.restricts(words) for words in (*analysis.commands, *analysis.deny_commands)):
+        if analysis.runs_unknown:  # a program only known at run time could be the one this rule names
             return True
-        return not analysis.safe and spec.appears_in(_shell.tokens(command))
+        if spec.folded_head is None:
+            candidates: tuple[_shell.Words, ...] = (*analysis.commands, *analysis.deny_commands)
+        else:  # only the commands of the program the rule names (and heads with blanks) can match
+            by_program = analysis.by_program
+            candidates = (*by_program.get(spec.folded_head, ()), *by_program.get(" ", ()))
+        if any(spec.restricts(words) for words in candidates):
+            return True
+        return (not analysis.safe or analysis.runs_code) and spec.appears_in(_shell.tokens(command))
     if not analysis.safe or not analysis.commands:
         return False
     if not all(spec.allows(words) for words in analysis.commands):

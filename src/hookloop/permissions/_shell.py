@@ -30,6 +30,16 @@ strings or :data:`MAX_NESTING` syntax levels. Command-pattern allow rules never 
 and ask rules still match its analysable parts, and additionally every word-like token of the raw text (see
 :func:`tokens`), so ``echo rm -rf / | bash`` is denied by ``Bash(rm:*)``.
 
+``unknown_reasons`` (a subset of the unsafe reasons) lists what makes the *program* only known at run time: a
+command name built at run time, a shell reading standard input or a run-time script, ``eval``/``sh -c`` of a
+run-time string, ``source`` of standard input, an interpreter reading a pipe, an alias definition, ``PATH``-like
+assignments, arithmetic on variables, a parse error. Such a command matches every deny and ask rule.
+``runs_code`` marks commands that run code given as data (interpreters, shells running script files, awk/sed
+programs, ``git -c`` settings; see :mod:`hookloop.permissions._programs`): deny and ask rules also scan their
+text. Multi-command programs add their subcommand behind global options to ``deny_commands`` (``git -C . push``
+→ ``git push``; an unknown one as ``git <run-time word>``), and runners (``uv run``, ``npx``) their command.
+Where tree-sitter-bash splits one bash word in two (`` r`:`m ``) the parts are joined again.
+
 Where tree-sitter-bash and bash disagree, the analysis leans restrictive: unquoted here-doc bodies are re-read
 here (tree-sitter leaves backticks and ``<<-`` bodies unparsed), a here-doc that tree-sitter ends *earlier* than
 bash only adds commands, and the one known case where it ends later (``cat <<EOF; rm …``) is a parse error.
@@ -39,14 +49,15 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 from typing import Final, Literal
 
 import tree_sitter
 import tree_sitter_bash
 
+from hookloop.permissions import _programs
 from hookloop.permissions._dirs import (
     START,
     DirState,
@@ -119,10 +130,18 @@ _DANGEROUS_VARS: Final = frozenset(
     }
 )  # fmt: skip
 _DANGEROUS_PREFIXES: Final = ("LD_", "DYLD_", "GIT_", "BASH_FUNC_", "NPM_CONFIG_", "npm_config_", "CARGO_")
+_PROGRAM_VARS: Final = frozenset({"PATH", "IFS", "ENV", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND"})
+_PROGRAM_PREFIXES: Final = ("LD_", "DYLD_", "BASH_FUNC_")
 _SAFE_ARITHMETIC: Final = re.compile(r"[\d\s+\-*/%()<>=!&|^~?:,]*")
 _ARITHMETIC_TESTS: Final = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "-R"})
 _WRITE_OPS: Final = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
 _READ_OPS: Final = frozenset({"<", "<>"})
+_RISKY_BUILTINS: Final = frozenset(
+    {"enable", "hash", "let", "declare", "typeset", "local", "test", "[", "mapfile", "readarray", "compgen", "complete"}
+)
+_LEAVES: Final = frozenset({"word", "raw_string", "string_content", "comment", "number", "ansi_c_string"})
+_CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_DESCRIPTOR: Final = re.compile(r"\d+|\{[A-Za-z_][A-Za-z0-9_]*\}")
 
 _OPENS_BEFORE: Final = frozenset(
     {"command", "subshell", "compound_statement", "if_statement", "while_statement", "for_statement",
@@ -142,6 +161,15 @@ class ShellAnalysis:
     safe: bool
     unsafe_reasons: tuple[str, ...]
     changes_directory: bool
+    unknown_reasons: tuple[str, ...] = ()
+    runs_code: bool = False
+    by_program: Mapping[str, tuple[Words, ...]] = field(default_factory=dict, compare=False, hash=False)
+    """``commands`` and ``deny_commands`` by folded program name and basename; heads with a blank under ``" "``."""
+
+    @property
+    def runs_unknown(self) -> bool:
+        """Whether some command it may run is only known at run time: it matches every Bash deny and ask rule."""
+        return bool(self.unknown_reasons)
 
 
 def _dangerous_variable(name: str) -> bool:
@@ -158,19 +186,38 @@ class _Analyser:
         self.deny_commands: list[Words] = []
         self.redirects: list[Redirect] = []
         self.unsafe: list[str] = []
+        self.unknown: list[str] = []
+        self.runs_code = False
+        self.stdin_static = False  # the command being classified reads a literal here-doc/here-string/file
         self.changes_directory = False
         self.dirs: DirState = START
 
     # -- results ---------------------------------------------------------------------------------------------
     def result(self) -> ShellAnalysis:
+        deny_commands = tuple(dict.fromkeys(self.deny_commands))
         return ShellAnalysis(
             commands=tuple(self.commands),
-            deny_commands=tuple(dict.fromkeys(self.deny_commands)),
+            deny_commands=deny_commands,
+            by_program=_index((*self.commands, *deny_commands)),
             redirects=tuple(self.redirects),
             safe=not self.unsafe,
             unsafe_reasons=tuple(dict.fromkeys(self.unsafe)),
             changes_directory=self.changes_directory,
+            unknown_reasons=tuple(dict.fromkeys(self.unknown)),
+            runs_code=self.runs_code,
         )
+
+    def dangerous(self, variable: str, reason: str) -> None:
+        # PATH, LD_PRELOAD, BASH_ENV … decide which program runs; the others (PAGER, GIT_*) only what it does.
+        if variable in _PROGRAM_VARS or variable.startswith(_PROGRAM_PREFIXES):
+            self.unknown_program(reason)
+        else:
+            self.unsafe.append(reason)
+
+    def unknown_program(self, reason: str) -> None:
+        """Record that what runs is only known at run time: never allowed, matched by every deny/ask rule."""
+        self.unsafe.append(reason)
+        self.unknown.append(reason)
 
     def absorb(self, other: _Analyser, *, deny_only: bool = False) -> None:
         if deny_only:
@@ -184,6 +231,9 @@ class _Analyser:
         if deny_only:
             # Files opened behind a wrapper (sudo, xargs, watch, trap …) still count, in a directory that may differ.
             self.redirects.extend(replace(r, dirs=None) for r in other.redirects)
+        # Also from deny-only readings: if any reading may run an unknown program, deny and ask rules match.
+        self.unknown.extend(other.unknown)
+        self.runs_code = self.runs_code or other.runs_code
 
     def child(self) -> _Analyser:
         sub = _Analyser(self.depth + 1, self.nesting)
@@ -193,15 +243,15 @@ class _Analyser:
     # -- entry points ----------------------------------------------------------------------------------------
     def script(self, source: str) -> None:
         if self.depth > MAX_DEPTH:
-            self.unsafe.append("commands nested too deeply")
+            self.unknown_program("commands nested too deeply")
             return
-        if any(ord(ch) < 32 and ch not in "\n\t" for ch in source) or "\x7f" in source:
+        if _CONTROL.search(source):
             # tree-sitter treats e.g. a carriage return as blank where bash keeps it inside a word.
-            self.unsafe.append("control characters in the command")
+            self.unknown_program("control characters in the command")
         parser = tree_sitter.Parser(_LANGUAGE)
         tree = parser.parse(source.encode("utf-8", "surrogateescape"))
         if tree.root_node.has_error:
-            self.unsafe.append("the command does not parse")
+            self.unknown_program("the command does not parse")
         self.visit(tree.root_node)
 
     def deny_only(self, run: Callable[[_Analyser], None]) -> None:
@@ -212,7 +262,7 @@ class _Analyser:
     # -- the tree walk ---------------------------------------------------------------------------------------
     def visit(self, node: tree_sitter.Node) -> None:
         if self.nesting >= MAX_NESTING:
-            self.unsafe.append("syntax nested too deeply")
+            self.unknown_program("syntax nested too deeply")
             return
         self.nesting += 1
         try:
@@ -248,28 +298,29 @@ class _Analyser:
             self.redirect(node)
         elif kind == "test_command":
             if any(node_text(op) in _ARITHMETIC_TESTS for op in _descendants(node, "test_operator")):
-                self.unsafe.append("arithmetic tests (bash evaluates array subscripts in them)")
+                self.unknown_program("arithmetic tests (bash evaluates array subscripts in them)")
             self.visit_children(node)
         elif kind == "arithmetic_expansion" or (kind == "compound_statement" and node_text(node).startswith("((")):
             inner = node_text(node).removeprefix("$").lstrip("([").rstrip(")]")
             if not _SAFE_ARITHMETIC.fullmatch(inner):
-                self.unsafe.append("arithmetic on variables (bash evaluates array subscripts in it)")
+                self.unknown_program("arithmetic on variables (bash evaluates array subscripts in it)")
             self.visit_children(node)
         elif kind == "subscript":
             index = node.child_by_field_name("index")
             if index is not None and not _SAFE_ARITHMETIC.fullmatch(node_text(index)):
-                self.unsafe.append("array subscripts that are not plain numbers")
+                self.unknown_program("array subscripts that are not plain numbers")
             self.visit_children(node)
-        elif kind in {"word", "raw_string", "string_content", "comment", "number", "ansi_c_string"}:
+        elif kind in _LEAVES:
             return
         else:
             if kind == "ERROR" or node.is_missing:
-                self.unsafe.append("the command does not parse")
+                self.unknown_program("the command does not parse")
             self.visit_children(node)
 
     def visit_children(self, node: tree_sitter.Node) -> None:
         for child in node.named_children:
-            self.visit(child)
+            if child.type not in _LEAVES:  # the common case, without the call
+                self.visit(child)
 
     def redirected(self, node: tree_sitter.Node) -> None:
         body = node.child_by_field_name("body")
@@ -277,10 +328,10 @@ class _Analyser:
         before = self.dirs
         extra = tuple(arg for redirect in redirects for arg in _redirect_extra_words(redirect))
         if body is not None and body.type == "command":
-            self.command(body, extra)
+            self.command(body, extra, redirects)
         else:
             if extra:
-                self.unsafe.append("words after a redirection of a compound command")
+                self.unknown_program("words after a redirection of a compound command")
             if body is not None:
                 self.visit(body)
             for word in extra:
@@ -343,7 +394,7 @@ class _Analyser:
     def assignment(self, node: tree_sitter.Node) -> None:
         name = node.child_by_field_name("name")
         if name is not None and name.type == "variable_name" and _dangerous_variable(node_text(name)):
-            self.unsafe.append(f"assignment to {node_text(name)} changes what runs")
+            self.dangerous(node_text(name), f"assignment to {node_text(name)} changes what runs")
         self.visit_children(node)
 
     def declaration(self, node: tree_sitter.Node) -> None:
@@ -360,10 +411,14 @@ class _Analyser:
                 value_text = literal(child)
                 words.append(value_text)
                 if value_text is not None and _dangerous_variable(value_text.split("=", 1)[0]):
-                    self.unsafe.append(f"{words[0]} of {value_text} changes what runs")
+                    self.dangerous(value_text.split("=", 1)[0], f"{words[0]} of {value_text} changes what runs")
+        if any(word is not None and word.startswith("-") and "i" in word[1:] for word in words[1:]):
+            self.unknown_program("an integer declaration (bash evaluates array subscripts in its values)")
         self.commands.append(tuple(words))
 
-    def command(self, node: tree_sitter.Node, extra: Sequence[tree_sitter.Node]) -> None:
+    def command(
+        self, node: tree_sitter.Node, extra: Sequence[tree_sitter.Node], redirects: Sequence[tree_sitter.Node] = ()
+    ) -> None:
         name = node.child_by_field_name("name")
         arg_nodes: list[tree_sitter.Node] = list(node.children_by_field_name("argument"))
         for child in node.named_children:
@@ -374,17 +429,24 @@ class _Analyser:
                 arg_nodes.extend(_redirect_extra_words(child))
         arg_nodes.extend(extra)
         arg_nodes.sort(key=lambda n: n.start_byte)
+        # tree-sitter-bash reads the descriptor of `0< file` / `{fd}< file` as an argument; bash does not.
+        starts = {child.start_byte for child in (*node.named_children, *redirects) if child.type.endswith("redirect")}
+        arg_nodes = [arg for arg in arg_nodes if not (arg.end_byte in starts and _DESCRIPTOR.fullmatch(node_text(arg)))]
         if name is None:
             if arg_nodes:
-                self.unsafe.append("arguments without a command name")
+                self.unknown_program("arguments without a command name")
             for arg in arg_nodes:
                 self.visit(arg)
             return
         self.visit(name)
         for arg in arg_nodes:
-            self.visit(arg)
-        head = None if has_unquoted_glob(name) else literal(name)
-        self.classify((head, *(literal(arg) for arg in arg_nodes)))
+            if arg.type not in _LEAVES:
+                self.visit(arg)
+        self.stdin_static = _static_stdin((*node.named_children, *redirects))
+        try:
+            self.classify(_words(name, arg_nodes))
+        finally:
+            self.stdin_static = False
 
     # -- what a simple command runs --------------------------------------------------------------------------
     def classify(self, words: Words) -> None:
@@ -393,7 +455,7 @@ class _Analyser:
             return
         head = words[0]
         if head is None or not head:
-            self.unsafe.append("a command name only known at run time")
+            self.unknown_program("a command name only known at run time")
             self.dirs = None  # it may be `cd`
             return
         base = posixpath.basename(head)
@@ -406,7 +468,7 @@ class _Analyser:
         elif base == "tee":
             self.redirects.extend(tee_targets(words, self.dirs))
         if self.depth > MAX_DEPTH:
-            self.unsafe.append("commands nested too deeply")
+            self.unknown_program("commands nested too deeply")
             self.commands.append(words)
             return
         if base in _SHELLS and trusted:
@@ -418,27 +480,91 @@ class _Analyser:
         elif fold(base) in _ALL_WRAPPERS:
             # Also `SUDO`, `ｓｕｄｏ`, `Bash -c` (which run sudo and bash on a case-insensitive file system), and
             # wrappers named by a path outside the system directories: deny rules look behind them.
-            self.commands.append(words)
+            self.record(words)
             self.wrapped_suffixes(words)
         elif base == "find":
             self.find(words)
         elif base == "alias":
-            self.unsafe.append("alias definitions")
+            self.unknown_program("alias definitions")
             self.commands.append(words)
             for word in words[1:]:
                 if word is not None and "=" in word:
                     self.deny_only(partial(_Analyser.script, source=word.split("=", 1)[1]))
         elif base in {"source", "."} and any(word is None for word in words[1:]):
-            self.unsafe.append(f"{base} of a file only known at run time")
+            self.unknown_program(f"{base} of a file only known at run time")
+            self.commands.append(words)
+        elif base in {"source", "."} and len(words) > 1 and _programs.reads_script_from_stdin(words[1] or ""):
+            self.unknown_program(f"{base} of standard input")
             self.commands.append(words)
         else:
-            self.commands.append(words)
+            self.runs_code = self.runs_code or base in {"source", "."}
+            self.record(words)
+            self.subcommands(words)
+            if base in _RISKY_BUILTINS:
+                self.builtin(base, words)
+
+    def builtin(self, base: str, words: Words) -> None:
+        """Builtins that change what a name runs, load code, run a callback, or evaluate arithmetic."""
+        options = [word for word in words[1:] if word is None or word.startswith("-")]
+        if base == "enable" and any(word is None or "f" in word[1:] for word in options):
+            self.unknown_program("enable -f loads a builtin from a file")
+        elif base == "hash" and any(word is None or "p" in word[1:] for word in options):
+            self.unknown_program("hash -p changes what a name runs")
+        elif base == "let" and not all(w is not None and _SAFE_ARITHMETIC.fullmatch(w) for w in words[1:]):
+            self.unknown_program("arithmetic on variables (bash evaluates array subscripts in it)")
+        elif base in {"test", "["} and any(word in {"-v", "-R"} for word in words[1:]):
+            self.unknown_program("test -v evaluates an array subscript")
+        elif base in {"mapfile", "readarray", "compgen", "complete"}:
+            for index, word in enumerate(words[:-1]):
+                if word == "-C" or (word is not None and word.startswith("-C")):
+                    callback = word[2:] if word is not None and len(word) > 2 else words[index + 1]
+                    if callback is None:
+                        self.unknown_program(f"a {base} callback only known at run time")
+                    else:
+                        self.runs_code = True
+                        self.deny_only(partial(_Analyser.script, source=callback))
+
+    def record(self, words: Words) -> None:
+        """Append a command an allow rule must cover; note code it runs from data, or only knows at run time."""
+        self.commands.append(words)
+        if _programs.code_triggers(words):
+            self.runs_code = True
+        reason = _programs.unknown_code(words, stdin_static=self.stdin_static)
+        if reason is not None:
+            self.runs_code = True
+            self.unknown_program(reason)
+        elif _programs.reads_program_from_stdin(words):
+            self.runs_code = True
+
+    def subcommands(self, words: Words) -> None:
+        """Deny-only readings of a multi-command program: its subcommand behind global options, and runners."""
+        head = words[0]
+        assert head is not None
+        program = fold(posixpath.basename(head.rstrip("/")) or head)
+        scan = _programs.scan_globals(program, words)
+        if scan is not None:
+            if scan.sub is None:
+                self.deny_commands.append((head, None))  # an unknown subcommand: any of the program's rules
+            elif scan.sub > 1:
+                self.deny_commands.append((head, *words[scan.sub :]))
+            for value in scan.config_values:
+                if value is None:
+                    self.unknown_program(f"a {program} setting only known at run time")
+                elif "=" in value:  # core.pager=…, alias.x=!…: settings whose value is a command
+                    self.runs_code = True
+                    self.deny_only(partial(_Analyser.script, source=value.split("=", 1)[1].lstrip("!")))
+        start = _programs.runner_start(program, words, None if scan is None else scan.sub)
+        if start is not None:
+            self.wrapped_suffixes(words[start - 1 :])
 
     def wrapped_suffixes(self, words: Words) -> None:
         """Deny-only: every later word may start the wrapped command; literal strings may be scripts."""
         for index in range(1, min(len(words), 32)):
             word = words[index]
-            if word is None or word.startswith("-") or split_assignment(word):
+            if word is None:
+                self.unknown.append("a run-time word where a wrapper may take its command")
+                continue
+            if word.startswith("-") or split_assignment(word):
                 continue
             self.deny_only(partial(_Analyser.classify, words=words[index:]))
             if re.search(r"[\s;&|`$()<>]", word):
@@ -470,7 +596,7 @@ class _Analyser:
         if base == "env":
             while index < len(words) and (word := words[index]) is not None and (split := split_assignment(word)):
                 if _dangerous_variable(split[0]):
-                    self.unsafe.append(f"env assignment to {split[0]} changes what runs")
+                    self.dangerous(split[0], f"env assignment to {split[0]} changes what runs")
                 index += 1
         if has_operand:
             index += 1  # timeout's duration
@@ -493,7 +619,7 @@ class _Analyser:
         while index < len(words):
             word = words[index]
             if word is None:
-                self.unsafe.append("shell options only known at run time")
+                self.unknown_program("shell options only known at run time")
                 self.commands.append(words)
                 self.wrapped_suffixes(words)
                 return
@@ -504,7 +630,7 @@ class _Analyser:
                 index += 2
             elif word.startswith("--"):
                 if word not in _SHELL_LONG_OPTS:
-                    self.unsafe.append(f"shell option {word}")
+                    self.unknown_program(f"shell option {word}")
                 index += 1
             elif re.fullmatch(r"[-+][A-Za-z]+", word):
                 command_string = command_string or "c" in word
@@ -513,9 +639,17 @@ class _Analyser:
             else:
                 break
         rest = words[index:]
+        if rest and not command_string and not reads_stdin:
+            script = rest[0]
+            if script is None:
+                self.unknown_program("a shell script only known at run time")
+                self.commands.append(words)
+                return
+            if _programs.reads_script_from_stdin(script):
+                reads_stdin = True
         if command_string:
             if not rest or rest[0] is None:
-                self.unsafe.append("a shell command string only known at run time")
+                self.unknown_program("a shell command string only known at run time")
                 self.commands.append(words)
                 self.wrapped_suffixes(words)
                 return
@@ -523,15 +657,16 @@ class _Analyser:
             sub.script(rest[0])
             self.absorb(sub)
         elif rest and not reads_stdin:
-            self.commands.append(words)  # runs a script file: the allow rule has to name it
+            self.runs_code = True  # a script file: the allow rule has to name it, deny rules scan the text
+            self.commands.append(words)
         else:
-            self.unsafe.append("a shell reading commands from standard input")
+            self.unknown_program("a shell reading commands from standard input")
             self.commands.append(words)
 
     def eval(self, words: Words) -> None:
         args = words[1:]
         if any(arg is None for arg in args):
-            self.unsafe.append("eval of a string only known at run time")
+            self.unknown_program("eval of a string only known at run time")
             self.commands.append(words)
             self.wrapped_suffixes(words)
             return
@@ -541,7 +676,7 @@ class _Analyser:
         self.dirs = sub.dirs  # eval runs in this shell
 
     def find(self, words: Words) -> None:
-        self.commands.append(words)
+        self.record(words)
         index = 1
         while index < len(words):
             if words[index] in _FIND_EXEC:
@@ -555,6 +690,58 @@ class _Analyser:
                 self.dirs = saved
                 index = end
             index += 1
+
+
+def _index(commands: Iterable[Words]) -> dict[str, tuple[Words, ...]]:
+    index: dict[str, list[Words]] = {}
+    for words in commands:
+        head = words[0] if words else None
+        if head is None:
+            continue
+        program = fold(head)
+        if any(ch.isspace() for ch in program):
+            keys = {" "}
+        else:
+            program = program.rstrip("/")
+            keys = {program, program.rsplit("/", 1)[-1]}
+        for key in keys:
+            index.setdefault(key, []).append(words)
+    return {key: tuple(dict.fromkeys(value)) for key, value in index.items()}
+
+
+def _words(name: tree_sitter.Node, args: Sequence[tree_sitter.Node]) -> Words:
+    # Nodes with no blank between them are one word to bash (tree-sitter splits `` r`:`m `` after the `r`).
+    words: list[str | None] = []
+    end = -1
+    for position, node in enumerate((name, *args)):
+        value = None if position == 0 and has_unquoted_glob(node) else literal(node)
+        if node.start_byte == end and words:
+            previous = words[-1]
+            words[-1] = None if previous is None or value is None else previous + value
+        else:
+            words.append(value)
+        end = node.end_byte
+    return tuple(words)
+
+
+def _static_stdin(redirects: Iterable[tree_sitter.Node]) -> bool:
+    """Whether a command reads standard input from a literal here-doc, here-string or file named in its text."""
+    for child in redirects:
+        if child.type == "herestring_redirect":
+            content = [c for c in child.named_children if c.type != "heredoc_start"]
+            return bool(content) and all(literal(c) is not None for c in content)
+        if child.type == "heredoc_redirect":
+            start = next((c for c in child.named_children if c.type == "heredoc_start"), None)
+            body = next((c for c in child.named_children if c.type == "heredoc_body"), None)
+            quoted = start is not None and re.search(r"[\"'\\]", node_text(start)) is not None
+            return quoted or body is None or not re.search(r"[$`]", node_text(body))
+        if child.type == "file_redirect":
+            operator = next((node_text(c) for c in child.children if not c.is_named), "")
+            destinations = child.children_by_field_name("destination")
+            if operator == "<" and destinations:
+                target = literal(destinations[0])
+                return target is not None and not _programs.reads_script_from_stdin(target)
+    return False
 
 
 def _redirect_extra_words(node: tree_sitter.Node) -> tuple[tree_sitter.Node, ...]:
@@ -580,7 +767,7 @@ def _analyse_once(source: str) -> _Analyser:
         analyser.script(source)
     except RecursionError:  # a backstop: MAX_NESTING and MAX_DEPTH should stop the walk well before this
         analyser = _Analyser(0)
-        analyser.unsafe.append("syntax nested too deeply")
+        analyser.unknown_program("syntax nested too deeply")
     return analyser
 
 
@@ -589,7 +776,7 @@ def analyse(command: str) -> ShellAnalysis:
     """Analyse one Bash command string (see the module docstring). Pure and cached."""
     if "\x00" in command:
         analyser = _Analyser(0)
-        analyser.unsafe.append("a NUL character in the command")
+        analyser.unknown_program("a NUL character in the command")
         return analyser.result()
     first = _analyse_once(command)
     if "\\\n" in command:
@@ -597,7 +784,7 @@ def analyse(command: str) -> ShellAnalysis:
         # the end of a comment is the reverse case. Analyse both readings: both must agree for an allow.
         second = _analyse_once(command.replace("\\\n", ""))
         if first.commands != second.commands or first.redirects != second.redirects:
-            first.unsafe.append("a line continuation that changes how the command splits into words")
+            first.unknown_program("a line continuation that changes how the command splits into words")
         first.absorb(second, deny_only=True)
         first.unsafe.extend(second.unsafe)
     return first.result()

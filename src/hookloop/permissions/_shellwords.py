@@ -20,6 +20,8 @@ _ANSI_C: Final = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.DOTALL)
 
 
 def unescape_unquoted(text: str) -> str:
+    if "\\" not in text:
+        return text
     out: list[str] = []
     i = 0
     while i < len(text):
@@ -35,6 +37,8 @@ def unescape_unquoted(text: str) -> str:
 
 
 def unescape_double_quoted(text: str) -> str:
+    if "\\" not in text:
+        return text
     out: list[str] = []
     i = 0
     while i < len(text):

@@ -1,0 +1,421 @@
+"""Code given as data: interpreters (``python3 -c``), awk and sed programs, ``find -exec``, ``xargs`` and the like.
+
+:func:`program_code` tells, for one simple command, which of its words make it run code given as data or write
+files through an option (the *triggers* an allow rule must name), whether that code is only known at run time,
+and whether the program reads its code from standard input. Table-driven, linear in the number of words; used
+by :mod:`hookloop.permissions._programs`.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from hookloop.permissions._text import OPAQUE
+
+__all__ = ["NONE", "Code", "option_name", "program_code", "reads_script_from_stdin"]
+
+Words = tuple[str | None, ...]
+
+
+def option_name(word: str) -> str:
+    """``--registry=x`` → ``--registry``."""
+    return word.split("=", 1)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class _Interpreter:
+    code: frozenset[str]  # options whose value is the program text
+    with_arg: frozenset[str]  # other options that take the next word (or an attached value)
+    stops: frozenset[str]  # options after which the rest are the program's arguments (python -m)
+    attached: str  # single-letter options whose argument may be attached in a cluster (perl -Mstrict)
+    numeric: str  # single-letter options followed by an optional number, then more options (perl -l, -0)
+    info: frozenset[str]  # options that only print something (--version)
+    stdin: bool  # reads its program from standard input when no script is named
+
+
+def _i(
+    code: str, with_arg: str = "", stops: str = "", attached: str = "", numeric: str = "", stdin: bool = True
+) -> _Interpreter:
+    info = frozenset({"--version", "-V", "--help", "-h", "-v", "-version", "--v8-options"})
+    return _Interpreter(
+        frozenset(code.split()), frozenset(with_arg.split()), frozenset(stops.split()), attached, numeric, info, stdin
+    )
+
+
+_PYTHON = _i("-c", "-W -X -Q", "-m")
+_NODE = _i("-e --eval -p --print", "-r --require --import --loader --experimental-loader -C --conditions --title")
+_INTERPRETERS: Final[dict[str, _Interpreter]] = {
+    "python": _PYTHON, "python2": _PYTHON, "python3": _PYTHON, "pypy": _PYTHON, "pypy3": _PYTHON,
+    "node": _NODE, "nodejs": _NODE,
+    "perl": _i("-e -E", "", "", "MmIxidDFC", "l0"),
+    "ruby": _i("-e", "-r -I -C -E -W -x -i", "", "rICEWxi"),
+    "php": _i("-r -B -R -E", "-f -F -c -d -z -t", "", "fFcdzt"),
+    "lua": _i("-e", "-l"), "luajit": _i("-e", "-l -j -O -b"),
+    "rscript": _i("-e", "", "", "", stdin=False), "r": _i("-e", "", "", "", stdin=False),
+    "tclsh": _i(""), "wish": _i(""),
+    "osascript": _i("-e", "-l -s"),
+    "pwsh": _i("-c -command -commandwithargs -cwa", "-f -file -wd -workingdirectory -executionpolicy -ep"),
+    "powershell": _i("-c -command", "-f -file -executionpolicy -ep"),
+    "deno": _i("", "", "", "", stdin=False),
+    "bun": _i("-e --eval -p --print", "-r --preload", "", "", stdin=False),
+    "jshell": _i(""), "irb": _i(""), "ghci": _i("-e"), "runghc": _i(""), "guile": _i("-c", "-l -L -e"),
+    "sbcl": _i("--eval", "--load --script"), "clojure": _i("-e", "-M -X -A -T -i"),
+    "erl": _i("-eval", "-s -run -pa -pz", "", "", stdin=False), "elixir": _i("-e", "-r -pa -pz"),
+    "julia": _i("-e -E", "-L --project -J -t --threads"), "scala": _i("-e"), "groovy": _i("-e"),
+}  # fmt: skip
+# Options of other programs that make them run a command or code named by their value (or write files).
+_CODE_OPTIONS: Final[dict[str, frozenset[str]]] = {
+    "tar": frozenset({"--to-command", "--checkpoint-action", "--use-compress-program", "-I", "--info-script",
+                      "-F", "--new-volume-script", "--rsh-command", "--rmt-command"}),
+    "rsync": frozenset({"-e", "--rsh", "--rsync-path"}),
+    "zip": frozenset({"-TT", "--unzip-command"}),
+    "man": frozenset({"-P", "--pager", "-H", "--html"}),
+    "vim": frozenset({"-c", "--cmd", "-S", "-s"}), "vi": frozenset({"-c", "--cmd", "-S", "-s"}),
+    "nvim": frozenset({"-c", "--cmd", "-S", "-s", "-l", "--headless"}), "ex": frozenset({"-c", "--cmd", "-S", "-s"}),
+    "view": frozenset({"-c", "--cmd", "-S"}), "emacs": frozenset({"--eval", "-l", "--load", "-f", "--funcall",
+                                                                 "--script", "-batch", "--batch"}),
+    "gdb": frozenset({"-ex", "--ex", "-x", "--command", "-iex", "-eval-command", "--eval-command", "-batch"}),
+    "make": frozenset({"--eval", "-E"}), "gmake": frozenset({"--eval", "-E"}),
+    "expect": frozenset({"-c", "-f"}), "scp": frozenset({"-S", "-o", "-F"}), "sftp": frozenset({"-S", "-o", "-F"}),
+    "git": frozenset({"--upload-pack", "--receive-pack", "--exec", "--output", "--output-directory", "--ext-diff",
+                      "--extcmd", "--exec-cmd"}),
+    "less": frozenset({"--lesskey-file", "-k", "--lesskey-src"}),
+    "sqlite3": frozenset({"-cmd", "-init"}), "psql": frozenset({"-c", "--command", "-f", "--file"}),
+    "mysql": frozenset({"-e", "--execute"}), "tmux": frozenset({"new-session", "new", "new-window", "neww",
+                                                                "run-shell", "run", "send-keys", "send",
+                                                                "split-window", "splitw", "respawn-pane",
+                                                                "pipe-pane", "if-shell", "display-popup"}),
+    "screen": frozenset({"-X", "-c"}),
+    "sort": frozenset({"--compress-program"}),
+}  # fmt: skip
+_FIND_CODE: Final = frozenset(
+    {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
+)
+_XARGS_WITH_ARG: Final = frozenset(
+    {"-I", "-i", "-L", "-l", "-n", "-P", "-s", "-d", "-E", "-e", "-a", "--arg-file", "--delimiter", "--max-args",
+     "--max-procs", "--replace", "--eof", "--max-lines", "--max-chars", "--process-slot-var"}
+)  # fmt: skip
+_XARGS_FLAGS: Final = frozenset(
+    {"-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-p", "--interactive", "-x", "--exit", "-o",
+     "--open-tty", "--show-limits"}
+)  # fmt: skip
+_AWKS: Final = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
+_AWK_WITH_ARG: Final = frozenset({"-F", "-v", "--assign", "--field-separator", "-W", "-o", "--pretty-print"})
+_AWK_CODE_OPTIONS: Final = frozenset(
+    {"-f", "--file", "-e", "--source", "-i", "--include", "-l", "--load", "-E", "--exec"}
+)
+_AWK_RISKY: Final = re.compile(r"system|\||>|getline|@|ENVIRON|PROCINFO|close|fflush")
+_SED_IN_PLACE: Final = re.compile(r"-[A-Za-hj-z]*i.*|--in-place(=.*)?")
+_SED_WITH_ARG: Final = frozenset({"-e", "--expression", "-f", "--file", "-l", "--line-length"})
+_STDIN_PATH: Final = re.compile(r"(^|/)(dev|proc)(/|$)|(^|/)fd/|^-$")
+
+
+def reads_script_from_stdin(path: str) -> bool:
+    """Whether a script path names standard input or another descriptor: ``/dev/stdin``, ``/proc/self/fd/0`` …"""
+    return _STDIN_PATH.search(posixpath.normpath(path.replace("//", "/"))) is not None or path.strip() in {"-", ""}
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    triggers: tuple[str, ...]
+    unknown: str | None  # why the code is only known at run time
+    reads_stdin: bool  # takes its program from standard input
+
+
+NONE: Final = Code((), None, False)
+"""Runs no code given as data."""
+
+
+def _interpreter(spec: _Interpreter, words: Words) -> Code:
+    triggers: list[str] = []
+    index = 1
+    while index < len(words):
+        word = words[index]
+        if word is None:
+            return Code(tuple(triggers), "interpreter options only known at run time", False)
+        if word == "--":
+            index += 1
+            break
+        if word == "-" or not word.startswith("-"):
+            break
+        name = option_name(word) if word.startswith("--") else word
+        lowered = name.lower() if spec is _INTERPRETERS["pwsh"] or spec is _INTERPRETERS["powershell"] else name
+        if lowered in spec.info and len(words) == 2:
+            return NONE
+        if lowered in spec.code:
+            code = word.split("=", 1)[1] if "=" in word and word.startswith("--") else _at(words, index + 1)
+            if code is None:
+                return Code(tuple(triggers), "program text only known at run time", False)
+            return Code((*triggers, code), None, False)
+        if lowered in spec.stops:
+            return Code(tuple(triggers), None, False)
+        if lowered in spec.with_arg:
+            index += 1 if "=" in word else 2
+            continue
+        if not word.startswith("--") and len(word) > 2:
+            # A cluster of single-letter options: -Bc CODE, -lne CODE, -pi.bak -e CODE, -Mstrict.
+            pos = 1
+            while pos < len(word):
+                letter = word[pos]
+                pos += 1
+                if f"-{letter}" in spec.code:
+                    rest = word[pos:]
+                    code = rest if rest else _at(words, index + 1)
+                    if code is None:
+                        return Code(tuple(triggers), "program text only known at run time", False)
+                    return Code((*triggers, code), None, False)
+                if f"-{letter}" in spec.stops:
+                    return Code(tuple(triggers), None, False)
+                if letter in spec.numeric:
+                    while pos < len(word) and word[pos] in "0123456789abcdefABCDEFx":
+                        pos += 1  # perl -l0, -0777: a number, then more options
+                elif letter in spec.attached:
+                    break
+        index += 1
+    script = _at(words, index) if index < len(words) else ""
+    if script is None:
+        return Code(tuple(triggers), "a script only known at run time", False)
+    if script == "" or reads_script_from_stdin(script):
+        return Code(tuple(triggers), None, spec.stdin)
+    return Code(tuple(triggers), None, False)
+
+
+def _at(words: Words, index: int) -> str | None:
+    return words[index] if index < len(words) else ""
+
+
+def _awk(words: Words) -> Code:
+    index = 1
+    triggers: list[str] = []
+    while index < len(words):
+        word = words[index]
+        if word is None:
+            break  # the program (or an option) only known at run time: see below
+        if word == "--":
+            index += 1
+            break
+        if not word.startswith("-") or word == "-":
+            break
+        name = option_name(word)
+        if name in _AWK_CODE_OPTIONS or word[:2] in _AWK_CODE_OPTIONS:
+            triggers.append(name if name in _AWK_CODE_OPTIONS else word[:2])
+            if name in {"-f", "--file"} or word[:2] == "-f":
+                return _script_file(triggers, _option_value(words, index))
+        if name in _AWK_WITH_ARG or name in _AWK_CODE_OPTIONS:
+            index += 1 if ("=" in word or (len(word) > 2 and not word.startswith("--"))) else 2
+        else:
+            index += 1
+    program = _at(words, index)
+    if program is None:  # may hold system(…): an unnamed trigger, so that only a whole-tool rule allows it
+        return Code((*triggers, OPAQUE), None, False)
+    if _AWK_RISKY.search(program):
+        triggers.append(program)
+    return Code(tuple(triggers), None, False)
+
+
+def _option_value(words: Words, index: int) -> str | None:
+    """The value of the option at ``index``: attached (``-fFILE``, ``--file=F``) or the next word."""
+    word = words[index]
+    assert word is not None
+    if word.startswith("--"):
+        return word.split("=", 1)[1] if "=" in word else _at(words, index + 1)
+    return word[2:] if len(word) > 2 else _at(words, index + 1)
+
+
+def _script_file(triggers: Sequence[str], path: str | None) -> Code:
+    # A program file named by -f: a file only known at run time, or standard input, is code not in the text.
+    if path is None:
+        return Code(tuple(triggers), "a program file only known at run time", False)
+    return Code(tuple(triggers), None, reads_script_from_stdin(path))
+
+
+def _sed(words: Words) -> Code:
+    triggers: list[str] = []
+    scripts: list[str | None] = []
+    index = 1
+    has_script_option = False
+    first_operand: str | bool | None = False
+    while index < len(words):
+        word = words[index]
+        if word is None:
+            if not has_script_option and first_operand is False:
+                return Code((*triggers, OPAQUE), None, False)
+            index += 1
+            continue
+        name = option_name(word)
+        if word == "--":
+            index += 1
+            if not has_script_option and index < len(words):
+                scripts.append(words[index])
+            break
+        if (_SED_IN_PLACE.fullmatch(word) and not word.startswith("--")) or name == "--in-place":
+            triggers.append(word)
+        if name in {"-f", "--file"} or (word.startswith("-f") and len(word) > 2 and not word.startswith("--")):
+            triggers.append(name if name in {"-f", "--file"} else word)
+            has_script_option = True
+            script_file = _script_file((), _option_value(words, index))
+            if script_file.unknown is not None or script_file.reads_stdin:
+                return Code(tuple(triggers), script_file.unknown, script_file.reads_stdin)
+        if name in {"-e", "--expression"}:
+            has_script_option = True
+            if "=" in word:
+                scripts.append(word.split("=", 1)[1])
+            else:
+                scripts.append(_at(words, index + 1))
+                index += 1
+        elif word.startswith("-e") and len(word) > 2:
+            has_script_option = True
+            scripts.append(word[2:])
+        elif name in _SED_WITH_ARG and "=" not in word:
+            index += 1
+        elif not word.startswith("-") and first_operand is False and not has_script_option:
+            first_operand = word
+            scripts.append(word)
+        index += 1
+    for script in scripts:
+        if script is None:  # may hold an `e` command: an unnamed trigger, only a whole-tool rule allows it
+            return Code((*triggers, OPAQUE), None, False)
+        if _sed_runs_or_writes(script):
+            triggers.append(script)
+    return Code(tuple(triggers), None, False)
+
+
+def _sed_runs_or_writes(script: str) -> bool:
+    """Whether a sed script has a ``w``/``W``/``e`` command or an ``s///w``/``s///e`` flag (leaning towards yes)."""
+    i, n = 0, len(script)
+    while i < n:
+        ch = script[i]
+        if ch in " \t\n;{}!":
+            i += 1
+            continue
+        if ch.isdigit() or ch in "$,~+":
+            i += 1
+            continue
+        if ch == "/" or ch == "\\":  # an address /re/ or \cREc
+            delim = "/" if ch == "/" else (script[i + 1] if i + 1 < n else "")
+            i = _skip_delimited(script, i + (1 if ch == "/" else 2), delim)
+            if i < 0:
+                return True
+            while i < n and script[i] in "IM":
+                i += 1
+            continue
+        if ch in "wWe":
+            return True
+        if ch in "sy":
+            if i + 1 >= n or script[i + 1] in "\\\n":
+                return True
+            delim = script[i + 1]
+            i = _skip_delimited(script, i + 2, delim)
+            if i < 0:
+                return True
+            i = _skip_delimited(script, i, delim)
+            if i < 0:
+                return True
+            if ch == "s":
+                while i < n and script[i] not in ";\n}":
+                    if script[i] in "wWe":
+                        return True
+                    i += 1
+            continue
+        if ch in "aic":  # text to the end of the line
+            while i < n and script[i] != "\n":
+                i += 1
+            continue
+        if ch in "rRbtTv:#":  # a file name, label or comment: to the end of the line (labels: or a `;`)
+            ends = ";\n" if ch in "btTv" else "\n"
+            while i < n and script[i] not in ends:
+                i += 1
+            continue
+        if ch.isalpha() or ch in "=":
+            i += 1
+            continue
+        return True  # something this scanner does not understand
+    return False
+
+
+def _skip_delimited(text: str, start: int, delim: str) -> int:
+    """The index after the next unescaped ``delim`` from ``start``; -1 if there is none."""
+    i = start
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == delim:
+            return i + 1
+        i += 1
+    return -1
+
+
+def _xargs(words: Words) -> Code:
+    index = 1
+    while index < len(words):
+        word = words[index]
+        if word is None:
+            return Code((), "xargs options only known at run time", False)
+        if word == "--":
+            index += 1
+            break
+        if not word.startswith("-"):
+            break
+        name = option_name(word)
+        if name in _XARGS_FLAGS:
+            index += 1
+        elif name in _XARGS_WITH_ARG:
+            index += 1 if "=" in word else 2
+        elif word[:2] in _XARGS_WITH_ARG:
+            index += 1  # attached: -I{}, -n1
+        else:
+            return Code((word,), None, False)
+    program = _at(words, index)
+    if program is None:
+        return Code((), "the program xargs runs is only known at run time", False)
+    return Code((program,), None, False) if program else NONE
+
+
+def _options(words: Words, options: frozenset[str]) -> tuple[str, ...]:
+    found: list[str] = []
+    for word in words[1:]:
+        if word is None:
+            continue
+        name = option_name(word)
+        if name in options:
+            found.append(name)
+        elif word.startswith("-") and not word.startswith("--") and len(word) > 2 and word[:2] in options:
+            found.append(word[:2])
+    return tuple(found)
+
+
+def _at_command(words: Words) -> Code:
+    # at/batch read the commands they schedule from standard input, unless -f names a file or they only list.
+    for word in words[1:]:
+        if word is None:
+            return Code((), "at options only known at run time", False)
+        if word in {"-l", "-r", "-d", "-c", "-V"}:
+            return NONE
+        if word.startswith("-f"):
+            return Code(("-f",), None, False)
+    return Code((), None, True)
+
+
+def program_code(base: str, words: Words) -> Code:
+    if base in _AWKS:
+        return _awk(words)
+    interpreter = _INTERPRETERS.get(base)
+    if interpreter is not None:
+        return _interpreter(interpreter, words)
+    if base in {"sed", "gsed"}:
+        return _sed(words)
+    if base == "xargs":
+        return _xargs(words)
+    if base in {"at", "batch"}:
+        return _at_command(words)
+    if base == "find":
+        return Code(_options(words, _FIND_CODE), None, False)
+    options = _CODE_OPTIONS.get(base)
+    if options is not None:
+        return Code(_options(words, options), None, False)
+    return NONE
