@@ -11,11 +11,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeAlias
 
-from hookloop._frozen import EMPTY, FrozenDict, JSONValue, freeze_object, thaw_object
+from hookloop._frozen import FrozenDict, JSONValue, empty, freeze_object, thaw_object
 from hookloop.errors import CheckpointError, ItemError
 from hookloop.items import Item, ToolResult, item_from_json
 from hookloop.stream import Usage
@@ -46,7 +46,7 @@ class PendingCall:
 
     call_id: str
     tool_name: str
-    arguments: FrozenDict = EMPTY
+    arguments: FrozenDict = field(default_factory=empty)
     state: CallState = "ready"
     reason: str = ""
     asked_by: str = ""

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-from hookloop._frozen import EMPTY, FrozenDict, JSONValue, freeze_object, thaw_object
+from hookloop._frozen import EMPTY, FrozenDict, JSONValue, empty, freeze_object, plain_str, thaw_object
 from hookloop.errors import ItemError
 
 __all__ = [
@@ -79,7 +79,10 @@ class Message:
     role: Role
     content: tuple[ContentPart, ...]
     id: str = field(default_factory=_item_id)
-    meta: FrozenDict = EMPTY
+    meta: FrozenDict = field(default_factory=empty)
+
+    def __hash__(self) -> int:
+        return hash((Message, self.id))
 
     @property
     def text(self) -> str:
@@ -122,10 +125,13 @@ class ToolCall:
 
     call_id: str
     name: str
-    arguments: FrozenDict = EMPTY
+    arguments: FrozenDict = field(default_factory=empty)
     raw_arguments: str | None = None
     id: str = field(default_factory=_item_id)
-    meta: FrozenDict = EMPTY
+    meta: FrozenDict = field(default_factory=empty)
+
+    def __hash__(self) -> int:
+        return hash((ToolCall, self.id))
 
     def to_json(self) -> dict[str, JSONValue]:
         return {
@@ -148,7 +154,10 @@ class ToolResult:
     content: str
     is_error: bool = False
     id: str = field(default_factory=_item_id)
-    meta: FrozenDict = EMPTY
+    meta: FrozenDict = field(default_factory=empty)
+
+    def __hash__(self) -> int:
+        return hash((ToolResult, self.id))
 
     def to_json(self) -> dict[str, JSONValue]:
         return {
@@ -187,6 +196,147 @@ class Reasoning:
 
 
 Item: TypeAlias = Message | ToolCall | ToolResult | Reasoning
+
+
+# -- isolation -----------------------------------------------------------------------------------------
+#
+# Items are frozen dataclasses, but ``object.__setattr__`` (or a slot descriptor, or ``__class__`` assignment)
+# still writes through any Python object. So the Worker never hands out the items it holds: hooks and timeline
+# subscribers get `detached` copies, and items that come in from outside (a hook's ContinueWithMessages, a
+# caller's prompt) are `adopt`-ed into fresh, exact objects before they enter the history. What both share with
+# the original are immutable built-in leaves only: str, int, bool, None, tuples and FrozenDict.
+
+
+def detached(item: Item) -> Item:
+    """A new item equal to ``item`` that shares only immutable leaves with it (what the Worker hands out).
+
+    ``item`` must be one the Worker built or adopted (its strings exact, its mappings FrozenDict).
+    """
+    cls = item.__class__
+    if cls is ToolCall:
+        call: ToolCall = item  # type: ignore[assignment]
+        return ToolCall(
+            call_id=call.call_id,
+            name=call.name,
+            arguments=call.arguments,
+            raw_arguments=call.raw_arguments,
+            id=call.id,
+            meta=call.meta,
+        )
+    if cls is ToolResult:
+        result: ToolResult = item  # type: ignore[assignment]
+        return ToolResult(
+            call_id=result.call_id,
+            name=result.name,
+            content=result.content,
+            is_error=result.is_error,
+            id=result.id,
+            meta=result.meta,
+        )
+    if cls is Message:
+        message: Message = item  # type: ignore[assignment]
+        return Message(
+            role=message.role,
+            content=tuple([_detached_part(p) for p in message.content]),
+            id=message.id,
+            meta=message.meta,
+        )
+    if cls is Reasoning:
+        thought: Reasoning = item  # type: ignore[assignment]
+        return Reasoning(
+            text=thought.text,
+            signature=thought.signature,
+            provider=thought.provider,
+            redacted=thought.redacted,
+            id=thought.id,
+        )
+    return adopt(item)
+
+
+def _detached_part(part: ContentPart) -> ContentPart:
+    if part.__class__ is TextPart:
+        return TextPart(text=part.text)
+    return _adopt_part(part, "item.content")
+
+
+def _opt(value: object, where: str) -> str | None:
+    return None if value is None else _plain(value, where)
+
+
+def _plain(value: object, where: str) -> str:
+    if not isinstance(value, str):
+        raise ItemError(f"{where}: expected a string, got {type(value).__name__}")
+    return plain_str(value)
+
+
+def _map(value: object, where: str) -> FrozenDict:
+    if not isinstance(value, Mapping):
+        raise ItemError(f"{where}: expected an object, got {type(value).__name__}")
+    try:
+        return freeze_object(value) if value else EMPTY
+    except TypeError as exc:
+        raise ItemError(f"{where}: {exc}") from exc
+
+
+def _adopt_part(part: object, where: str) -> ContentPart:
+    if isinstance(part, TextPart):
+        return TextPart(text=_plain(part.text, f"{where}.text"))
+    if isinstance(part, ImagePart):
+        return ImagePart(
+            media_type=_plain(part.media_type, f"{where}.media_type"),
+            data=_opt(part.data, f"{where}.data"),
+            url=_opt(part.url, f"{where}.url"),
+        )
+    raise ItemError(f"{where}: expected a TextPart or ImagePart, got {type(part).__name__}")
+
+
+def adopt(item: object, *, where: str = "item") -> Item:
+    """A deep read-only copy of an item from outside the Worker, of the exact item class, with exact strings
+    and freshly frozen mappings: whoever built ``item`` keeps no way to change the copy. Each field is read
+    once. Raises :class:`ItemError` naming the bad field."""
+    if isinstance(item, ToolCall):
+        return ToolCall(
+            call_id=_plain(item.call_id, f"{where}.call_id"),
+            name=_plain(item.name, f"{where}.name"),
+            arguments=_map(item.arguments, f"{where}.arguments"),
+            raw_arguments=_opt(item.raw_arguments, f"{where}.raw_arguments"),
+            id=_plain(item.id, f"{where}.id"),
+            meta=_map(item.meta, f"{where}.meta"),
+        )
+    if isinstance(item, ToolResult):
+        is_error = item.is_error
+        if not isinstance(is_error, bool):
+            raise ItemError(f"{where}.is_error: expected a boolean, got {type(is_error).__name__}")
+        return ToolResult(
+            call_id=_plain(item.call_id, f"{where}.call_id"),
+            name=_plain(item.name, f"{where}.name"),
+            content=_plain(item.content, f"{where}.content"),
+            is_error=is_error,
+            id=_plain(item.id, f"{where}.id"),
+            meta=_map(item.meta, f"{where}.meta"),
+        )
+    if isinstance(item, Message):
+        role = _plain(item.role, f"{where}.role")
+        if role not in ("system", "user", "assistant"):
+            raise ItemError(f"{where}.role: expected system, user or assistant, got {role!r}")
+        content = item.content
+        if isinstance(content, (str, bytes)) or not isinstance(content, (tuple, list)):
+            raise ItemError(f"{where}.content: expected a tuple of parts, got {type(content).__name__}")
+        return Message(
+            role=role,  # type: ignore[arg-type]
+            content=tuple([_adopt_part(p, f"{where}.content[{i}]") for i, p in enumerate(tuple(content))]),
+            id=_plain(item.id, f"{where}.id"),
+            meta=_map(item.meta, f"{where}.meta"),
+        )
+    if isinstance(item, Reasoning):
+        return Reasoning(
+            text=_plain(item.text, f"{where}.text"),
+            signature=_opt(item.signature, f"{where}.signature"),
+            provider=_opt(item.provider, f"{where}.provider"),
+            redacted=_opt(item.redacted, f"{where}.redacted"),
+            id=_plain(item.id, f"{where}.id"),
+        )
+    raise ItemError(f"{where}: expected a history item, got {type(item).__name__}")
 
 
 # -- parsing -------------------------------------------------------------------------------------------

@@ -11,13 +11,12 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import json
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from hookloop._frozen import FrozenDict
+from hookloop._frozen import FrozenDict, dumps
 from hookloop._loop import _Run
 from hookloop._run_base import _RunBase
 from hookloop.checkpoint import Checkpoint, PendingCall, ResumeDecision
@@ -60,7 +59,7 @@ from hookloop.hooks.summaries import (
 )
 from hookloop.interceptors._base import InterceptorChain
 from hookloop.interceptors.notifications import NotificationInjector
-from hookloop.items import Item, Message, ToolCall, ToolResult, new_id
+from hookloop.items import Item, Message, ToolCall, ToolResult, detached, new_id
 from hookloop.outcome import Outcome, Paused
 from hookloop.providers.base import LLMClient
 from hookloop.stream import StreamEvent, TextDelta, ToolCallDelta, Usage
@@ -93,7 +92,7 @@ def estimate_tokens(item: Item) -> int:
     if isinstance(item, Message):
         return 4 + len(item.text) // 4
     if isinstance(item, ToolCall):
-        return 8 + (len(json.dumps(item.arguments)) if item.arguments else len(item.raw_arguments or "")) // 4
+        return 8 + (len(dumps(item.arguments)) if item.arguments else len(item.raw_arguments or "")) // 4
     if isinstance(item, ToolResult):
         return 4 + len(item.content) // 4
     return 4 + len(item.text) // 4
@@ -344,7 +343,7 @@ class Worker:
         self._history.append(item)
         self._tokens += estimate_tokens(item)
         if self.timeline.subscribers:
-            self.timeline.emit(ItemAppended(item=item))
+            self.timeline.emit(ItemAppended(item=detached(item)))  # subscribers never hold the history's own
 
     # -- permissions -----------------------------------------------------------------------------------
 

@@ -25,6 +25,8 @@ from hookloop.hooks.results import Continue
 __all__ = ["Handler", "Observe", "dispatch", "dispatch_sync", "display_name", "raised", "run_chain", "settle"]
 
 _NONE = type(None)
+_PLAIN = Continue()
+"""The shared plain ``Continue()``: never read for edits (a hook could force fields onto it)."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -159,6 +161,10 @@ async def run_chain(
         cls = result.__class__
         if cls not in passes:
             return settle(event, handler, result)
-        if edits is not None and cls is not _NONE and (cls is not Continue or result.has_edit):
+        if (
+            edits is not None
+            and cls is not _NONE
+            and (cls is not Continue or (result is not _PLAIN and result.has_edit))
+        ):
             edits.append((handler, result))
     return None

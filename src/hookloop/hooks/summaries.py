@@ -1,16 +1,21 @@
 """What hooks receive: read-only summaries, never the Worker's own objects.
 
-Every summary is a frozen dataclass; tool arguments are deep read-only (:class:`hookloop.FrozenDict` and
-tuples); items are immutable. A hook that tries to change what it got gets an exception and nothing the Worker
-holds changes. Stream hooks receive the (frozen) stream event itself, so streaming allocates nothing extra.
+Every summary is a frozen dataclass built for the dispatch; tool arguments are deep read-only
+(:data:`hookloop.FrozenDict` — a ``MappingProxyType`` — and tuples); items and tool metadata are copies that share
+only immutable built-in leaves (str, numbers, tuples, FrozenDict) with what the Worker holds. A hook that tries
+to change what it got gets an exception; one that forces a change anyway (``object.__setattr__``, a slot
+descriptor, ``__class__`` assignment) changes its copy, never the Worker's history, calls or tools. Stream hooks
+receive the (frozen) stream event itself, after the Worker has taken what it needs from it, so streaming
+allocates nothing extra.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Literal, TypeAlias
 
-from hookloop._frozen import FrozenDict
+from hookloop._frozen import FrozenDict, freeze_object, plain_str
 from hookloop.items import Item, Message
 from hookloop.tools._base import ToolMeta
 
@@ -30,7 +35,22 @@ __all__ = [
     "SessionStartInfo",
     "StreamCompleteInfo",
     "TurnEndInfo",
+    "tool_meta_view",
 ]
+
+
+def tool_meta_view(meta: ToolMeta) -> ToolMeta:
+    """A copy of a tool's metadata for one hook input: changing it by force changes nothing about the tool.
+
+    Shares only immutable leaves with ``meta`` (an ``input_schema`` that is not a FrozenDict is frozen anew)."""
+    schema = meta.input_schema
+    return ToolMeta(
+        name=plain_str(meta.name),
+        description=plain_str(meta.description),
+        input_schema=schema if schema.__class__ is MappingProxyType else freeze_object(schema),
+        read_only=meta.read_only is True,
+        server=plain_str(meta.server),
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
