@@ -11,9 +11,10 @@ allocates nothing extra.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from hookloop._frozen import FrozenDict, freeze_object, plain_str
 from hookloop.items import Item, Message
@@ -35,8 +36,51 @@ __all__ = [
     "SessionStartInfo",
     "StreamCompleteInfo",
     "TurnEndInfo",
+    "rebuild",
+    "snapshot",
     "tool_meta_view",
 ]
+
+_LEAVES = frozenset({str, int, float, bool, type(None), MappingProxyType})
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+class _Node:
+    """One Python object of a snapshot: its class and its fields' snapshots."""
+
+    __slots__ = ("cls", "fields", "values")
+
+    def __init__(self, cls: type, fields: tuple[str, ...], values: tuple[object, ...]) -> None:
+        self.cls, self.fields, self.values = cls, fields, values
+
+
+def snapshot(value: object) -> object:
+    """A deep, private snapshot of a hook input, taken before any hook sees it; `rebuild` makes fresh copies
+    from it, so what one hook of a chain does to its input by force never reaches the next hook's."""
+    cls = value.__class__
+    if cls in _LEAVES:
+        return value
+    if cls is tuple:
+        return _Node(tuple, (), tuple([snapshot(v) for v in value]))  # type: ignore[attr-defined]
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        if not dataclasses.is_dataclass(value):
+            return value  # not a summary part (never expected): shared as it is
+        fields = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(value))
+    return _Node(cls, fields, tuple([snapshot(getattr(value, name)) for name in fields]))
+
+
+def rebuild(snap: object) -> Any:
+    """A new object equal to the one `snapshot` took ``snap`` of (sharing only immutable leaves with it)."""
+    if snap.__class__ is not _Node:
+        return snap
+    node: _Node = snap
+    if node.cls is tuple:
+        return tuple([rebuild(v) for v in node.values])
+    new: object = object.__new__(node.cls)
+    for name, value in zip(node.fields, node.values, strict=True):
+        object.__setattr__(new, name, rebuild(value))
+    return new
 
 
 def tool_meta_view(meta: ToolMeta) -> ToolMeta:
