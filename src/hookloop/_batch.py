@@ -240,8 +240,8 @@ class _ToolBatch(_RunBase):
         for c in calls:
             if c.state != "approval":
                 continue
-            pending = c.pending()
             for approver in w.approvers:
+                pending = c.pending()  # each approver its own: what one changes by force, the next never sees
                 name = display_name(approver)
                 started = perf_counter()
                 decision = await approver(pending)

@@ -56,6 +56,8 @@ from hookloop.hooks.summaries import (
     SessionEndReason,
     StreamCompleteInfo,
     TurnEndInfo,
+    rebuild,
+    snapshot,
 )
 from hookloop.interceptors._base import InterceptorChain
 from hookloop.interceptors.notifications import NotificationInjector
@@ -568,10 +570,11 @@ class Worker:
 
     async def _fire_observer(self, event: HookEvent[Any, Any], handlers: Any, info: object) -> None:
         """Fire-and-forget events: each hook runs; one that fails is reported on the timeline, never raised
-        (the run is already ending for its own reason)."""
-        for handler in handlers:
+        (the run is already ending for its own reason). Each hook gets its own copy of ``info``."""
+        pristine = snapshot(info) if len(handlers) > 1 else None
+        for index, handler in enumerate(handlers):
             try:
-                await run_chain(event, (handler,), info)
+                await run_chain(event, (handler,), info if pristine is None or index == 0 else rebuild(pristine))
             except HookError as exc:
                 if self.timeline.subscribers:
                     self.timeline.emit(
