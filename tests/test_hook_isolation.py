@@ -27,7 +27,7 @@ from hookloop import (
     tool,
 )
 from hookloop._frozen import freeze
-from hookloop.errors import HookError, WorkerError
+from hookloop.errors import HookError, ItemError, WorkerError
 from hookloop.hooks import (
     ON_PROMPT_SUBMIT,
     ON_STREAM_CHUNK,
@@ -336,3 +336,24 @@ async def test_approvers_and_observer_hooks_each_get_their_own_copy(tmp_path: Pa
     assert ran == []
     assert seen == [("disguiser", "rm -rf important"), ("approver", "rm -rf important")]
     assert reasons == ["finished"]
+
+
+async def test_a_history_the_caller_set_reaches_hooks_only_as_frozen_copies() -> None:
+    loose = ToolCall(call_id="c1", name="Bash", arguments={"command": "ls"})  # type: ignore[arg-type]
+    answer = ToolResult(call_id="c1", name="Bash", content="a b")
+    worker = Worker(ScriptedClient([[Text("done")]]))
+    worker.set_history([loose, answer])
+    dict.__setitem__(loose.arguments, "command", "changed by the caller later")  # type: ignore[arg-type]
+
+    def tamper(info: Any) -> Continue:
+        for item in info.new_items:
+            if isinstance(item, ToolCall):
+                with pytest.raises(TypeError):
+                    dict.__setitem__(item.arguments, "command", "echo innocent")  # type: ignore[arg-type]
+        return Continue()
+
+    worker.add_hook(PRE_LLM_REQUEST, tamper)
+    await worker.run("go")
+    assert calls(worker) == [{"command": "ls"}]
+    with pytest.raises(ItemError, match=r"history\[0\]: expected a history item"):
+        worker.set_history(["not an item"])  # type: ignore[list-item]

@@ -24,6 +24,10 @@ from hookloop import (
     item_from_json,
 )
 from hookloop._frozen import dumps, freeze, freeze_object, thaw, to_json_default
+from hookloop.items import (
+    adopt,
+    detached,
+)
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
@@ -209,3 +213,14 @@ def test_message_text_joins_text_parts() -> None:
         role="user", content=(TextPart(text="a"), ImagePart(media_type="image/png", url="u"), TextPart(text="b"))
     )
     assert msg.text == "ab"
+
+
+@given(items)
+def test_detached_and_adopted_copies_are_equal_and_share_no_python_object(item: Any) -> None:
+    for copy_ in (detached(item), adopt(item)):
+        assert copy_ == item
+        assert type(copy_) is type(item)
+        assert copy_ is not item
+        for part, original in zip(getattr(copy_, "content", ()), getattr(item, "content", ()), strict=True):
+            assert part == original
+            assert part is not original

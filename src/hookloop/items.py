@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from hookloop._frozen import EMPTY, FrozenDict, JSONValue, empty, freeze_object, plain_str, thaw_object
 from hookloop.errors import ItemError
@@ -207,55 +207,68 @@ Item: TypeAlias = Message | ToolCall | ToolResult | Reasoning
 # the original are immutable built-in leaves only: str, int, bool, None, tuples and FrozenDict.
 
 
+_new = object.__new__
+
+
+def _setters(cls: type, *names: str) -> tuple[Any, ...]:
+    # The slot descriptors: the cheapest way to fill a frozen, slotted dataclass (no __init__, no defaults).
+    return tuple(cls.__dict__[name].__set__ for name in names)
+
+
+_CALL = _setters(ToolCall, "call_id", "name", "arguments", "raw_arguments", "id", "meta")
+_RESULT = _setters(ToolResult, "call_id", "name", "content", "is_error", "id", "meta")
+_MESSAGE = _setters(Message, "role", "content", "id", "meta")
+_REASONING = _setters(Reasoning, "text", "signature", "provider", "redacted", "id")
+(_TEXT,) = _setters(TextPart, "text")
+
+
 def detached(item: Item) -> Item:
     """A new item equal to ``item`` that shares only immutable leaves with it (what the Worker hands out).
 
-    ``item`` must be one the Worker built or adopted (its strings exact, its mappings FrozenDict).
+    ``item`` must be one the Worker built or adopted (its strings exact, its mappings FrozenDict); anything
+    else is `adopt`-ed.
     """
     cls = item.__class__
+    new: Any = _new(cls)
     if cls is ToolCall:
-        call: ToolCall = item  # type: ignore[assignment]
-        return ToolCall(
-            call_id=call.call_id,
-            name=call.name,
-            arguments=call.arguments,
-            raw_arguments=call.raw_arguments,
-            id=call.id,
-            meta=call.meta,
-        )
-    if cls is ToolResult:
-        result: ToolResult = item  # type: ignore[assignment]
-        return ToolResult(
-            call_id=result.call_id,
-            name=result.name,
-            content=result.content,
-            is_error=result.is_error,
-            id=result.id,
-            meta=result.meta,
-        )
-    if cls is Message:
-        message: Message = item  # type: ignore[assignment]
-        return Message(
-            role=message.role,
-            content=tuple([_detached_part(p) for p in message.content]),
-            id=message.id,
-            meta=message.meta,
-        )
-    if cls is Reasoning:
-        thought: Reasoning = item  # type: ignore[assignment]
-        return Reasoning(
-            text=thought.text,
-            signature=thought.signature,
-            provider=thought.provider,
-            redacted=thought.redacted,
-            id=thought.id,
-        )
-    return adopt(item)
+        call_id, name, arguments, raw, id_, meta = _CALL
+        call_id(new, item.call_id)  # type: ignore[union-attr]
+        name(new, item.name)  # type: ignore[union-attr]
+        arguments(new, item.arguments)  # type: ignore[union-attr]
+        raw(new, item.raw_arguments)  # type: ignore[union-attr]
+        id_(new, item.id)
+        meta(new, item.meta)  # type: ignore[union-attr]
+    elif cls is ToolResult:
+        call_id, name, content, is_error, id_, meta = _RESULT
+        call_id(new, item.call_id)  # type: ignore[union-attr]
+        name(new, item.name)  # type: ignore[union-attr]
+        content(new, item.content)  # type: ignore[union-attr]
+        is_error(new, item.is_error)  # type: ignore[union-attr]
+        id_(new, item.id)
+        meta(new, item.meta)  # type: ignore[union-attr]
+    elif cls is Message:
+        role, content, id_, meta = _MESSAGE
+        role(new, item.role)  # type: ignore[union-attr]
+        content(new, tuple([_detached_part(p) for p in item.content]))  # type: ignore[union-attr, arg-type]
+        id_(new, item.id)
+        meta(new, item.meta)  # type: ignore[union-attr]
+    elif cls is Reasoning:
+        text, signature, provider, redacted, id_ = _REASONING
+        text(new, item.text)  # type: ignore[union-attr]
+        signature(new, item.signature)  # type: ignore[union-attr]
+        provider(new, item.provider)  # type: ignore[union-attr]
+        redacted(new, item.redacted)  # type: ignore[union-attr]
+        id_(new, item.id)
+    else:
+        return adopt(item)
+    return new  # type: ignore[no-any-return]
 
 
 def _detached_part(part: ContentPart) -> ContentPart:
     if part.__class__ is TextPart:
-        return TextPart(text=part.text)
+        new: TextPart = _new(TextPart)
+        _TEXT(new, part.text)
+        return new
     return _adopt_part(part, "item.content")
 
 

@@ -61,7 +61,7 @@ from hookloop.hooks.summaries import (
 )
 from hookloop.interceptors._base import InterceptorChain
 from hookloop.interceptors.notifications import NotificationInjector
-from hookloop.items import Item, Message, ToolCall, ToolResult, detached, new_id
+from hookloop.items import Item, Message, ToolCall, ToolResult, adopt, detached, new_id
 from hookloop.outcome import Outcome, Paused
 from hookloop.providers.base import LLMClient
 from hookloop.stream import StreamEvent, TextDelta, ToolCallDelta, Usage
@@ -308,9 +308,11 @@ class Worker:
         self._locked_prefix = 0
 
     def set_history(self, items: Iterable[Item]) -> None:
-        """Replace the history (mutable state only, not during a run)."""
+        """Replace the history (mutable state only, not during a run). The Worker keeps copies (exact item
+        classes, frozen mappings): changing the given objects later changes nothing; a non-item raises
+        :class:`ItemError` naming its index."""
         self._require_mutable("replace the history")
-        self._history[:] = list(items)
+        self._history[:] = [adopt(item, where=f"history[{i}]") for i, item in enumerate(items)]
         self._tokens = sum(estimate_tokens(i) for i in self._history)
         self._paused = None
 

@@ -83,18 +83,28 @@ def rebuild(snap: object) -> Any:
     return new
 
 
+_new = object.__new__
+_SET_NAME, _SET_DESCRIPTION, _SET_SCHEMA, _SET_READ_ONLY, _SET_SERVER = (
+    ToolMeta.__dict__[name].__set__ for name in ("name", "description", "input_schema", "read_only", "server")
+)  # the slot descriptors: the cheapest way to fill a frozen, slotted dataclass
+
+
+def _exact(value: str) -> str:
+    return value if value.__class__ is str else plain_str(value)
+
+
 def tool_meta_view(meta: ToolMeta) -> ToolMeta:
     """A copy of a tool's metadata for one hook input: changing it by force changes nothing about the tool.
 
     Shares only immutable leaves with ``meta`` (an ``input_schema`` that is not a FrozenDict is frozen anew)."""
     schema = meta.input_schema
-    return ToolMeta(
-        name=plain_str(meta.name),
-        description=plain_str(meta.description),
-        input_schema=schema if schema.__class__ is MappingProxyType else freeze_object(schema),
-        read_only=meta.read_only is True,
-        server=plain_str(meta.server),
-    )
+    view: ToolMeta = _new(ToolMeta)
+    _SET_NAME(view, _exact(meta.name))
+    _SET_DESCRIPTION(view, _exact(meta.description))
+    _SET_SCHEMA(view, schema if schema.__class__ is MappingProxyType else freeze_object(schema))
+    _SET_READ_ONLY(view, meta.read_only is True)
+    _SET_SERVER(view, _exact(meta.server))
+    return view
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
