@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import pickle
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -22,7 +23,11 @@ from hookloop import (
     ToolResult,
     item_from_json,
 )
-from hookloop._frozen import freeze, thaw
+from hookloop._frozen import dumps, freeze, freeze_object, thaw, to_json_default
+from hookloop.items import (
+    adopt,
+    detached,
+)
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
@@ -77,29 +82,92 @@ def test_ids_are_stable_and_unique() -> None:
 @given(json_values)
 def test_freeze_then_thaw_is_identity_on_json(value: Any) -> None:
     assert thaw(freeze(value)) == value
-    assert json.loads(json.dumps(freeze(value))) == json.loads(json.dumps(value))
+    assert json.loads(dumps(freeze(value))) == json.loads(json.dumps(value))
+    assert json.loads(json.dumps(freeze(value), default=to_json_default)) == json.loads(json.dumps(value))
 
 
-def test_frozen_dicts_refuse_every_mutation_deeply() -> None:
+_DICT_WRITES: list[tuple[str, Any]] = [
+    ("dict.__setitem__", lambda d: dict.__setitem__(d, "x", 1)),
+    ("dict.__delitem__", lambda d: dict.__delitem__(d, "a")),
+    ("dict.update", lambda d: dict.update(d, x=1)),
+    ("dict.clear", lambda d: dict.clear(d)),
+    ("dict.pop", lambda d: dict.pop(d, "a")),
+    ("dict.popitem", lambda d: dict.popitem(d)),
+    ("dict.setdefault", lambda d: dict.setdefault(d, "x", 1)),
+    ("dict.__ior__", lambda d: dict.__ior__(d, {"x": 1})),
+    ("dict.__init__", lambda d: dict.__init__(d, x=1)),
+]
+_OWN_WRITES: list[tuple[str, Any]] = [
+    ("item assignment", lambda d: d.__setitem__("x", 1)),
+    ("item deletion", lambda d: d.__delitem__("a")),
+    ("update", lambda d: d.update(x=1)),
+    ("clear", lambda d: d.clear()),
+    ("pop", lambda d: d.pop("a")),
+    ("popitem", lambda d: d.popitem()),
+    ("setdefault", lambda d: d.setdefault("x", 1)),
+    ("|=", lambda d: d.__ior__({"x": 1})),
+    ("attribute", lambda d: object.__setattr__(d, "injected", 1)),
+    ("__class__", lambda d: object.__setattr__(d, "__class__", dict)),
+    ("object.__class__ descriptor", lambda d: vars(object)["__class__"].__set__(d, type("Evil", (), {}))),
+    ("__dict__", lambda d: vars(d)),
+]
+
+
+@pytest.mark.parametrize(
+    ("what", "attempt"), _DICT_WRITES + _OWN_WRITES, ids=[w for w, _ in _DICT_WRITES + _OWN_WRITES]
+)
+def test_frozen_dicts_refuse_every_mutation_including_dict_methods(what: str, attempt: Any) -> None:
     frozen = freeze({"a": {"b": [1, {"c": 2}]}})
     assert isinstance(frozen, FrozenDict)
-    inner = frozen["a"]
-    for attempt in (
-        lambda: frozen.__setitem__("x", 1),
-        lambda: frozen.__delitem__("a"),
-        lambda: frozen.update(x=1),
-        lambda: frozen.pop("a"),
-        lambda: frozen.popitem(),
-        lambda: frozen.clear(),
-        lambda: frozen.setdefault("x", 1),
-        lambda: inner["b"][1].__setitem__("c", 3),  # type: ignore[index]
-    ):
-        with pytest.raises(TypeError, match="read-only"):
-            attempt()
-    assert isinstance(inner["b"], tuple)  # type: ignore[index]
-    assert copy.deepcopy(frozen) is frozen
-    assert pickle.loads(pickle.dumps(frozen)) == frozen
-    assert hash(freeze({"k": 1})) == hash(freeze({"k": 1}))
+    assert not isinstance(frozen, dict)
+    with pytest.raises((TypeError, AttributeError)):
+        attempt(frozen)
+    with pytest.raises((TypeError, AttributeError)):
+        attempt(frozen["a"]["b"][1])  # type: ignore[index]
+    assert thaw(frozen) == {"a": {"b": [1, {"c": 2}]}}
+    assert type(frozen) is MappingProxyType
+
+
+def test_frozen_dicts_cannot_be_subclassed() -> None:
+    with pytest.raises(TypeError):
+        type("Sub", (MappingProxyType,), {})
+
+
+def test_freeze_copies_what_it_is_given_so_the_giver_keeps_no_handle() -> None:
+    mine: dict[str, Any] = {"command": "echo innocent", "nested": {"k": [1]}}
+    shallow = MappingProxyType(mine)  # a proxy someone else built: its builder holds the dict behind it
+    frozen = freeze(shallow)
+    again = freeze(frozen)
+    mine["command"] = "rm -rf important"
+    mine["nested"]["k"].append(2)
+    assert frozen == again == {"command": "echo innocent", "nested": {"k": (1,)}}
+    assert FrozenDict(mine) == {"command": "rm -rf important", "nested": {"k": (1, 2)}}
+
+
+def test_freeze_turns_subclasses_into_exact_builtins() -> None:
+    class Sneaky(str):
+        pass
+
+    class Big(int):
+        pass
+
+    frozen = freeze({Sneaky("k"): [Sneaky("v"), Big(3), 1.5]})
+    assert isinstance(frozen, MappingProxyType)
+    ((key, value),) = frozen.items()
+    assert type(key) is str
+    assert [type(v) for v in value] == [str, int, float]  # type: ignore[union-attr]
+
+
+def test_frozen_values_copy_and_pickle_into_independent_equal_values() -> None:
+    frozen = freeze({"a": {"b": [1, {"c": 2}]}})
+    for other in (copy.copy(frozen), copy.deepcopy(frozen), pickle.loads(pickle.dumps(frozen))):
+        assert other == frozen
+        assert type(other) is MappingProxyType
+    call = ToolCall(call_id="c", name="Bash", arguments=freeze_object({"command": "ls"}))
+    assert pickle.loads(pickle.dumps(call)) == call
+    assert copy.deepcopy(call) == call
+    assert hash(call) == hash(copy.deepcopy(call))  # items stay hashable (by id)
+    assert {call: 1}[copy.deepcopy(call)] == 1
 
 
 def test_freeze_rejects_non_json_values_with_the_type_name() -> None:
@@ -145,3 +213,16 @@ def test_message_text_joins_text_parts() -> None:
         role="user", content=(TextPart(text="a"), ImagePart(media_type="image/png", url="u"), TextPart(text="b"))
     )
     assert msg.text == "ab"
+
+
+@given(items)
+def test_detached_and_adopted_copies_are_equal_and_share_no_python_object(item: Any) -> None:
+    for copy_ in (detached(item), adopt(item)):
+        assert copy_ == item
+        assert type(copy_) is type(item)
+        assert copy_ is not item
+        if not isinstance(item, Message):
+            continue
+        for part, original in zip(copy_.content, item.content, strict=True):  # type: ignore[union-attr]
+            assert part == original
+            assert part is not original

@@ -20,6 +20,7 @@ from hookloop import (
     ToolUse,
     tool,
 )
+from hookloop._frozen import dumps
 from hookloop.providers import LLMRequest
 from hookloop.stream import BlockStart, BlockStop, StopEvent, TextDelta, ThinkingDelta, ToolCallDelta, Usage, UsageEvent
 from hookloop.tools import ToolInputError, ToolRegistry
@@ -39,7 +40,7 @@ def test_schema_comes_from_type_hints_and_docstring() -> None:
     assert meta.name == "search"
     assert meta.description == "Search the notes."
     assert meta.read_only
-    schema = json.loads(json.dumps(meta.input_schema))
+    schema = json.loads(dumps(meta.input_schema))
     assert schema["required"] == ["query"]
     assert schema["properties"]["query"] == {"type": "string"}
     assert schema["properties"]["limit"]["maximum"] == 50

@@ -37,6 +37,7 @@ from hookloop.hooks.summaries import (
     PostToolBatchInfo,
     PostToolCallInfo,
     PreToolCallInfo,
+    tool_meta_view,
 )
 from hookloop.interceptors._base import (
     InterceptorChain,
@@ -183,7 +184,7 @@ class _ToolBatch(_RunBase):
                 call_id=call.call_id,
                 tool_name=call.name,
                 arguments=c.args,
-                meta=meta,
+                meta=tool_meta_view(meta),
                 permission_mode=w.permission_mode,
             )
             edits: list[tuple[Handler, Any]] = []
@@ -195,8 +196,9 @@ class _ToolBatch(_RunBase):
                     votes.append(("allow", result.reason, handler.name))
                 else:
                     self._reject_edits(PRE_TOOL_CALL, handler, result, allowed=("updated_input",))
-                if result.updated_input is not None:
-                    c.args = result.updated_input
+                updated = result.updated_input
+                if updated is not None:  # frozen anew: the hook may still hold what it returned
+                    c.args = freeze_object(updated)
                     c.input_edited_by = handler.name
             if decided is not None:
                 result, handler = decided
@@ -238,8 +240,8 @@ class _ToolBatch(_RunBase):
         for c in calls:
             if c.state != "approval":
                 continue
-            pending = c.pending()
             for approver in w.approvers:
+                pending = c.pending()  # each approver its own: what one changes by force, the next never sees
                 name = display_name(approver)
                 started = perf_counter()
                 decision = await approver(pending)
@@ -271,8 +273,8 @@ class _ToolBatch(_RunBase):
         """An approval that skipped the usual planning (a hook's pause, or a rewritten input): validate the
         input and let deny rules see it — the approval answers an ask, never a deny."""
         assert c.tool is not None
-        if updated is not None:
-            c.args, c.input_edited_by = updated, approver
+        if updated is not None:  # frozen anew: the approver may still hold what it returned
+            c.args, c.input_edited_by = freeze_object(updated), approver
         if not self._validate(c):
             return
         behavior, reason, decided_by = self.w._decide_permission(c.tool, c.args, [])
@@ -387,7 +389,7 @@ class _ToolBatch(_RunBase):
                 call_id=result.call_id,
                 tool_name=result.name,
                 arguments=c.args,
-                meta=c.tool.meta,
+                meta=tool_meta_view(c.tool.meta),
                 content=content,
                 is_error=is_error,
                 seconds=c.seconds,

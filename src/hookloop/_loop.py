@@ -21,6 +21,7 @@ from hookloop.errors import (
     ContextWindowExceeded,
     HookError,
     HookloopError,
+    ItemError,
     MaxTurnsExceeded,
     StopHookLoopError,
 )
@@ -56,7 +57,7 @@ from hookloop.interceptors._base import (
     RequestContext,
     TurnEndView,
 )
-from hookloop.items import Item, Message, ToolCall, ToolResult
+from hookloop.items import Item, Message, ToolCall, ToolResult, adopt, detached
 from hookloop.outcome import Outcome, Paused
 from hookloop.providers.base import LLMRequest
 
@@ -82,9 +83,14 @@ class _Run(_StreamStep, _ToolBatch):
 
     async def submit(self, user: Message) -> None:
         """on_prompt_submit (once per run), then the user item enters the history."""
+        adopted = adopt(user, where="prompt")  # the caller's object never enters the history
+        assert isinstance(adopted, Message)
+        user = adopted
         if self.w.hooks.chains[ON_PROMPT_SUBMIT.index]:
             edits: list[tuple[Handler, Any]] = []
-            info = PromptSubmitInfo(run_id=self.run_id, session_id=self.session_id, prompt=user.text, item=user)
+            user_view = detached(user)
+            assert isinstance(user_view, Message)
+            info = PromptSubmitInfo(run_id=self.run_id, session_id=self.session_id, prompt=user.text, item=user_view)
             decided = await self.hooks(ON_PROMPT_SUBMIT, info, edits)
             if decided is not None:
                 result, handler = decided
@@ -158,7 +164,7 @@ class _Run(_StreamStep, _ToolBatch):
                 model=w.model,
                 item_count=len(items),
                 token_estimate=w.token_estimate,
-                new_items=tuple(history[self.last_sent :]),
+                new_items=tuple([detached(item) for item in history[self.last_sent :]]),
             )
             decided = await self.hooks(PRE_LLM_REQUEST, info)
             if decided is not None:
@@ -271,11 +277,21 @@ class _Run(_StreamStep, _ToolBatch):
             self.forced += 1
             if self.forced > w.max_forced_continuations:
                 raise StopHookLoopError(self.forced - 1, handler.name)
-            if not result.items:
+            try:
+                given = tuple(result.items)
+            except TypeError:
+                given = ()
+            if not given:
                 raise HookError(
                     "ContinueWithMessages needs at least one item", hook=handler.name, event=ON_TURN_END.name
                 )
-            for item in result.items:
+            adopted = []
+            for i, item in enumerate(given):
+                try:
+                    adopted.append(adopt(item, where=f"ContinueWithMessages.items[{i}]"))
+                except ItemError as exc:
+                    raise HookError(str(exc), hook=handler.name, event=ON_TURN_END.name) from None
+            for item in adopted:  # copies: the hook keeps no handle on what enters the history
                 w._append(item)
             return None
         assert isinstance(result, Pause)

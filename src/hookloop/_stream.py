@@ -47,6 +47,8 @@ from hookloop.timeline import HookDecision, ModelRequestEnded, ModelRequestStart
 
 __all__: list[str] = []
 
+_NO_USAGE = Usage()
+
 
 class _Block:
     __slots__ = ("call_id", "kind", "name", "parts", "redacted", "signature")
@@ -113,7 +115,8 @@ class _Reply:
                 block.redacted = thinking.redacted
         elif cls is UsageEvent:
             reported: UsageEvent = event  # type: ignore[assignment]
-            self.usage = reported.usage if self.usage is None else self.usage + reported.usage
+            # A new Usage either way: the event's own may be changed by force by a hook that sees the event.
+            self.usage = (_NO_USAGE if self.usage is None else self.usage) + reported.usage
         elif cls is StopEvent:
             stop: StopEvent = event  # type: ignore[assignment]
             self.stop_reason = stop.reason
@@ -185,6 +188,19 @@ class _StreamStep(_RunBase):
                 text_single = text_chain.single
                 text_async = text_single is not None and text_single.is_async
                 async for event in stream:
+                    # The reply takes what it needs from the event before any subscriber or hook sees it (they
+                    # may force a change to it); a stream error is raised after they saw it.
+                    cls = event.__class__
+                    if cls is TextDelta:
+                        delta: TextDelta = event  # type: ignore[assignment]
+                        if delta.index == text_index:
+                            text_append(delta.text)  # type: ignore[misc]
+                        else:
+                            take(delta)
+                            text_index, text_append = reply.text_index, reply.text_append
+                    elif cls is not StreamError:
+                        take(event)
+                        text_index, text_append = reply.text_index, reply.text_append
                     if emit is not None:
                         emit(event)
                     if chunk_chain:
@@ -195,14 +211,8 @@ class _StreamStep(_RunBase):
                         )
                         if decided is not None:
                             self._stream_decided(ON_STREAM_CHUNK, decided)
-                    cls = event.__class__
                     if cls is TextDelta:
                         text: TextDelta = event  # type: ignore[assignment]
-                        if text.index == text_index:
-                            text_append(text.text)  # type: ignore[misc]
-                        else:
-                            take(text)
-                            text_index, text_append = reply.text_index, reply.text_append
                         if text_single is not None:  # one hook: called inline, no dispatch frame
                             try:
                                 result = text_single.fn(text)
@@ -223,8 +233,8 @@ class _StreamStep(_RunBase):
                             if decided is not None:
                                 self._stream_decided(ON_TEXT_DELTA, decided)
                         continue
-                    take(event)
-                    text_index, text_append = reply.text_index, reply.text_append
+                    if cls is StreamError:
+                        take(event)  # raises
                     if cls is ToolCallDelta and tool_chain:
                         decided = (
                             dispatch_sync(ON_TOOL_CALL_DELTA, tool_chain, event)

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Literal, TypeAlias
 
 from hookloop import _checkpoint_auth as auth
-from hookloop._frozen import EMPTY, FrozenDict, JSONValue, freeze_object, thaw_object
+from hookloop._frozen import FrozenDict, JSONValue, empty, freeze_object, thaw_object
 from hookloop.errors import CheckpointError, ItemError
 from hookloop.items import Item, ToolCall, ToolResult, item_from_json
 from hookloop.stream import Usage
@@ -73,7 +73,7 @@ class PendingCall:
 
     call_id: str
     tool_name: str
-    arguments: FrozenDict = EMPTY
+    arguments: FrozenDict = field(default_factory=empty)
     state: CallState = "ready"
     reason: str = ""
     asked_by: str = ""
@@ -151,7 +151,7 @@ class Checkpoint:
     run_start: int
     cache_prefix: int = 0
     nonce: str = field(default_factory=lambda: secrets.token_hex(16))
-    options: FrozenDict = EMPTY
+    options: FrozenDict = field(default_factory=empty)
     resumable: bool = field(default=True, compare=False, repr=False)
 
     @property

@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
-from hookloop._frozen import EMPTY, FrozenDict, JSONValue, freeze_object, thaw_object
+from hookloop._frozen import EMPTY, FrozenDict, JSONValue, empty, freeze_object, plain_str, thaw_object
 from hookloop.errors import ItemError
 
 __all__ = [
@@ -79,7 +79,10 @@ class Message:
     role: Role
     content: tuple[ContentPart, ...]
     id: str = field(default_factory=_item_id)
-    meta: FrozenDict = EMPTY
+    meta: FrozenDict = field(default_factory=empty)
+
+    def __hash__(self) -> int:
+        return hash((Message, self.id))
 
     @property
     def text(self) -> str:
@@ -122,10 +125,13 @@ class ToolCall:
 
     call_id: str
     name: str
-    arguments: FrozenDict = EMPTY
+    arguments: FrozenDict = field(default_factory=empty)
     raw_arguments: str | None = None
     id: str = field(default_factory=_item_id)
-    meta: FrozenDict = EMPTY
+    meta: FrozenDict = field(default_factory=empty)
+
+    def __hash__(self) -> int:
+        return hash((ToolCall, self.id))
 
     def to_json(self) -> dict[str, JSONValue]:
         return {
@@ -148,7 +154,10 @@ class ToolResult:
     content: str
     is_error: bool = False
     id: str = field(default_factory=_item_id)
-    meta: FrozenDict = EMPTY
+    meta: FrozenDict = field(default_factory=empty)
+
+    def __hash__(self) -> int:
+        return hash((ToolResult, self.id))
 
     def to_json(self) -> dict[str, JSONValue]:
         return {
@@ -187,6 +196,160 @@ class Reasoning:
 
 
 Item: TypeAlias = Message | ToolCall | ToolResult | Reasoning
+
+
+# -- isolation -----------------------------------------------------------------------------------------
+#
+# Items are frozen dataclasses, but ``object.__setattr__`` (or a slot descriptor, or ``__class__`` assignment)
+# still writes through any Python object. So the Worker never hands out the items it holds: hooks and timeline
+# subscribers get `detached` copies, and items that come in from outside (a hook's ContinueWithMessages, a
+# caller's prompt) are `adopt`-ed into fresh, exact objects before they enter the history. What both share with
+# the original are immutable built-in leaves only: str, int, bool, None, tuples and FrozenDict.
+
+
+_new = object.__new__
+
+
+def _setters(cls: type, *names: str) -> tuple[Any, ...]:
+    # The slot descriptors: the cheapest way to fill a frozen, slotted dataclass (no __init__, no defaults).
+    return tuple(cls.__dict__[name].__set__ for name in names)
+
+
+_CALL = _setters(ToolCall, "call_id", "name", "arguments", "raw_arguments", "id", "meta")
+_RESULT = _setters(ToolResult, "call_id", "name", "content", "is_error", "id", "meta")
+_MESSAGE = _setters(Message, "role", "content", "id", "meta")
+_REASONING = _setters(Reasoning, "text", "signature", "provider", "redacted", "id")
+(_TEXT,) = _setters(TextPart, "text")
+
+
+def detached(item: Item) -> Item:
+    """A new item equal to ``item`` that shares only immutable leaves with it (what the Worker hands out).
+
+    ``item`` must be one the Worker built or adopted (its strings exact, its mappings FrozenDict); anything
+    else is `adopt`-ed.
+    """
+    cls = item.__class__
+    new: Any = _new(cls)
+    if cls is ToolCall:
+        call_id, name, arguments, raw, id_, meta = _CALL
+        call_id(new, item.call_id)  # type: ignore[union-attr]
+        name(new, item.name)  # type: ignore[union-attr]
+        arguments(new, item.arguments)  # type: ignore[union-attr]
+        raw(new, item.raw_arguments)  # type: ignore[union-attr]
+        id_(new, item.id)
+        meta(new, item.meta)  # type: ignore[union-attr]
+    elif cls is ToolResult:
+        call_id, name, content, is_error, id_, meta = _RESULT
+        call_id(new, item.call_id)  # type: ignore[union-attr]
+        name(new, item.name)  # type: ignore[union-attr]
+        content(new, item.content)  # type: ignore[union-attr]
+        is_error(new, item.is_error)  # type: ignore[union-attr]
+        id_(new, item.id)
+        meta(new, item.meta)  # type: ignore[union-attr]
+    elif cls is Message:
+        role, content, id_, meta = _MESSAGE
+        role(new, item.role)  # type: ignore[union-attr]
+        content(new, tuple([_detached_part(p) for p in item.content]))  # type: ignore[union-attr, arg-type]
+        id_(new, item.id)
+        meta(new, item.meta)  # type: ignore[union-attr]
+    elif cls is Reasoning:
+        text, signature, provider, redacted, id_ = _REASONING
+        text(new, item.text)  # type: ignore[union-attr]
+        signature(new, item.signature)  # type: ignore[union-attr]
+        provider(new, item.provider)  # type: ignore[union-attr]
+        redacted(new, item.redacted)  # type: ignore[union-attr]
+        id_(new, item.id)
+    else:
+        return adopt(item)
+    return new  # type: ignore[no-any-return]
+
+
+def _detached_part(part: ContentPart) -> ContentPart:
+    if part.__class__ is TextPart:
+        new: TextPart = _new(TextPart)
+        _TEXT(new, part.text)
+        return new
+    return _adopt_part(part, "item.content")
+
+
+def _opt(value: object, where: str) -> str | None:
+    return None if value is None else _plain(value, where)
+
+
+def _plain(value: object, where: str) -> str:
+    if not isinstance(value, str):
+        raise ItemError(f"{where}: expected a string, got {type(value).__name__}")
+    return plain_str(value)
+
+
+def _map(value: object, where: str) -> FrozenDict:
+    if not isinstance(value, Mapping):
+        raise ItemError(f"{where}: expected an object, got {type(value).__name__}")
+    try:
+        return freeze_object(value) if value else EMPTY
+    except TypeError as exc:
+        raise ItemError(f"{where}: {exc}") from exc
+
+
+def _adopt_part(part: object, where: str) -> ContentPart:
+    if isinstance(part, TextPart):
+        return TextPart(text=_plain(part.text, f"{where}.text"))
+    if isinstance(part, ImagePart):
+        return ImagePart(
+            media_type=_plain(part.media_type, f"{where}.media_type"),
+            data=_opt(part.data, f"{where}.data"),
+            url=_opt(part.url, f"{where}.url"),
+        )
+    raise ItemError(f"{where}: expected a TextPart or ImagePart, got {type(part).__name__}")
+
+
+def adopt(item: object, *, where: str = "item") -> Item:
+    """A deep read-only copy of an item from outside the Worker, of the exact item class, with exact strings
+    and freshly frozen mappings: whoever built ``item`` keeps no way to change the copy. Each field is read
+    once. Raises :class:`ItemError` naming the bad field."""
+    if isinstance(item, ToolCall):
+        return ToolCall(
+            call_id=_plain(item.call_id, f"{where}.call_id"),
+            name=_plain(item.name, f"{where}.name"),
+            arguments=_map(item.arguments, f"{where}.arguments"),
+            raw_arguments=_opt(item.raw_arguments, f"{where}.raw_arguments"),
+            id=_plain(item.id, f"{where}.id"),
+            meta=_map(item.meta, f"{where}.meta"),
+        )
+    if isinstance(item, ToolResult):
+        is_error = item.is_error
+        if not isinstance(is_error, bool):
+            raise ItemError(f"{where}.is_error: expected a boolean, got {type(is_error).__name__}")
+        return ToolResult(
+            call_id=_plain(item.call_id, f"{where}.call_id"),
+            name=_plain(item.name, f"{where}.name"),
+            content=_plain(item.content, f"{where}.content"),
+            is_error=is_error,
+            id=_plain(item.id, f"{where}.id"),
+            meta=_map(item.meta, f"{where}.meta"),
+        )
+    if isinstance(item, Message):
+        role = _plain(item.role, f"{where}.role")
+        if role not in ("system", "user", "assistant"):
+            raise ItemError(f"{where}.role: expected system, user or assistant, got {role!r}")
+        content = item.content
+        if isinstance(content, (str, bytes)) or not isinstance(content, (tuple, list)):
+            raise ItemError(f"{where}.content: expected a tuple of parts, got {type(content).__name__}")
+        return Message(
+            role=role,  # type: ignore[arg-type]
+            content=tuple([_adopt_part(p, f"{where}.content[{i}]") for i, p in enumerate(tuple(content))]),
+            id=_plain(item.id, f"{where}.id"),
+            meta=_map(item.meta, f"{where}.meta"),
+        )
+    if isinstance(item, Reasoning):
+        return Reasoning(
+            text=_plain(item.text, f"{where}.text"),
+            signature=_opt(item.signature, f"{where}.signature"),
+            provider=_opt(item.provider, f"{where}.provider"),
+            redacted=_opt(item.redacted, f"{where}.redacted"),
+            id=_plain(item.id, f"{where}.id"),
+        )
+    raise ItemError(f"{where}: expected a history item, got {type(item).__name__}")
 
 
 # -- parsing -------------------------------------------------------------------------------------------

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import json
 import os
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from hookloop._checkpoint_auth import consume
-from hookloop._frozen import FrozenDict
+from hookloop._frozen import FrozenDict, dumps
 from hookloop._loop import _Run
 from hookloop._run_base import _RunBase
 from hookloop.checkpoint import Checkpoint, PendingCall, ResumeDecision
@@ -59,10 +58,12 @@ from hookloop.hooks.summaries import (
     SessionEndReason,
     StreamCompleteInfo,
     TurnEndInfo,
+    rebuild,
+    snapshot,
 )
 from hookloop.interceptors._base import InterceptorChain
 from hookloop.interceptors.notifications import NotificationInjector
-from hookloop.items import Item, Message, ToolCall, ToolResult, new_id
+from hookloop.items import Item, Message, ToolCall, ToolResult, adopt, detached, new_id
 from hookloop.outcome import Outcome, Paused
 from hookloop.providers.base import LLMClient
 from hookloop.stream import StreamEvent, TextDelta, ToolCallDelta, Usage
@@ -95,7 +96,7 @@ def estimate_tokens(item: Item) -> int:
     if isinstance(item, Message):
         return 4 + len(item.text) // 4
     if isinstance(item, ToolCall):
-        return 8 + (len(json.dumps(item.arguments)) if item.arguments else len(item.raw_arguments or "")) // 4
+        return 8 + (len(dumps(item.arguments)) if item.arguments else len(item.raw_arguments or "")) // 4
     if isinstance(item, ToolResult):
         return 4 + len(item.content) // 4
     return 4 + len(item.text) // 4
@@ -318,9 +319,11 @@ class Worker:
         self._locked_prefix = 0
 
     def set_history(self, items: Iterable[Item]) -> None:
-        """Replace the history (mutable state only, not during a run)."""
+        """Replace the history (mutable state only, not during a run). The Worker keeps copies (exact item
+        classes, frozen mappings): changing the given objects later changes nothing; a non-item raises
+        :class:`ItemError` naming its index."""
         self._require_mutable("replace the history")
-        self._history[:] = list(items)
+        self._history[:] = [adopt(item, where=f"history[{i}]") for i, item in enumerate(items)]
         self._tokens = sum(estimate_tokens(i) for i in self._history)
         self._paused = None
 
@@ -355,7 +358,7 @@ class Worker:
         self._history.append(item)
         self._tokens += estimate_tokens(item)
         if self.timeline.subscribers:
-            self.timeline.emit(ItemAppended(item=item))
+            self.timeline.emit(ItemAppended(item=detached(item)))  # subscribers never hold the history's own
 
     # -- permissions -----------------------------------------------------------------------------------
 
@@ -624,10 +627,12 @@ class Worker:
 
     async def _fire_observer(self, event: HookEvent[Any, Any], handlers: Any, info: object) -> None:
         """Fire-and-forget events: each hook runs; one that fails (or asks to abort) is reported on the
-        timeline, never raised (the run is already ending for its own reason), and the next one still runs."""
-        for handler in handlers:
+        timeline, never raised (the run is already ending for its own reason), and the next one still runs.
+        Each hook gets its own copy of ``info``."""
+        pristine = snapshot(info) if len(handlers) > 1 else None
+        for index, handler in enumerate(handlers):
             try:
-                await run_chain(event, (handler,), info)
+                await run_chain(event, (handler,), info if pristine is None or index == 0 else rebuild(pristine))
             except WorkerError as exc:
                 if self.timeline.subscribers:
                     self.timeline.emit(

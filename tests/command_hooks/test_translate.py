@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hookloop._frozen import FrozenDict
+from hookloop._frozen import FrozenDict, dumps
 from hookloop.command_hooks.runner import HookOutcome
 from hookloop.command_hooks.translate import (
     CLINE_CONTEXT_LIMIT,
@@ -371,8 +371,8 @@ def check(decision: CommandDecision, expected: dict[str, Any]) -> None:
     for key, value in expected.items():
         actual = getattr(decision, key)
         if isinstance(actual, FrozenDict) or (key == "updated_permissions" and actual):
-            actual = json.loads(json.dumps(actual))
-            value = json.loads(json.dumps(value))
+            actual = json.loads(dumps(actual))
+            value = json.loads(dumps(value))
         assert actual == value, f"{key}: {actual!r} != {value!r}"
 
 

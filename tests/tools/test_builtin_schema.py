@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from hookloop._frozen import dumps
 from hookloop.tools import Tool, ToolInputError
 from hookloop.tools.builtin import Workspace, builtin_tools
 from hookloop.tools.builtin._common import BuiltinTool
@@ -66,7 +67,7 @@ CLAUDE_CODE_TYPES = {
 
 
 def plain(schema: object) -> dict[str, Any]:
-    value = json.loads(json.dumps(schema))
+    value = json.loads(dumps(schema))
     assert isinstance(value, dict)
     return value
 

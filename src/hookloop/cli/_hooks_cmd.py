@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from hookloop._frozen import dumps
 from hookloop.command_hooks.config import HookConfig, load_hook_config, resolve_hookloop_home
 from hookloop.command_hooks.model import ClineScript, CommandHandler, ConfiguredHook, HttpHandler
 from hookloop.command_hooks.trust import apply_trust, is_trusted, project_config_digest, trust, untrust
@@ -215,7 +216,7 @@ def hooks_test(
     merged = report.merged
     console.print(f"\nmerged decision: [bold]{merged.kind}[/]" + (f" — {merged.reason}" if merged.reason else ""))
     if merged.updated_input is not None:
-        console.print(f"  updated input: {json.dumps(dict(merged.updated_input))}", markup=False)
+        console.print(f"  updated input: {dumps(merged.updated_input)}", markup=False)
     for text in merged.additional_context:
         console.print(f"  added context: {text}", markup=False)
     if not merged.continue_:
@@ -264,11 +265,7 @@ def replay_cmd(
     }
     for entry in entries:
         step = entry.step
-        what = (
-            step.text[:80]
-            if step.kind == "prompt"
-            else f"{step.tool_name} {json.dumps(dict(step.tool_input or {}))[:100]}"
-        )
+        what = step.text[:80] if step.kind == "prompt" else f"{step.tool_name} {dumps(step.tool_input or {})[:100]}"
         verdict = f"[{colours.get(entry.verdict, 'white')}]{entry.verdict}[/]" + (
             " (rewritten)" if entry.rewritten else ""
         )

@@ -42,7 +42,7 @@ from hookloop import (
     Worker,
     WorkerError,
 )
-from hookloop._frozen import freeze_object
+from hookloop._frozen import dumps, freeze_object
 from hookloop._reaper import guard_descendants
 from hookloop.command_hooks.config import resolve_hookloop_home
 from hookloop.items import new_id
@@ -279,7 +279,7 @@ class TerminalApprover:
 
     async def __call__(self, call: PendingCall) -> ResumeDecision:
         self.pause_spinner()
-        args = json.dumps(dict(call.arguments), ensure_ascii=False)
+        args = dumps(call.arguments, ensure_ascii=False)
         self.console.print(f"\n[bold magenta]approval needed[/] [bold]{call.tool_name}[/] {args}", highlight=False)
         self.console.print(f"  asked by {call.asked_by}: {call.reason or 'no reason given'}", highlight=False)
         rule = suggest_rule(call.tool_name, call.arguments, self.workspace)
@@ -385,7 +385,7 @@ class TextRenderer:
             self.out.print(event.text, end="", markup=False, highlight=False, soft_wrap=True)
         elif isinstance(event, ToolStarted):
             self._end_text()
-            args = json.dumps(dict(event.arguments), ensure_ascii=False)
+            args = dumps(event.arguments, ensure_ascii=False)
             self.err.print(f"[yellow]●[/] {event.tool_name} {args[:200]}", highlight=False)
             self.running[event.call_id] = (event.tool_name, time.monotonic())
             self._spinner()
@@ -584,9 +584,7 @@ class Session:
         if self.output == "text":
             self.err.print(f"\n[bold magenta]paused[/]: {outcome.reason}", highlight=False)
             for call in outcome.pending:
-                self.err.print(
-                    f"  {call.tool_name} {json.dumps(dict(call.arguments))} — {call.asked_by}", highlight=False
-                )
+                self.err.print(f"  {call.tool_name} {dumps(call.arguments)} — {call.asked_by}", highlight=False)
             self.err.print(f"checkpoint written; continue with:\n  {command} --yes   (or --deny)", highlight=False)
         else:
             pending = [

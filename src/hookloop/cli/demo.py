@@ -38,6 +38,7 @@ from hookloop import (
     ToolUse,
     Worker,
 )
+from hookloop._frozen import dumps
 from hookloop.cli._session import TerminalApprover, TextRenderer
 from hookloop.command_hooks.bridge import CommandHooks
 from hookloop.interceptors import ToolResultView
@@ -185,7 +186,7 @@ async def decide(console: Console, paused: Paused, yes: bool) -> dict[str, Resum
     for call in paused.pending:
         if yes:
             console.print(
-                f"  [magenta]approval[/] {call.tool_name} {json.dumps(dict(call.arguments))} — {call.asked_by}: "
+                f"  [magenta]approval[/] {call.tool_name} {dumps(call.arguments)} — {call.asked_by}: "
                 "[dim]--yes answers 'allow once'[/]",
                 highlight=False,
             )

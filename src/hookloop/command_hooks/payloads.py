@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from hookloop._frozen import JSONValue
+from hookloop._frozen import JSONValue, to_json_default
 from hookloop.hooks.summaries import SessionEndReason
 
 from .wire import (
@@ -391,7 +391,7 @@ def _cline(facts: ClineFacts, hook: ClineHookName, key: str, body: object) -> Cl
 def cline_parameters(tool_input: Mapping[str, JSONValue]) -> dict[str, str]:
     """Cline's ``parameters`` string map: strings as they are, anything else JSON-encoded."""
     return {
-        key: value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        key: value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=to_json_default)
         for key, value in tool_input.items()
     }
 

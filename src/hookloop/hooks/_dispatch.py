@@ -21,10 +21,13 @@ from typing import Any, TypeAlias
 from hookloop.errors import Aborted, HookError
 from hookloop.hooks.events import HookEvent
 from hookloop.hooks.results import Continue
+from hookloop.hooks.summaries import rebuild, snapshot
 
 __all__ = ["Handler", "Observe", "dispatch", "dispatch_sync", "display_name", "raised", "run_chain", "settle"]
 
 _NONE = type(None)
+_PLAIN = Continue()
+"""The shared plain ``Continue()``: never read for edits (a hook could force fields onto it)."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -144,6 +147,9 @@ async def run_chain(
     """:func:`dispatch` that also reports passing results carrying declared edits or permission votes into
     ``edits`` (in order) and calls ``observe`` after each hook. For the per-call and per-turn events."""
     passes = event.passes
+    # Each hook after the first gets its own copy of the input: one that forces a change into its input
+    # cannot mislead the next (a guard, say). One-hook chains copy nothing.
+    pristine = snapshot(inp) if len(handlers) > 1 else None
     for handler in handlers:
         started = perf_counter() if observe is not None else 0.0
         try:
@@ -159,6 +165,12 @@ async def run_chain(
         cls = result.__class__
         if cls not in passes:
             return settle(event, handler, result)
-        if edits is not None and cls is not _NONE and (cls is not Continue or result.has_edit):
+        if (
+            edits is not None
+            and cls is not _NONE
+            and (cls is not Continue or (result is not _PLAIN and result.has_edit))
+        ):
             edits.append((handler, result))
+        if pristine is not None:
+            inp = rebuild(pristine)
     return None

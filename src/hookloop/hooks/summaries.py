@@ -1,16 +1,22 @@
 """What hooks receive: read-only summaries, never the Worker's own objects.
 
-Every summary is a frozen dataclass; tool arguments are deep read-only (:class:`hookloop.FrozenDict` and
-tuples); items are immutable. A hook that tries to change what it got gets an exception and nothing the Worker
-holds changes. Stream hooks receive the (frozen) stream event itself, so streaming allocates nothing extra.
+Every summary is a frozen dataclass built for the dispatch; tool arguments are deep read-only
+(:data:`hookloop.FrozenDict` — a ``MappingProxyType`` — and tuples); items and tool metadata are copies that share
+only immutable built-in leaves (str, numbers, tuples, FrozenDict) with what the Worker holds. A hook that tries
+to change what it got gets an exception; one that forces a change anyway (``object.__setattr__``, a slot
+descriptor, ``__class__`` assignment) changes its copy, never the Worker's history, calls or tools. Stream hooks
+receive the (frozen) stream event itself, after the Worker has taken what it needs from it, so streaming
+allocates nothing extra.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from types import MappingProxyType
+from typing import Any, Literal, TypeAlias
 
-from hookloop._frozen import FrozenDict
+from hookloop._frozen import FrozenDict, freeze_object, plain_str
 from hookloop.items import Item, Message
 from hookloop.tools._base import ToolMeta
 
@@ -30,7 +36,75 @@ __all__ = [
     "SessionStartInfo",
     "StreamCompleteInfo",
     "TurnEndInfo",
+    "rebuild",
+    "snapshot",
+    "tool_meta_view",
 ]
+
+_LEAVES = frozenset({str, int, float, bool, type(None), MappingProxyType})
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+class _Node:
+    """One Python object of a snapshot: its class and its fields' snapshots."""
+
+    __slots__ = ("cls", "fields", "values")
+
+    def __init__(self, cls: type, fields: tuple[str, ...], values: tuple[object, ...]) -> None:
+        self.cls, self.fields, self.values = cls, fields, values
+
+
+def snapshot(value: object) -> object:
+    """A deep, private snapshot of a hook input, taken before any hook sees it; `rebuild` makes fresh copies
+    from it, so what one hook of a chain does to its input by force never reaches the next hook's."""
+    cls = value.__class__
+    if cls in _LEAVES:
+        return value
+    if cls is tuple:
+        return _Node(tuple, (), tuple([snapshot(v) for v in value]))  # type: ignore[attr-defined]
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        if not dataclasses.is_dataclass(value):
+            return value  # not a summary part (never expected): shared as it is
+        fields = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(value))
+    return _Node(cls, fields, tuple([snapshot(getattr(value, name)) for name in fields]))
+
+
+def rebuild(snap: object) -> Any:
+    """A new object equal to the one `snapshot` took ``snap`` of (sharing only immutable leaves with it)."""
+    if snap.__class__ is not _Node:
+        return snap
+    node: _Node = snap
+    if node.cls is tuple:
+        return tuple([rebuild(v) for v in node.values])
+    new: object = object.__new__(node.cls)
+    for name, value in zip(node.fields, node.values, strict=True):
+        object.__setattr__(new, name, rebuild(value))
+    return new
+
+
+_new = object.__new__
+_SET_NAME, _SET_DESCRIPTION, _SET_SCHEMA, _SET_READ_ONLY, _SET_SERVER = (
+    ToolMeta.__dict__[name].__set__ for name in ("name", "description", "input_schema", "read_only", "server")
+)  # the slot descriptors: the cheapest way to fill a frozen, slotted dataclass
+
+
+def _exact(value: str) -> str:
+    return value if value.__class__ is str else plain_str(value)
+
+
+def tool_meta_view(meta: ToolMeta) -> ToolMeta:
+    """A copy of a tool's metadata for one hook input: changing it by force changes nothing about the tool.
+
+    Shares only immutable leaves with ``meta`` (an ``input_schema`` that is not a FrozenDict is frozen anew)."""
+    schema = meta.input_schema
+    view: ToolMeta = _new(ToolMeta)
+    _SET_NAME(view, _exact(meta.name))
+    _SET_DESCRIPTION(view, _exact(meta.description))
+    _SET_SCHEMA(view, schema if schema.__class__ is MappingProxyType else freeze_object(schema))
+    _SET_READ_ONLY(view, meta.read_only is True)
+    _SET_SERVER(view, _exact(meta.server))
+    return view
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -96,9 +96,9 @@ def render_for_summary(items: Sequence[Item], *, per_item_chars: int = 2_000) ->
             text = item.text
             label = item.role
         elif isinstance(item, ToolCall):
-            import json
+            from hookloop._frozen import dumps
 
-            text = json.dumps(item.arguments, ensure_ascii=False) if item.raw_arguments is None else item.raw_arguments
+            text = dumps(item.arguments, ensure_ascii=False) if item.raw_arguments is None else item.raw_arguments
             label = f"tool call {item.name}"
         elif isinstance(item, ToolResult):
             text = item.content

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Generic, NamedTuple, Protocol, Self, TypeVar
 
+from hookloop._frozen import to_json_default
 from hookloop.items import ImagePart, ToolCall
 from hookloop.providers._errors import (
     InvalidRequestError,
@@ -152,7 +153,7 @@ def arguments_json(call: ToolCall) -> str:
     """The call's arguments as the model wrote them: the raw text when it was not a JSON object."""
     if call.raw_arguments is not None:
         return call.raw_arguments
-    return json.dumps(call.arguments, ensure_ascii=False)
+    return json.dumps(call.arguments, ensure_ascii=False, default=to_json_default)
 
 
 def data_url(part: ImagePart) -> str:
