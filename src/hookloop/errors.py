@@ -13,6 +13,8 @@
     │   └── StopHookLoopError      on_turn_end forced too many continuations in a row
     ├── WorkerStateError           an operation the Worker's current state forbids (e.g. editing a locked prefix)
     ├── CheckpointError            a checkpoint that cannot be resumed (bad version, malformed, tampered)
+    ├── ConfigError                a malformed setting (names the file and the JSON path): PermissionConfigError,
+    │                              SandboxConfigError
     ├── ItemError                  a history item's JSON is malformed (names the field)
     └── ToolDefinitionError        a function cannot become a tool (names the parameter)
 
@@ -26,6 +28,7 @@ __all__ = [
     "Cancelled",
     "CheckpointError",
     "ClientError",
+    "ConfigError",
     "ContextWindowExceeded",
     "HookError",
     "HookloopError",
@@ -133,6 +136,19 @@ class WorkerStateError(HookloopError):
 
 class CheckpointError(HookloopError):
     """A checkpoint cannot be resumed: unknown version, malformed field (named), or modified after writing."""
+
+
+class ConfigError(HookloopError, ValueError):
+    """A setting is malformed. ``source`` names the settings file or label (``None`` for values given in code),
+    ``json_path`` the offending entry (``permissions.allow[3]``), ``problem`` what is wrong; the message is
+    ``source: json_path: problem``."""
+
+    def __init__(self, problem: str, *, source: str | None = None, json_path: str | None = None) -> None:
+        where = ": ".join(part for part in (source, json_path) if part)
+        super().__init__(f"{where}: {problem}" if where else problem)
+        self.problem = problem
+        self.source = source
+        self.json_path = json_path
 
 
 class ItemError(HookloopError, ValueError):

@@ -699,11 +699,27 @@ async def run_hook(
         via_shell, fallback = handler.args is None, False
     if opts.sandbox is not None and opts.sandbox.covers_hook(hook):
         return await _run_sandboxed(opts.sandbox, hook, argv, body, project, opts, env, on_line, via_shell, fallback)
+    env_ = _spawn_environment(opts.base_env, overrides)
+    return await _run_hook_process(hook, argv, body, project, opts, env_, on_line, via_shell, fallback, timeout)
+
+
+async def _run_hook_process(
+    hook: ConfiguredHook,
+    argv: Sequence[str],
+    body: bytes,
+    project: str,
+    opts: RunnerOptions,
+    env: Mapping[str, str] | Mapping[bytes, bytes] | None,
+    on_line: OnLine | None,
+    via_shell: bool,
+    fallback: bool,
+    timeout: float,  # noqa: ASYNC109 -- passed on to run_process (expiry terminates the group)
+) -> HookOutcome:
     return await run_process(
         argv,
         body,
         cwd=project,
-        env=_spawn_environment(opts.base_env, overrides),
+        env=env,
         timeout=timeout,
         kill_grace=opts.kill_grace,
         drain_window=opts.drain_window,
@@ -731,18 +747,9 @@ async def _run_sandboxed(
 
     try:
         async with sandbox.open_command(argv, cwd=project, env=dict(env)) as wrapped:
-            outcome = await run_process(
-                wrapped.argv,
-                body,
-                cwd=project,
-                env=wrapped.env,
-                timeout=default_timeout(hook.event, hook, opts),
-                kill_grace=opts.kill_grace,
-                drain_window=opts.drain_window,
-                output_cap=opts.output_cap,
-                on_line=on_line,
-                name=hook.name,
-                via_shell=via_shell,
+            timeout = default_timeout(hook.event, hook, opts)
+            outcome = await _run_hook_process(
+                hook, wrapped.argv, body, project, opts, wrapped.env, on_line, via_shell, False, timeout
             )
     except SandboxError as exc:
         return HookOutcome(name=hook.name, error_kind="spawn_failed", error=f"hook {hook.name} not run: {exc}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
-from hookloop.errors import HookloopError
+from hookloop.errors import ConfigError
 
 __all__ = [
     "BEHAVIORS",
@@ -81,16 +81,9 @@ class PermissionOutcome:
         _check_behavior(self.behavior, "PermissionOutcome")
 
 
-class PermissionConfigError(HookloopError, ValueError):
+class PermissionConfigError(ConfigError):
     """A permission setting or rule is malformed.
 
     ``source`` names the settings file or label (``None`` for rules given in code), ``json_path`` the offending
     entry (``permissions.allow[3]``; ``None`` when not from a settings document), ``problem`` what is wrong.
     """
-
-    def __init__(self, problem: str, *, source: str | None = None, json_path: str | None = None) -> None:
-        where = ": ".join(part for part in (source, json_path) if part)
-        super().__init__(f"{where}: {problem}" if where else problem)
-        self.problem = problem
-        self.source = source
-        self.json_path = json_path

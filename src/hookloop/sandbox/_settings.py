@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final, Literal, get_args
 
-from hookloop.errors import HookloopError
+from hookloop.errors import ConfigError
 
 __all__ = [
     "FilesystemSettings",
@@ -73,16 +73,9 @@ _FILESYSTEM: Final = frozenset({"allowWrite", "denyWrite", "denyRead", "allowRea
 _FILESYSTEM_IGNORED: Final = frozenset({"allowRead", "allowManagedReadPathsOnly"})
 
 
-class SandboxConfigError(HookloopError, ValueError):
+class SandboxConfigError(ConfigError):
     """A ``sandbox`` setting is malformed: the message names the settings file and the JSON path
     (``.claude/settings.json: sandbox.network.allowedDomains[2]: …``)."""
-
-    def __init__(self, problem: str, *, source: str | None = None, json_path: str | None = None) -> None:
-        where = ": ".join(part for part in (source, json_path) if part)
-        super().__init__(f"{where}: {problem}" if where else problem)
-        self.problem = problem
-        self.source = source
-        self.json_path = json_path
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
