@@ -4,6 +4,7 @@ process that started it is SIGKILLed (bwrap's --die-with-parent)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import signal
@@ -116,3 +117,30 @@ async def test_sigkill_of_the_process_that_started_the_sandbox_takes_the_sandbox
         if child.returncode is None:
             child.kill()
             await child.wait()
+
+
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM])
+async def test_the_sandbox_dies_with_hookloop_run(ws: Path, base: Path, stop: signal.Signals) -> None:
+    """`hookloop run --sandbox`: SIGKILL (nothing of the CLI's own runs) and SIGTERM (the Ctrl-C path) both take
+    the sandboxed command and its setsid'd child along."""
+    mark = marker()
+    turns = [[{"tool": "Bash", "arguments": {"command": f"setsid sleep {mark} & sleep {mark}"}}], [{"text": "x"}]]
+    script = base / "model.json"
+    script.write_text(json.dumps({"turns": [{"blocks": blocks} for blocks in turns]}))
+    home = base / "home"
+    home.mkdir()
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "HOOKLOOP_HOME": str(base / "hl"), "PYTHONPATH": SRC}
+    argv = ["-c", "from hookloop.cli import main; main()", "run", "go", "--model", f"scripted:{script}"]
+    cli = await asyncio.create_subprocess_exec(
+        sys.executable, *argv, "--sandbox", "--yes", "--output-format", "json",
+        cwd=ws, env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        assert await wait_for(lambda: len(holders(mark, sleeps_only=True)) == 2), "the sandboxed sleeps never started"
+        cli.send_signal(stop)
+        assert await cli.wait() == (-signal.SIGKILL if stop == signal.SIGKILL else 143)
+        assert await wait_for(lambda: not holders(mark)), f"left running: {holders(mark)}"
+    finally:
+        if cli.returncode is None:
+            cli.kill()
+            await cli.wait()
