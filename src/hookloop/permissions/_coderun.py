@@ -92,6 +92,7 @@ _CODE_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "screen": frozenset({"-X", "-c"}),
     "sort": frozenset({"--compress-program"}),
 }  # fmt: skip
+_VI: Final = frozenset({"vim", "vi", "nvim", "ex", "view"})
 _FIND_CODE: Final = frozenset(
     {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
 )
@@ -417,5 +418,8 @@ def program_code(base: str, words: Words) -> Code:
         return Code(_options(words, _FIND_CODE), None, False)
     options = _CODE_OPTIONS.get(base)
     if options is not None:
-        return Code(_options(words, options), None, False)
+        found = _options(words, options)
+        if base in _VI:  # `vim +cmd file` runs an ex command (`+!rm x`); `+N` and `+/pattern` only move
+            found += tuple(w for w in words[1:] if w and w[0] == "+" and w[1:2] and not w[1:].isdigit() and w[1] != "/")
+        return Code(found, None, False)
     return NONE

@@ -116,6 +116,10 @@ def split_assignment(word: str) -> tuple[str, str] | None:
 
 
 _TOKEN_SPLIT: Final = re.compile(r"[\s;&|()<>`'\"$={},\\]+")
+# A second, finer reading: code handed to other programs names commands after these too (vim's ``-c '!rm x'``,
+# ``:!rm``, ``["rm", …]``, ``'r'+'m'`` pieces). Its tokens are added, never substituted, so rule words that
+# contain these characters (``/:/host``) are still found whole.
+_FINE_SPLIT: Final = re.compile(r"[!:\[\]+*?#@%^~]+")
 
 
 @lru_cache(maxsize=512)
@@ -135,5 +139,6 @@ def tokens(command: str) -> frozenset[str]:
                 found.add(token)
                 if "/" in token.rstrip("/"):
                     found.add(posixpath.basename(token.rstrip("/")))
+                found.update(piece for piece in _FINE_SPLIT.split(token) if piece)
     found.discard(OPAQUE)
     return frozenset(found)
