@@ -202,3 +202,30 @@ async def test_allow_always_adds_the_narrowest_rule_not_the_whole_tool(root: Pat
     assert w.permissions is not None
     assert w.permissions.check("Bash", {"command": "echo three"}) is not None
     assert w.permissions.check("Bash", {"command": "rm -rf /"}) is None
+
+
+async def test_files_a_program_writes_through_its_arguments_are_checked_against_edit_rules(root: Path) -> None:
+    """rm/cp/mv/touch/dd of=/sed -i/git --output …: a known operand inside an Edit-denied path is denied in
+    bypassPermissions behind a hook's allow; the same programs elsewhere still run."""
+    (root / "x").write_text("PWNED")
+    commands = [
+        "rm secrets/key",
+        "rm -rf secrets",
+        "cp x secrets/key",
+        "cp -t secrets x",
+        "mv x secrets/key",
+        "touch secrets/planted",
+        "dd if=x of=secrets/key",
+        "sed -i s/ORIGINAL/PWNED/ secrets/key",
+        "cd secrets && truncate -s 0 key",
+        "ln -sf ../x secrets/planted",
+        f"sudo -n true 2>/dev/null; rm {root}/secrets/key",
+    ]
+    w = worker(root, bash_turns(*commands, "cp x y && echo copied"))
+    outcome = await w.run("try")
+    assert isinstance(outcome, Finished)
+    denied, control = results(w)[:-1], results(w)[-1]
+    assert all(r.is_error and "Edit(./secrets/**)" in r.content for r in denied), [r.content for r in denied]
+    assert leaked(root) == []
+    assert control.content.strip() == "copied"
+    assert (root / "y").read_text() == "PWNED"

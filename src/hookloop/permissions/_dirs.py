@@ -22,7 +22,17 @@ import tree_sitter
 
 from hookloop.permissions._shellwords import literal, node_text
 
-__all__ = ["START", "DirState", "Redirect", "Step", "after_directory_change", "redirect_target", "tee_targets"]
+__all__ = [
+    "START",
+    "WRITERS",
+    "DirState",
+    "Redirect",
+    "Step",
+    "after_directory_change",
+    "operand_targets",
+    "redirect_target",
+    "tee_targets",
+]
 
 Step = tuple[str, str | None, str]
 """One directory change: ``(op, tilde, path)`` with op ``cd``/``pushd``/``popd``; ``tilde`` as in :class:`Redirect`."""
@@ -50,6 +60,10 @@ class Redirect:
     write: bool
     tilde: str | None = None
     dirs: DirState = START
+    operand: bool = False
+    """A file named as an argument of a program that writes it (``rm``, ``cp``'s destination, ``dd of=`` …, see
+    :func:`operand_targets`) rather than opened by the shell: checked against deny and ask rules and the
+    protected paths when known, left alone when only known at run time (the OS sandbox covers those)."""
 
 
 def _add(dirs: DirState, step: Step | None) -> DirState:
@@ -144,3 +158,74 @@ def redirect_target(node: tree_sitter.Node) -> tuple[str | None, str | None]:
     elif _ASSIGNMENT_PREFIX.match(value) and "~" in value:
         return None, None  # bash expands a tilde after `=` in a word that looks like an assignment
     return value, None
+
+
+# Programs that change the files named by their operands: every operand, or only the destination (the last
+# operand, or the value of -t/--target-directory), and the options whose value is a file they write.
+_ALL_OPERANDS: Final = frozenset(
+    {"rm", "rmdir", "unlink", "shred", "truncate", "touch", "mkdir", "mv", "chmod", "chown", "chgrp", "chattr",
+     "setfacl", "mkfifo", "mknod"}
+)  # fmt: skip
+_DESTINATION: Final = frozenset({"cp", "install", "ln", "rsync", "scp"})
+_OUTPUT_OPTIONS: Final[dict[str, frozenset[str]]] = {
+    "sort": frozenset({"-o", "--output"}),
+    "git": frozenset({"--output"}),
+    "curl": frozenset({"-o", "--output"}),
+    "wget": frozenset({"-O", "--output-document", "-o", "--output-file"}),
+    "cp": frozenset({"-t", "--target-directory"}),
+    "install": frozenset({"-t", "--target-directory"}),
+    "mv": frozenset({"-t", "--target-directory"}),
+    "ln": frozenset({"-t", "--target-directory"}),
+}
+WRITERS: Final = _ALL_OPERANDS | _DESTINATION | frozenset(_OUTPUT_OPTIONS) | {"dd", "sed", "gsed"}
+
+
+def _operand(word: str | None, dirs: DirState) -> list[Redirect]:
+    if word is None or not word or _GLOB.search(word):
+        return []  # only known at run time: left to the sandbox (see Redirect.operand)
+    found = [Redirect(target=word, write=True, dirs=dirs, operand=True)]
+    if word.startswith("~"):
+        prefix, slash, rest = word[1:].partition("/")
+        found.append(Redirect(target=slash + rest, write=True, tilde=prefix, dirs=dirs, operand=True))
+    return found
+
+
+def operand_targets(base: str, words: Sequence[str | None], dirs: DirState) -> list[Redirect]:
+    """The files a program of :data:`WRITERS` writes through its arguments, as (operand) redirections.
+
+    Options are skipped (words after ``--`` are operands); an option of the program's output options takes the
+    next word or its ``=value``. ``sed`` counts only with ``-i``/``--in-place`` (its file operands then; the
+    script word is checked too, harmlessly). Imprecise option parsing only adds candidate paths.
+    """
+    options = _OUTPUT_OPTIONS.get(base, frozenset())
+    found: list[Redirect] = []
+    operands: list[str | None] = []
+    in_place = False
+    rest = list(words[1:])
+    index = 0
+    while index < len(rest):
+        word = rest[index]
+        index += 1
+        if word is None or word == "-" or not word.startswith("-"):
+            if base == "dd" and word is not None and word.startswith("of="):
+                found.extend(_operand(word[3:], dirs))
+            else:
+                operands.append(word)
+            continue
+        if word == "--":
+            operands.extend(rest[index:])
+            break
+        name, equals, value = word.partition("=")
+        if base in {"sed", "gsed"} and (name == "--in-place" or re.fullmatch(r"-[A-Za-z]*i\S*", word)):
+            in_place = True
+        if name in options:
+            found.extend(_operand(value if equals else (rest[index] if index < len(rest) else None), dirs))
+            index += 0 if equals else 1
+        elif len(word) > 2 and word[:2] in options and not word.startswith("--"):
+            found.extend(_operand(word[2:], dirs))  # -oFILE
+    if base in _ALL_OPERANDS or (base in {"sed", "gsed"} and in_place):
+        for word in operands:
+            found.extend(_operand(word, dirs))
+    elif base in _DESTINATION and len(operands) > 1:
+        found.extend(_operand(operands[-1], dirs))
+    return found

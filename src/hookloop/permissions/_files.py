@@ -76,6 +76,7 @@ class FileAccess:
     write: bool
     paths: tuple[ResolvedPath, ...] | None
     written: str  # the target as written, for messages
+    operand: bool = False  # named as a writing program's argument, not opened by the shell (never paths=None)
 
 
 def is_sink(path: str) -> bool:
@@ -235,6 +236,8 @@ def file_accesses(command: str, *, cwd: Path, workspace: Path, home: Path) -> tu
     budget = PATH_BUDGET
     for redirect in dict.fromkeys(analysis.redirects):
         target = redirect.target
+        if target is None and redirect.operand:
+            continue
         if target is None:
             accesses.append(FileAccess(write=redirect.write, paths=None, written="<only known at run time>"))
             continue
@@ -258,8 +261,8 @@ def file_accesses(command: str, *, cwd: Path, workspace: Path, home: Path) -> tu
             unique = tuple(dict.fromkeys(paths))
             if unique and all(_sink(p) for p in unique):
                 continue
-            accesses.append(FileAccess(write=redirect.write, paths=unique, written=written))
-        else:
+            accesses.append(FileAccess(write=redirect.write, paths=unique, written=written, operand=redirect.operand))
+        elif not redirect.operand:  # an operand in an unknown directory is left to the sandbox, as a glob is
             accesses.append(FileAccess(write=redirect.write, paths=None, written=written))
     return tuple(accesses)
 

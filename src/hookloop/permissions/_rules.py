@@ -249,6 +249,8 @@ def command_files(command: str, context: CallContext) -> tuple[FileAccess, ...]:
 def redirects_stay_inside(command: str, context: CallContext) -> bool:
     """Whether every file the command opens is known, and every one it writes is inside the workspace."""
     for access in command_files(command, context):
+        if access.operand:
+            continue  # a program's own arguments: deny/ask rules and protected paths check them, not allow rules
         if access.paths is None:
             return False  # only known at run time: never allowed automatically
         if access.write and not all(

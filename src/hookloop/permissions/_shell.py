@@ -60,10 +60,12 @@ import tree_sitter_bash
 from hookloop.permissions import _programs
 from hookloop.permissions._dirs import (
     START,
+    WRITERS,
     DirState,
     Redirect,
     Step,
     after_directory_change,
+    operand_targets,
     redirect_target,
     tee_targets,
 )
@@ -467,6 +469,8 @@ class _Analyser:
             self.dirs = None  # the sourced file (or a later use of the alias) may change directory
         elif base == "tee":
             self.redirects.extend(tee_targets(words, self.dirs))
+        if base in WRITERS:
+            self.redirects.extend(operand_targets(base, words, self.dirs))
         if self.depth > MAX_DEPTH:
             self.unknown_program("commands nested too deeply")
             self.commands.append(words)
