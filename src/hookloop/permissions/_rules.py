@@ -25,6 +25,7 @@ __all__ = [
     "CallContext",
     "DomainPattern",
     "Rule",
+    "bash_pattern_matches",
     "command_files",
     "is_byte_sink",
     "parse_rule",
@@ -210,8 +211,15 @@ class Rule:
 
 
 def _bash_matches(spec: BashPattern, command: object, context: CallContext, *, loose: bool) -> bool:
-    if not isinstance(command, str):
+    if not isinstance(command, str) or not bash_pattern_matches(spec, command, loose=loose):
         return False
+    return loose or redirects_stay_inside(command, context)
+
+
+def bash_pattern_matches(spec: BashPattern, command: str, *, loose: bool) -> bool:
+    """The part of a command pattern's match that depends only on the command: for deny/ask (``loose``) the
+    whole match; for allow, whether the analysis is safe and the pattern allows every subcommand (the caller
+    then checks :func:`redirects_stay_inside`)."""
     analysis = _shell.analyse(command)
     if loose:
         if analysis.runs_unknown:  # a program only known at run time could be the one this rule names
@@ -226,9 +234,7 @@ def _bash_matches(spec: BashPattern, command: object, context: CallContext, *, l
         return (not analysis.safe or analysis.runs_code) and spec.appears_in(_shell.tokens(command))
     if not analysis.safe or not analysis.commands:
         return False
-    if not all(spec.allows(words) for words in analysis.commands):
-        return False
-    return redirects_stay_inside(command, context)
+    return all(spec.allows(words) for words in analysis.commands)
 
 
 def is_byte_sink(target: str | None) -> bool:
