@@ -440,6 +440,8 @@ class PermissionPolicy:
         """Why the paths are not all inside the workspace or additional directories; ``None`` if they are."""
         if paths is None:
             return "the tool input has no usable path"
+        if not paths:
+            return None  # nothing to resolve (Bash): the workspace is not resolved a second time
         allowed = self._context().allowed_dirs
         for path in paths:
             if not any(within(path.real, directory) for directory in allowed):

@@ -421,7 +421,8 @@ class _Analyser:
     ) -> None:
         name = node.child_by_field_name("name")
         arg_nodes: list[tree_sitter.Node] = list(node.children_by_field_name("argument"))
-        for child in node.named_children:
+        named = node.named_children  # each access builds the list anew: read it once
+        for child in named:
             if child.type == "variable_assignment":
                 self.assignment(child)
             elif child.type in {"file_redirect", "heredoc_redirect", "herestring_redirect"}:
@@ -430,7 +431,7 @@ class _Analyser:
         arg_nodes.extend(extra)
         arg_nodes.sort(key=lambda n: n.start_byte)
         # tree-sitter-bash reads the descriptor of `0< file` / `{fd}< file` as an argument; bash does not.
-        starts = {child.start_byte for child in (*node.named_children, *redirects) if child.type.endswith("redirect")}
+        starts = {child.start_byte for child in (*named, *redirects) if child.type.endswith("redirect")}
         arg_nodes = [arg for arg in arg_nodes if not (arg.end_byte in starts and _DESCRIPTOR.fullmatch(node_text(arg)))]
         if name is None:
             if arg_nodes:
@@ -442,7 +443,7 @@ class _Analyser:
         for arg in arg_nodes:
             if arg.type not in _LEAVES:
                 self.visit(arg)
-        self.stdin_static = _static_stdin((*node.named_children, *redirects))
+        self.stdin_static = _static_stdin((*named, *redirects))
         try:
             self.classify(_words(name, arg_nodes))
         finally:
