@@ -10,10 +10,10 @@ policy holds a realistic settings file's rules (allows for the everyday programs
   trailing comment), so no cache keyed by the command answers for it; the memos keyed by one subcommand's
   words and one pattern (``BashPattern.allows`` / ``restricts``) and by one resolved path are warm, as they
   are for an agent repeating its everyday subcommands. This is the figure the target is about.
-- first decision, memos cold (after the repeated row) — the same with those memos emptied before each decision (untimed): a command
-  made only of subcommands never seen before.
 - repeated decision — the same command again (the Worker's ask → resume path): the analysis and what the
   command patterns say about it are cached; redirect targets are resolved and matched again.
+- first decision, memos cold — the first decision with those memos emptied before each one (untimed): a
+  command made only of subcommands never seen before.
 - parse only — ``tree_sitter`` parsing the command, for reference: the part no Python code can make faster.
 """
 
