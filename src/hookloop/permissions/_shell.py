@@ -52,6 +52,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
+from operator import attrgetter
 from typing import Final, Literal
 
 import tree_sitter
@@ -140,6 +141,7 @@ _RISKY_BUILTINS: Final = frozenset(
     {"enable", "hash", "let", "declare", "typeset", "local", "test", "[", "mapfile", "readarray", "compgen", "complete"}
 )
 _LEAVES: Final = frozenset({"word", "raw_string", "string_content", "comment", "number", "ansi_c_string"})
+_START_BYTE: Final = attrgetter("start_byte")
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _DESCRIPTOR: Final = re.compile(r"\d+|\{[A-Za-z_][A-Za-z0-9_]*\}")
 
@@ -429,7 +431,7 @@ class _Analyser:
                 self.redirect(child)
                 arg_nodes.extend(_redirect_extra_words(child))
         arg_nodes.extend(extra)
-        arg_nodes.sort(key=lambda n: n.start_byte)
+        arg_nodes.sort(key=_START_BYTE)
         # tree-sitter-bash reads the descriptor of `0< file` / `{fd}< file` as an argument; bash does not.
         starts = {child.start_byte for child in (*named, *redirects) if child.type.endswith("redirect")}
         arg_nodes = [arg for arg in arg_nodes if not (arg.end_byte in starts and _DESCRIPTOR.fullmatch(node_text(arg)))]
@@ -459,7 +461,7 @@ class _Analyser:
             self.unknown_program("a command name only known at run time")
             self.dirs = None  # it may be `cd`
             return
-        base = posixpath.basename(head)
+        base = posixpath.basename(head) if "/" in head else head
         trusted = "/" not in head or posixpath.dirname(head) in SYSTEM_DIRS
         if base in _DIRECTORY_CHANGERS:
             self.changes_directory = True
@@ -700,7 +702,7 @@ def _index(commands: Iterable[Words]) -> dict[str, tuple[Words, ...]]:
         if head is None:
             continue
         program = fold(head)
-        if any(ch.isspace() for ch in program):
+        if any(map(str.isspace, program)):
             keys = {" "}
         else:
             program = program.rstrip("/")
