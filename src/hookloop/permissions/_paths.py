@@ -26,6 +26,7 @@ import os
 import posixpath
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from functools import lru_cache
 from pathlib import Path
 
 __all__ = ["PathPattern", "ResolvedPath", "compile_path_pattern", "resolve", "within"]
@@ -72,15 +73,9 @@ class PathPattern:
 
         ``loose=False`` (allow rules): the symlink-resolved path against the resolved root, exactly.
         ``loose=True`` (deny and ask rules): either reading of the path against either root, also case-folded.
+        A pure function of the strings, memoised (every decision on a Bash command matches the same targets).
         """
-        if not loose:
-            return self._match(path.real, self.roots[0], fold=False)
-        return any(
-            self._match(candidate, root, fold=fold)
-            for candidate in dict.fromkeys((path.real, path.lexical))
-            for root in self.roots
-            for fold in (False, True)
-        )
+        return _pattern_matches(self, path.real, path.lexical, loose)
 
     def _match(self, path: str, root: str, *, fold: bool) -> bool:
         if fold:
@@ -93,6 +88,18 @@ class PathPattern:
         # A pattern that matches a directory covers everything inside it, as in gitignore.
         last = len(parts) - 1 if self.dir_only else len(parts)
         return any(_match_segments(segments, parts[:end]) for end in range(last + 1))
+
+
+@lru_cache(maxsize=4096)
+def _pattern_matches(pattern: PathPattern, real: str, lexical: str, loose: bool) -> bool:
+    if not loose:
+        return pattern._match(real, pattern.roots[0], fold=False)
+    return any(
+        pattern._match(candidate, root, fold=fold)
+        for candidate in dict.fromkeys((real, lexical))
+        for root in pattern.roots
+        for fold in (False, True)
+    )
 
 
 def _match_segments(pattern: tuple[str, ...], parts: tuple[str, ...]) -> bool:

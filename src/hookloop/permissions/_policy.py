@@ -7,7 +7,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Final, Protocol, cast
 
-from hookloop.permissions import _shell
 from hookloop.permissions._files import names_protected, protected_reason
 from hookloop.permissions._merge import merge
 from hookloop.permissions._paths import PathPattern, ResolvedPath, within
@@ -34,6 +33,7 @@ from hookloop.permissions._types import (
     PermissionOutcome,
     RuleMatch,
 )
+from hookloop.permissions._verdicts import BashVerdict, BashVerdicts
 
 __all__ = ["PermissionPolicy", "SandboxGate"]
 
@@ -100,6 +100,7 @@ class PermissionPolicy:
         self._protected_extra = (os.path.realpath(hookloop_home),) if hookloop_home else ()
         self._directories: list[str] = []
         self._rules: dict[Behavior, list[Rule]] = {"allow": [], "ask": [], "deny": []}
+        self._verdicts: BashVerdicts | None = None  # the rules' snapshot for Bash matching, rebuilt after _add
         self.sandbox: SandboxGate | None = None
         """The OS sandbox Bash commands run in, if any: with ``autoAllowBashIfSandboxed`` a sandboxed Bash
         call no rule or hook decided is allowed (in default, acceptEdits and dontAsk modes; deny and ask rules
@@ -187,6 +188,7 @@ class PermissionPolicy:
             json_path=json_path,
         )
         self._rules[behavior].append(rule)
+        self._verdicts = None
 
     def _add_directories(self, directories: Iterable[str | Path], *, base: Path) -> None:
         for directory in directories:
@@ -269,13 +271,28 @@ class PermissionPolicy:
         return self._check(tool_name, tool_input, self._context(cwd))
 
     def _check(self, tool_name: str, tool_input: Mapping[str, object], context: CallContext) -> RuleMatch | None:
+        # For a Bash command, what command patterns say comes from the snapshot's memo (it depends on the
+        # command and the rules only); everything else (redirect targets, other specifiers) is matched live.
+        command = tool_input.get("command")
+        rules: Mapping[Behavior, Sequence[Rule]] = self._rules
+        verdict: BashVerdict | None = None
+        if tool_name == "Bash" and isinstance(command, str):
+            snapshot = self._verdicts
+            if snapshot is None:
+                snapshot = self._verdicts = BashVerdicts(self._rules)
+            rules, verdict = snapshot.rules, snapshot.verdict(command)
         for behavior in ("deny", "ask"):
             if behavior == "ask" and self._unsandboxed(tool_name, tool_input):
                 return RuleMatch(behavior="ask", rule="dangerouslyDisableSandbox", source="sandbox")
-            for rule in self._rules[behavior]:
-                if rule.matches(tool_name, tool_input, context) or _redirect_hit(rule, tool_name, tool_input, context):
+            flags = None if verdict is None else verdict.deny if behavior == "deny" else verdict.ask
+            for index, rule in enumerate(rules[behavior]):
+                if flags is not None and isinstance(rule.specifier, BashPattern):
+                    hit = flags[index]
+                else:
+                    hit = rule.matches(tool_name, tool_input, context)
+                if hit or _redirect_hit(rule, tool_name, tool_input, context):
                     return RuleMatch(behavior=behavior, rule=rule.text, source=rule.source)
-        return self._allow_match(tool_name, tool_input, context)
+        return self._allow_match(tool_name, tool_input, context, rules["allow"], verdict)
 
     def read_filter(self, tool_name: str, tool_input: Mapping[str, object]) -> ReadRules | None:
         """What a call's reads must leave out beyond its own paths (a search walking a tree), as a
@@ -296,27 +313,30 @@ class PermissionPolicy:
     def _unsandboxed(self, tool_name: str, tool_input: Mapping[str, object]) -> bool:
         return tool_name == "Bash" and self.sandbox is not None and self.sandbox.wants_unsandboxed(tool_input)
 
-    def _allow_match(self, tool_name: str, tool_input: Mapping[str, object], context: CallContext) -> RuleMatch | None:
-        allow = self._rules["allow"]
-        for rule in allow:
-            if rule.matches(tool_name, tool_input, context):
-                return RuleMatch(behavior="allow", rule=rule.text, source=rule.source)
+    @staticmethod
+    def _allow_match(
+        tool_name: str,
+        tool_input: Mapping[str, object],
+        context: CallContext,
+        allow: Sequence[Rule],
+        verdict: BashVerdict | None,
+    ) -> RuleMatch | None:
+        """The allow rule matching the call; ``verdict`` is the memo for a Bash command (``None`` otherwise)."""
         command = tool_input.get("command")
-        if tool_name != "Bash" or not isinstance(command, str):
+        for index, rule in enumerate(allow):
+            if verdict is not None and isinstance(command, str) and isinstance(rule.specifier, BashPattern):
+                hit = verdict.allow[index] and redirects_stay_inside(command, context)
+            else:
+                hit = rule.matches(tool_name, tool_input, context)
+            if hit:
+                return RuleMatch(behavior="allow", rule=rule.text, source=rule.source)
+        if verdict is None or not isinstance(command, str):
             return None
-        # A compound command may be covered by different allow rules, one per subcommand.
-        analysis = _shell.analyse(command)
-        if not analysis.safe or not analysis.commands or not redirects_stay_inside(command, context):
+        # A compound command may be covered by different allow rules, one per subcommand (the memo has the
+        # first rule covering the first subcommand when every subcommand is covered and the analysis is safe).
+        first = verdict.covering
+        if first is None or not redirects_stay_inside(command, context):
             return None
-        first: Rule | None = None
-        for words in analysis.commands:
-            covering = next(
-                (r for r in allow if r.covers_tool("Bash") and (r.specifier is None or _allows(r, words))), None
-            )
-            if covering is None:
-                return None
-            first = first or covering
-        assert first is not None
         return RuleMatch(behavior="allow", rule=first.text, source=first.source)
 
     def decide(
@@ -420,15 +440,13 @@ class PermissionPolicy:
         """Why the paths are not all inside the workspace or additional directories; ``None`` if they are."""
         if paths is None:
             return "the tool input has no usable path"
+        if not paths:
+            return None  # nothing to resolve (Bash): the workspace is not resolved a second time
         allowed = self._context().allowed_dirs
         for path in paths:
             if not any(within(path.real, directory) for directory in allowed):
                 return f"{path.real} is outside the workspace and its additional directories"
         return None
-
-
-def _allows(rule: Rule, words: _shell.Words) -> bool:
-    return isinstance(rule.specifier, BashPattern) and rule.specifier.allows(words)
 
 
 def _redirect_hit(rule: Rule, tool_name: str, tool_input: Mapping[str, object], context: CallContext) -> bool:

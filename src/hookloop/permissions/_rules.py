@@ -25,6 +25,7 @@ __all__ = [
     "CallContext",
     "DomainPattern",
     "Rule",
+    "bash_pattern_matches",
     "command_files",
     "is_byte_sink",
     "parse_rule",
@@ -89,21 +90,22 @@ class BashPattern:
 
     def allows(self, words: _shell.Words) -> bool:
         """Allow matching: the words match exactly, and the rule names every word that makes them run code
-        given as data (``python3 -c CODE``, ``find -delete``, ``git -c``; see :mod:`._programs`)."""
+        given as data (``python3 -c CODE``, ``find -delete``, ``git -c``; see :mod:`._programs`).
+
+        A pure function of the pattern and the words, memoised (agents repeat the same subcommands)."""
         head = words[0] if words else None
-        if head is None or (self.head is not None and head != self.head) or _BLANK.search(head):
+        if head is None or (self.head is not None and head != self.head):
             return False
-        subject = " ".join(OPAQUE if word is None else word for word in words)
-        matching = [alternative for alternative in self.alternatives if star_match(alternative, subject)]
-        if not matching:
-            return False
-        triggers = _programs.code_triggers(words)
-        return any(all(_programs.names_trigger(alt, trigger) for trigger in triggers) for alt in matching)
+        return _allows(self, words)
 
     def restricts(self, words: _shell.Words) -> bool:
-        """Deny/ask matching: also the basename of the program, and folded look-alikes."""
+        """Deny/ask matching: also the basename of the program, and folded look-alikes (pure, memoised)."""
         if not words or words[0] is None:
             return False
+        return _restricts(self, words)
+
+    def _restricts(self, words: _shell.Words) -> bool:
+        assert words[0] is not None
         if self.folded_head is not None:
             # The program must be the one the rule names (by basename, folded) unless the head holds a blank.
             program = fold(words[0])
@@ -134,6 +136,24 @@ class BashPattern:
             if not any(fnmatchcase(wanted.replace("*", ""), token) for token in globs):
                 return False
         return True
+
+
+@lru_cache(maxsize=4096)
+def _allows(pattern: BashPattern, words: _shell.Words) -> bool:
+    head = words[0]
+    if head is None or _BLANK.search(head):
+        return False
+    subject = " ".join(OPAQUE if word is None else word for word in words)
+    matching = [alternative for alternative in pattern.alternatives if star_match(alternative, subject)]
+    if not matching:
+        return False
+    triggers = _programs.code_triggers(words)
+    return any(all(_programs.names_trigger(alt, trigger) for trigger in triggers) for alt in matching)
+
+
+@lru_cache(maxsize=4096)
+def _restricts(pattern: BashPattern, words: _shell.Words) -> bool:
+    return pattern._restricts(words)
 
 
 @lru_cache(maxsize=256)
@@ -210,8 +230,15 @@ class Rule:
 
 
 def _bash_matches(spec: BashPattern, command: object, context: CallContext, *, loose: bool) -> bool:
-    if not isinstance(command, str):
+    if not isinstance(command, str) or not bash_pattern_matches(spec, command, loose=loose):
         return False
+    return loose or redirects_stay_inside(command, context)
+
+
+def bash_pattern_matches(spec: BashPattern, command: str, *, loose: bool) -> bool:
+    """The part of a command pattern's match that depends only on the command: for deny/ask (``loose``) the
+    whole match; for allow, whether the analysis is safe and the pattern allows every subcommand (the caller
+    then checks :func:`redirects_stay_inside`)."""
     analysis = _shell.analyse(command)
     if loose:
         if analysis.runs_unknown:  # a program only known at run time could be the one this rule names
@@ -226,9 +253,7 @@ def _bash_matches(spec: BashPattern, command: object, context: CallContext, *, l
         return (not analysis.safe or analysis.runs_code) and spec.appears_in(_shell.tokens(command))
     if not analysis.safe or not analysis.commands:
         return False
-    if not all(spec.allows(words) for words in analysis.commands):
-        return False
-    return redirects_stay_inside(command, context)
+    return all(spec.allows(words) for words in analysis.commands)
 
 
 def is_byte_sink(target: str | None) -> bool:

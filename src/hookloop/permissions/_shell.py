@@ -52,6 +52,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
+from operator import attrgetter
 from typing import Final, Literal
 
 import tree_sitter
@@ -142,6 +143,7 @@ _RISKY_BUILTINS: Final = frozenset(
     {"enable", "hash", "let", "declare", "typeset", "local", "test", "[", "mapfile", "readarray", "compgen", "complete"}
 )
 _LEAVES: Final = frozenset({"word", "raw_string", "string_content", "comment", "number", "ansi_c_string"})
+_START_BYTE: Final = attrgetter("start_byte")
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _DESCRIPTOR: Final = re.compile(r"\d+|\{[A-Za-z_][A-Za-z0-9_]*\}")
 
@@ -423,16 +425,17 @@ class _Analyser:
     ) -> None:
         name = node.child_by_field_name("name")
         arg_nodes: list[tree_sitter.Node] = list(node.children_by_field_name("argument"))
-        for child in node.named_children:
+        named = node.named_children  # each access builds the list anew: read it once
+        for child in named:
             if child.type == "variable_assignment":
                 self.assignment(child)
             elif child.type in {"file_redirect", "heredoc_redirect", "herestring_redirect"}:
                 self.redirect(child)
                 arg_nodes.extend(_redirect_extra_words(child))
         arg_nodes.extend(extra)
-        arg_nodes.sort(key=lambda n: n.start_byte)
+        arg_nodes.sort(key=_START_BYTE)
         # tree-sitter-bash reads the descriptor of `0< file` / `{fd}< file` as an argument; bash does not.
-        starts = {child.start_byte for child in (*node.named_children, *redirects) if child.type.endswith("redirect")}
+        starts = {child.start_byte for child in (*named, *redirects) if child.type.endswith("redirect")}
         arg_nodes = [arg for arg in arg_nodes if not (arg.end_byte in starts and _DESCRIPTOR.fullmatch(node_text(arg)))]
         if name is None:
             if arg_nodes:
@@ -444,7 +447,7 @@ class _Analyser:
         for arg in arg_nodes:
             if arg.type not in _LEAVES:
                 self.visit(arg)
-        self.stdin_static = _static_stdin((*node.named_children, *redirects))
+        self.stdin_static = _static_stdin((*named, *redirects))
         try:
             self.classify(_words(name, arg_nodes))
         finally:
@@ -460,7 +463,7 @@ class _Analyser:
             self.unknown_program("a command name only known at run time")
             self.dirs = None  # it may be `cd`
             return
-        base = posixpath.basename(head)
+        base = posixpath.basename(head) if "/" in head else head
         trusted = "/" not in head or posixpath.dirname(head) in SYSTEM_DIRS
         if base in _DIRECTORY_CHANGERS:
             self.changes_directory = True
@@ -703,7 +706,7 @@ def _index(commands: Iterable[Words]) -> dict[str, tuple[Words, ...]]:
         if head is None:
             continue
         program = fold(head)
-        if any(ch.isspace() for ch in program):
+        if any(map(str.isspace, program)):
             keys = {" "}
         else:
             program = program.rstrip("/")
