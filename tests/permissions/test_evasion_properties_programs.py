@@ -106,6 +106,9 @@ def nest(statement: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
 
     def wrap(pair: tuple[str, str, str]) -> str:
         shape, inner, other = pair
+        if shape == "H | X" and ";" in inner:
+            # `H | a=z b=ap; $a$b` would set a and b in the pipeline's subshell only: keep the statement whole.
+            shape = "H | { X\n}"
         return shape.replace("X", inner).replace("H", other)
 
     shapes = st.sampled_from(
