@@ -13,10 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from permissions.evasion_harness import Case, Rules, check_case
+from hookloop.permissions import PermissionPolicy
+from permissions.evasion_harness import HOOK_ALLOW, Case, Rules, check_case
 
-_PROGRAMS = "rm cp mv touch truncate mkdir chmod dd sed sort git curl wget ln install shred rsync echo"
-RULES = Rules(allow=tuple(f"Bash({p}:*)" for p in _PROGRAMS.split()), ask=(), deny=("Edit(./secrets/**)",))
+_PROGRAMS = "rm cp mv touch truncate mkdir chmod dd sed sort git curl wget ln install shred rsync echo source ."
+RULES = Rules(
+    allow=tuple(f"Bash({p}:*)" for p in _PROGRAMS.split()), ask=(), deny=("Edit(./secrets/**)", "Read(./.env)")
+)
 
 DENIED = [
     "rm secrets/key", "rm -f secrets/key", "rm -rf secrets", "rm -- secrets/key", "rm ./secrets/../secrets/key",
@@ -32,7 +35,14 @@ DENIED = [
     "rsync -a x secrets/", "echo ok && rm secrets/key", "rm x; rm secrets/key", "(rm secrets/key)",
     "echo $(rm secrets/key)", "rm $PWD/x; rm secrets/key",
 ]  # fmt: skip
-ALLOWED = [
+# `source`/`.` read their file (Read rules); `git config` that sets something writes .git/config or ~/.gitconfig,
+# protected paths (core.hooksPath there runs code on every later git command): it asks unless a rule names it.
+DENIED += ["source .env", ". ./.env", "cd sub && . ../.env", "git config -f secrets/key a.b c"]
+PROTECTED = [
+    "git config core.hooksPath /tmp/h", "git config --global core.pager x", "git -C sub config a.b c",
+    "git config --unset core.hooksPath", "git config --edit",
+]  # fmt: skip
+ALLOWED = ["source ./lib.sh", "git config user.name", "git config --get user.name", "git config -l",
     "rm build/x", "rm -rf build", "cp secrets/key out", "cp x y", "mv a b", "touch new", "mkdir -p out/dir",
     "dd if=/dev/zero of=blob count=1", "sed s/a/b/ secrets/key", "sort -o out x",
     "ln -s secrets/key link", "chmod 644 x",
@@ -46,6 +56,16 @@ CASES = (
     + [Case(c, "allow", RULES) for c in ALLOWED]
     + [Case(c, "unmatched", RULES) for c in UNMATCHED]
 )
+
+
+@pytest.mark.parametrize("command", PROTECTED)
+def test_git_config_writes_a_protected_path(command: str, tmp_path: Path) -> None:
+    """Never allowed by a mode or a hook's allow: asks (dontAsk denies), also in bypassPermissions."""
+    for mode in ("default", "acceptEdits", "bypassPermissions", "dontAsk"):
+        policy = PermissionPolicy(allow=RULES.allow, deny=RULES.deny, mode=mode, workspace=tmp_path)
+        outcome = policy.decide("Bash", {"command": command}, hooks=(HOOK_ALLOW,))
+        assert outcome.behavior == ("deny" if mode == "dontAsk" else "ask"), (command, mode, outcome)
+        assert ".git" in outcome.reason, outcome
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.command for case in CASES])

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 import tree_sitter
@@ -177,7 +177,45 @@ _OUTPUT_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "mv": frozenset({"-t", "--target-directory"}),
     "ln": frozenset({"-t", "--target-directory"}),
 }
-WRITERS: Final = _ALL_OPERANDS | _DESTINATION | frozenset(_OUTPUT_OPTIONS) | {"dd", "sed", "gsed"}
+WRITERS: Final = _ALL_OPERANDS | _DESTINATION | frozenset(_OUTPUT_OPTIONS) | {"dd", "sed", "gsed", "source", "."}
+_GIT_CONFIG_READS: Final = frozenset(
+    {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool", "-l", "--list",
+     "--show-origin", "--show-scope", "-e", "--edit"}
+)  # fmt: skip
+
+
+def _git_config_target(words: Sequence[str | None], dirs: DirState) -> list[Redirect]:
+    """``git [-C DIR] config …`` that sets, unsets or renames something writes a git configuration file (a
+    protected path: ``core.hooksPath`` there runs code on every later git command). ``--edit`` runs an editor on
+    it, so it counts as a write too."""
+    if "config" not in words:
+        return []
+    at = words.index("config")
+    args = words[at + 1 :]
+    if any(a in _GIT_CONFIG_READS and a not in {"-e", "--edit"} for a in args) or (
+        not any(a in {"-e", "--edit"} for a in args)
+        and len([a for a in args if a and not a.startswith("-")]) < 2
+        and not any(
+            a and a.startswith(("--unset", "--remove-section", "--rename-section", "--replace-all", "--add"))
+            for a in args
+        )
+    ):
+        return []  # reading one value (`git config user.name`) or listing
+    if "--global" in args:
+        return [Redirect(target="/.gitconfig", write=True, tilde="", dirs=dirs, operand=True)]
+    if "--system" in args:
+        return [Redirect(target="/etc/gitconfig", write=True, dirs=dirs, operand=True)]
+    for flag in ("-f", "--file"):
+        if flag in args and args.index(flag) + 1 < len(args):
+            return _operand(args[args.index(flag) + 1], dirs)
+    base = ".git/config"
+    before = words[:at]
+    if "-C" in before and before.index("-C") + 1 < len(before):
+        directory = before[before.index("-C") + 1]
+        if directory is None:
+            return []
+        base = f"{directory.rstrip('/')}/.git/config"
+    return _operand(base, dirs)
 
 
 def _operand(word: str | None, dirs: DirState) -> list[Redirect]:
@@ -197,8 +235,11 @@ def operand_targets(base: str, words: Sequence[str | None], dirs: DirState) -> l
     next word or its ``=value``. ``sed`` counts only with ``-i``/``--in-place`` (its file operands then; the
     script word is checked too, harmlessly). Imprecise option parsing only adds candidate paths.
     """
+    if base in {"source", "."}:  # reads the file (and runs it)
+        first = next((w for w in words[1:] if w != "--"), None)
+        return [replace(r, write=False) for r in _operand(first, dirs)]
     options = _OUTPUT_OPTIONS.get(base, frozenset())
-    found: list[Redirect] = []
+    found: list[Redirect] = [] if base != "git" else _git_config_target(words, dirs)
     operands: list[str | None] = []
     in_place = False
     rest = list(words[1:])

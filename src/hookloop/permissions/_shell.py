@@ -465,6 +465,8 @@ class _Analyser:
             return
         base = posixpath.basename(head) if "/" in head else head
         trusted = "/" not in head or posixpath.dirname(head) in SYSTEM_DIRS
+        if base in WRITERS:  # in the directory the command starts in (`source` may change it afterwards)
+            self.redirects.extend(operand_targets(base, words, self.dirs))
         if base in _DIRECTORY_CHANGERS:
             self.changes_directory = True
             self.dirs = after_directory_change(self.dirs, base, words)
@@ -472,8 +474,6 @@ class _Analyser:
             self.dirs = None  # the sourced file (or a later use of the alias) may change directory
         elif base == "tee":
             self.redirects.extend(tee_targets(words, self.dirs))
-        if base in WRITERS:
-            self.redirects.extend(operand_targets(base, words, self.dirs))
         if self.depth > MAX_DEPTH:
             self.unknown_program("commands nested too deeply")
             self.commands.append(words)
