@@ -43,6 +43,7 @@ from typing import Any
 __all__ = [
     "ENV_VAR",
     "discard",
+    "group_exists",
     "guard_descendants",
     "is_subreaper",
     "register",
@@ -221,7 +222,7 @@ def _sweep(needle: bytes, pgid: int, since: int, killed: set[int], *, patient: b
                     os.kill(victim, signal.SIGKILL)
                 killed.add(victim)
             pending = True
-    if subreaper and _group_exists(pgid):
+    if subreaper and group_exists(pgid):
         pending = True  # members still dying, or reparented to us as zombies: reaped next round
     for pid in list(killed):
         if _stat(pid) is None:
@@ -310,7 +311,8 @@ def _tree(root: int) -> list[int]:
     return found
 
 
-def _group_exists(pgid: int) -> bool:
+def group_exists(pgid: int) -> bool:
+    """Whether process group ``pgid`` has any member (zombies included; one we may not signal counts)."""
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:

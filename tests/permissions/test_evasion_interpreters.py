@@ -231,11 +231,6 @@ def test_the_corpus_is_large_and_distinct() -> None:
     assert distinct_commands(CASES) >= 150
 
 
-@pytest.fixture(scope="module")
-def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("ws")
-
-
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.command[:60])
 def test_code_runners(case: Case, workspace: Path) -> None:
     check_case(case, workspace)

@@ -249,11 +249,6 @@ def test_the_corpus_is_large_and_distinct() -> None:
     assert distinct_commands(CASES + CONTROLS) >= 180
 
 
-@pytest.fixture(scope="module")
-def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("ws")
-
-
 @pytest.mark.parametrize("case", CASES + CONTROLS, ids=lambda case: case.command[:60])
 def test_runtime_words(case: Case, workspace: Path) -> None:
     check_case(case, workspace)

@@ -163,11 +163,6 @@ CALLS: list[tuple[str, dict[str, object]]] = [
 rule_lists = st.lists(st.sampled_from(RULES), max_size=4, unique=True)
 
 
-@pytest.fixture(scope="module")
-def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("ws")
-
-
 def build(workspace: Path, allow: list[str], ask: list[str], deny: list[str], mode: PermissionMode) -> PermissionPolicy:
     return PermissionPolicy(allow=allow, ask=ask, deny=deny, mode=mode, workspace=workspace)
 

@@ -413,12 +413,8 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
 def _group_alive(pgid: int) -> bool:
     """Whether any process of group ``pgid`` still runs (zombies do not count: where PID 1 does not reap
     orphans, they linger with the group id but are dead)."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
+    if not _reaper.group_exists(pgid):
         return False
-    except PermissionError:
-        return True
     if not sys.platform.startswith("linux"):
         return True
     return _linux_group_has_live_member(pgid)

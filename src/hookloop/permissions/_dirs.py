@@ -20,7 +20,7 @@ from typing import Final
 
 import tree_sitter
 
-from hookloop.permissions._shellwords import literal, node_text
+from hookloop.permissions._shellwords import literal, node_text, word_has_glob
 
 __all__ = [
     "START",
@@ -118,20 +118,6 @@ def tee_targets(words: Sequence[str | None], dirs: DirState) -> list[Redirect]:
     return found
 
 
-def _unquoted_glob(raw: str) -> bool:
-    """Whether an unquoted word's text has a pattern character bash expands (``*``, ``?``, ``[``, ``(``)."""
-    i = 0
-    while i < len(raw):
-        ch = raw[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch in "*?[(":
-            return True
-        i += 1
-    return False
-
-
 def redirect_target(node: tree_sitter.Node) -> tuple[str | None, str | None]:
     """A redirection's destination word as ``(target, tilde)``, see :class:`Redirect`."""
     if node.type == "process_substitution":
@@ -144,7 +130,7 @@ def redirect_target(node: tree_sitter.Node) -> tuple[str | None, str | None]:
     if node.type not in {"word", "concatenation"}:
         return None, None
     parts = [node] if node.type == "word" else [c for c in node.children if c.type == "word"]
-    if any(_unquoted_glob(node_text(part)) for part in parts):
+    if any(word_has_glob(node_text(part)) for part in parts):
         return None, None
     first = node if node.type == "word" else node.children[0]
     raw = node_text(first)

@@ -12,10 +12,17 @@ import tree_sitter
 
 from hookloop.permissions._text import OPAQUE
 
-__all__ = ["decode_ansi_c", "has_unquoted_glob", "literal", "node_text", "split_assignment", "tokens"]
+__all__ = [
+    "decode_ansi_c",
+    "has_unquoted_glob",
+    "literal",
+    "node_text",
+    "split_assignment",
+    "tokens",
+    "word_has_glob",
+]
 
 _BRACE_EXPANSION: Final = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
-_UNQUOTED_GLOB: Final = re.compile(r"(?<!\\)[*?\[]")
 _ANSI_C: Final = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.DOTALL)
 
 
@@ -104,9 +111,24 @@ def literal(node: tree_sitter.Node) -> str | None:
     return None
 
 
+def word_has_glob(raw: str) -> bool:
+    """Whether an unquoted word's text has a pattern character bash expands (``*``, ``?``, ``[``, ``(``), each
+    backslash escaping the character after it."""
+    i = 0
+    while i < len(raw):
+        ch = raw[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch in "*?[(":
+            return True
+        i += 1
+    return False
+
+
 def has_unquoted_glob(node: tree_sitter.Node) -> bool:
     if node.type == "word":
-        return _UNQUOTED_GLOB.search(node_text(node)) is not None
+        return word_has_glob(node_text(node))
     return any(has_unquoted_glob(child) for child in node.named_children if child.type in {"word", "concatenation"})
 
 
