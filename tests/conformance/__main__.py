@@ -33,7 +33,12 @@ async def _run_all(names: Sequence[str]) -> list[Result]:
     for path in recording_paths():
         if names and path.stem not in names:
             continue
-        results.append(await run_recording(load(path)))
+        try:
+            results.append(await run_recording(load(path)))
+        except Exception as exc:  # a broken recording or a harness bug: a FAIL row, the others still run
+            failed = Result(path.stem, "?", "-")
+            failed.diffs.append(f"harness error: {type(exc).__name__}: {exc}")
+            results.append(failed)
     return results
 
 

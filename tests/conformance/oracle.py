@@ -22,6 +22,9 @@ other 4xx, ``invalid_request_error``, ``not_found``   InvalidRequestError       
 anything else (5xx, ``api_error``, unknown)           ProviderError             yes
 ====================================================  ========================  =========
 
+Chat content may be a list of typed parts (Mistral): ``text`` parts are reply text, ``thinking`` parts (holding
+text parts) are reasoning.
+
 Stop reasons: Anthropic's own names (``pause_turn`` kept as is: hookloop must continue the turn), Chat
 ``stop``/``tool_calls``/``length``/``content_filter`` → ``end_turn``/``tool_use``/``max_tokens``/``refusal``
 (a ``[DONE]`` without any ``finish_reason`` is a clean end: ``tool_use`` when calls arrived, else
@@ -239,6 +242,8 @@ _CHAT_STOP |= {"content_filter": "refusal"}
 
 
 def _chat(interaction: Interaction) -> Reply:
+    if not interaction.streamed:
+        return _chat_completion(json.loads(interaction.body))
     reply = Reply()
     calls: list[dict[str, Any]] = []
     by_index: dict[int, dict[str, Any]] = {}
@@ -262,7 +267,16 @@ def _chat(interaction: Interaction) -> Reply:
                     reply.reasoning.append("")
                 reply.reasoning[0] += reasoning
             text = delta.get("content") or delta.get("refusal")
-            if text:
+            if isinstance(text, list):
+                # Mistral's typed chunks: text parts, and thinking parts holding text parts.
+                for part in text:
+                    if part.get("type") == "text":
+                        reply.text += part.get("text", "")
+                    elif part.get("type") == "thinking":
+                        if not reply.reasoning:
+                            reply.reasoning.append("")
+                        reply.reasoning[0] += "".join(t.get("text", "") for t in part.get("thinking") or ())
+            elif text:
                 reply.text += text
             for position, part in enumerate(delta.get("tool_calls") or ()):
                 index = part.get("index", position)
@@ -293,6 +307,32 @@ def _chat(interaction: Interaction) -> Reply:
     return reply
 
 
+def _chat_completion(completion: dict[str, Any]) -> Reply:
+    """A non-streamed Chat Completions reply."""
+    if completion.get("error"):
+        return Reply(error=expected_error(200, completion))
+    reply = Reply()
+    choice = (completion.get("choices") or [{}])[0]
+    message = choice.get("message") or {}
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    if isinstance(reasoning, str) and reasoning:
+        reply.reasoning.append(reasoning)
+    reply.text = message.get("content") or message.get("refusal") or ""
+    for call in message.get("tool_calls") or ():
+        raw = (call.get("function") or {}).get("arguments") or ""
+        reply.tool_calls.append(SeenCall(call.get("id") or "", call["function"]["name"], _json(raw) if raw else {}))
+    stop = _CHAT_STOP.get(choice.get("finish_reason") or "stop", "other")
+    reply.stop = "tool_use" if reply.tool_calls and stop == "end_turn" else stop
+    usage = completion.get("usage")
+    if usage:
+        details = usage.get("prompt_tokens_details") or {}
+        cached = details.get("cached_tokens") or 0
+        written = details.get("cache_write_tokens") or 0
+        total = usage.get("prompt_tokens") or 0
+        reply.usage = (max(0, total - cached - written), usage.get("completion_tokens") or 0, cached, written)
+    return reply
+
+
 # -- Responses --------------------------------------------------------------------------------------------
 
 _INCOMPLETE = {"max_output_tokens": "max_tokens", "content_filter": "refusal"}
@@ -307,6 +347,8 @@ def _responses(interaction: Interaction) -> Reply:
         status = "cut"
         done: dict[int, dict[str, Any]] = {}
         for name, data in sse_events(interaction.body):
+            if data.strip() == "[DONE]":
+                break  # some compatible servers end a Responses stream as a Chat one
             event = json.loads(data)
             kind = event.get("type", name)
             if kind == "response.output_item.done":

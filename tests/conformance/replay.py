@@ -7,7 +7,8 @@ reports the extra request).
 
 Non-streamed recordings: a few frameworks recorded a 200 JSON reply to a non-streaming request, while
 hookloop's clients always stream. Such a reply is re-encoded as the equivalent event stream of the same API
-(:func:`anthropic_stream`, :func:`responses_stream`: every block / output item and the usage, unchanged) —
+(:func:`anthropic_stream`, :func:`responses_stream`, :func:`chat_stream`: every block / output item / tool call
+and the usage, unchanged) —
 the only case where the bytes served are not the recorded ones; the harness's table marks it ``synth``.
 """
 
@@ -97,6 +98,32 @@ def responses_stream(response: dict[str, Any]) -> list[bytes]:
     return chunks
 
 
+def chat_stream(completion: dict[str, Any]) -> list[bytes]:
+    """A non-streamed Chat Completions reply as its chunk stream (first choice), usage chunk and ``[DONE]``."""
+    head = {k: completion[k] for k in ("id", "created", "model") if k in completion}
+    head["object"] = "chat.completion.chunk"
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        return _sse(None, head | {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+    choice = (completion.get("choices") or [{}])[0]
+    message = choice.get("message") or {}
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    for key in ("reasoning_content", "reasoning"):
+        if message.get(key):
+            chunks.append(chunk({key: message[key]}))
+    if message.get("content"):
+        chunks.append(chunk({"content": message["content"]}))
+    for index, call in enumerate(message.get("tool_calls") or ()):
+        part = {"index": index, "id": call.get("id"), "type": "function", "function": call.get("function", {})}
+        chunks.append(chunk({"tool_calls": [part]}))
+    chunks.append(chunk({}, choice.get("finish_reason") or "stop"))
+    if completion.get("usage"):
+        chunks.append(_sse(None, head | {"choices": [], "usage": completion["usage"]}))
+    chunks.append(b"data: [DONE]\n\n")
+    return chunks
+
+
 def body_chunks(api: API, interaction: Interaction) -> Served:
     """What the server sends for a recorded interaction."""
     headers = dict(interaction.headers)
@@ -107,7 +134,7 @@ def body_chunks(api: API, interaction: Interaction) -> Served:
         elif api == "responses":
             chunks = responses_stream(data)
         else:
-            raise ValueError("a non-streamed Chat Completions reply cannot be replayed to a streaming client")
+            chunks = chat_stream(data)
         headers["content-type"] = "text/event-stream; charset=utf-8"
         return Served(200, headers, chunks, synthesised=True)
     raw = interaction.body.encode("utf-8")
