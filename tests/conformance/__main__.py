@@ -18,6 +18,9 @@ from conformance.harness import Result, run_recording
 from conformance.recording import load, recording_dirs, recording_paths
 
 
+PER_RECORDING_SECONDS = 120
+
+
 def _table(results: list[Result]) -> str:
     width = max(len(r.name) for r in results)
     lines = [f"{'recording':<{width}}  {'api':<9}  {'reqs':<5}  verdict"]
@@ -34,7 +37,11 @@ async def _run_all(names: Sequence[str]) -> list[Result]:
         if names and path.stem not in names:
             continue
         try:
-            results.append(await run_recording(load(path)))
+            results.append(await asyncio.wait_for(run_recording(load(path)), PER_RECORDING_SECONDS))
+        except TimeoutError:
+            failed = Result(path.stem, "?", "-")
+            failed.diffs.append(f"the replay did not end within {PER_RECORDING_SECONDS} s")
+            results.append(failed)
         except Exception as exc:  # a broken recording or a harness bug: a FAIL row, the others still run
             failed = Result(path.stem, "?", "-")
             failed.diffs.append(f"harness error: {type(exc).__name__}: {exc}")

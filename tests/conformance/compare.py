@@ -73,8 +73,8 @@ def _anthropic(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         content = message.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or ())
         kept = []
-        for block in blocks:
-            block = {k: v for k, v in block.items() if k != "cache_control"}
+        for raw_block in blocks:
+            block: dict[str, Any] = {k: v for k, v in raw_block.items() if k != "cache_control"}
             if block.get("type") == "text" and not block.get("text"):
                 continue
             if block.get("type") == "tool_result":
@@ -222,11 +222,11 @@ def round_trip(api: API, reply: Reply, before: dict[str, Any], after: dict[str, 
         pass  # system messages count on both sides alike
     if api == "anthropic":
         expected = _anthropic([{"role": "assistant", "content": [_sent_back(b) for b in reply.output]}])
-        blocks = expected[0]["content"] if expected else []
-        turn = following[prior] if len(following) > prior else {"role": "none", "content": []}
+        blocks: list[Any] = expected[0]["content"] if expected else []
+        turn: dict[str, Any] = following[prior] if len(following) > prior else {"role": "none", "content": []}
         if turn["role"] != "assistant":
             return [f"{where}: no assistant turn after the request's messages (the reply was not sent back)"]
-        sent = turn["content"][: len(blocks)] if len(turn["content"]) >= len(blocks) else turn["content"]
+        sent: list[Any] = list(turn["content"][: len(blocks)])
         return _elements(f"{where} reply round-trip", blocks, sent, frozenset({"citations"}))
     if api == "responses":
         expected_items = _responses(

@@ -106,13 +106,13 @@ def _answers(api: API, recording: Recording, renamed: dict[str, str]) -> dict[st
                     if isinstance(block, dict) and block.get("type") == "tool_result":
                         body = block.get("content", "")
                         text = body if isinstance(body, str) else str(body)
-                        call = block["tool_use_id"]
+                        call = str(block["tool_use_id"])
                         out[renamed.get(call, call)] = (text, bool(block.get("is_error")))
             elif api == "chat" and element["role"] == "tool":
-                call = element["tool_call_id"]
+                call = str(element["tool_call_id"])
                 out[renamed.get(call, call)] = (element["content"], False)
             elif api == "responses" and element.get("type") == "function_call_output":
-                call = element["call_id"]
+                call = str(element["call_id"])
                 out[renamed.get(call, call)] = (element["output"], False)
     return out
 

@@ -100,7 +100,7 @@ def responses_stream(response: dict[str, Any]) -> list[bytes]:
 
 def chat_stream(completion: dict[str, Any]) -> list[bytes]:
     """A non-streamed Chat Completions reply as its chunk stream (first choice), usage chunk and ``[DONE]``."""
-    head = {k: completion[k] for k in ("id", "created", "model") if k in completion}
+    head: dict[str, Any] = {k: completion[k] for k in ("id", "created", "model") if k in completion}
     head["object"] = "chat.completion.chunk"
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
@@ -127,6 +127,7 @@ def chat_stream(completion: dict[str, Any]) -> list[bytes]:
 def body_chunks(api: API, interaction: Interaction) -> Served:
     """What the server sends for a recorded interaction."""
     headers = dict(interaction.headers)
+    chunks: list[bytes]
     if interaction.status == 200 and not interaction.streamed and interaction.request.get("stream") is not True:
         data = json.loads(interaction.body)
         if api == "anthropic":
@@ -140,7 +141,7 @@ def body_chunks(api: API, interaction: Interaction) -> Served:
     raw = interaction.body.encode("utf-8")
     if interaction.streamed:
         # Split after each blank line, keeping every byte (including \r\n line ends and leading comments).
-        chunks: list[bytes] = []
+        chunks = []
         start = 0
         while True:
             at = min((i for i in (raw.find(b"\n\n", start), raw.find(b"\r\n\r\n", start)) if i >= 0), default=-1)
