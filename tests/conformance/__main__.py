@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from conformance.harness import Result, run_recording
 from conformance.recording import load, recording_dirs, recording_paths
 
-
 PER_RECORDING_SECONDS = 120
 
 
