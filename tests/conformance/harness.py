@@ -18,7 +18,8 @@ Checks, each a line in the verdict when it fails:
   :func:`conformance.oracle.read_reply`: text, reasoning text (whitespace aside: frameworks join parts
   differently) and Anthropic signatures / redacted data, tool calls (id, name, arguments), stop reason, usage
   — or the error class and retryable flag the run must end with;
-- (b) hookloop's request k against recorded request k, and against reply k-1 (round trip), by
+- (b) hookloop's request k against recorded request k (the first one too: the prompt, system prompt and history
+  the Worker was given must reach the wire as recorded), and against reply k-1 (round trip), by
   :mod:`conformance.compare`.
 """
 
@@ -343,11 +344,11 @@ async def run_recording(recording: Recording) -> Result:
             result.diffs.append(f"run failed: {type(error).__name__}: {error}")
 
     # (b) the follow-up requests.
-    for k in range(1, len(sent)):
+    for k in range(len(sent)):
         where = f"request {k}"
-        if k < len(served) and scenario.compare_requests:
+        if k < len(served) and (scenario.compare_requests or k == 0):
             recorded = _rename(served[k].request, renamed)
             result.diffs += diff_conversation(api, recorded, sent[k], where)
-        if k - 1 < len(replies) and replies[k - 1].error is None and k - 1 < len(sent):
+        if k >= 1 and replies[k - 1].error is None:
             result.diffs += round_trip(api, replies[k - 1], sent[k - 1], sent[k], where)
     return result
