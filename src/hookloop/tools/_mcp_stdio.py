@@ -36,6 +36,8 @@ STDERR_TAIL = 4096
 GRACE = 2.0
 """Seconds the server gets to exit after its stdin closes, and again after SIGTERM, before SIGKILL."""
 
+_AFTER_EXIT = 0.2  # seconds the output of an exited server may still arrive (from the pipe's buffer)
+
 MAX_LINE = 64 * 1024 * 1024
 """The longest stdout line (one JSON-RPC message) accepted; a longer one is dropped as a protocol error."""
 
@@ -147,13 +149,19 @@ class StdioTransport:
         self._tail = (self._tail + data)[-STDERR_TAIL:]
 
     def _stdout_closed(self) -> None:
-        if self._inbox is not None:
-            self._inbox.close()  # the session sees the end of the stream: pending requests fail
+        self._end_stream()  # the session sees the end of the stream: pending requests fail
         self.lost.set()
 
     def _process_exited(self) -> None:
         self._exited.set()
         self.lost.set()
+        # What it wrote before exiting may still be in the pipe; a child holding the pipe open must not keep
+        # the session waiting for answers that cannot come: the stream ends shortly after the exit.
+        asyncio.get_running_loop().call_later(_AFTER_EXIT, self._end_stream)
+
+    def _end_stream(self) -> None:
+        if self._inbox is not None:
+            self._inbox.close()
 
     # -- the context manager ---------------------------------------------------------------------------
 

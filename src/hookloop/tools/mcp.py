@@ -587,12 +587,17 @@ async def _first(*events: asyncio.Event) -> None:
 
 
 async def _stop(conn: _Connection) -> None:
-    """Let the connection's task leave its session and transport (the process is stopped there); bounded."""
+    """Let the connection's task leave its session and transport (the process is stopped there): shielded
+    from the caller's cancellation, and bounded (the transport bounds every wait)."""
     conn.stop.set()
     task = conn.task
-    if task is not None and not task.done():
-        await asyncio.shield(task)
-    if task is not None and task.done() and not task.cancelled():
+    if task is None:
+        return
+    if not conn.ready.done():
+        task.cancel()  # still starting: nothing waits for ``stop`` yet
+    with anyio.CancelScope(shield=True):
+        await asyncio.wait([task])
+    if not task.cancelled():
         task.exception()  # retrieved: it was reported through ``ready`` or logged
 
 
