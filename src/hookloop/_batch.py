@@ -326,6 +326,7 @@ class _ToolBatch(_RunBase):
         assert tool is not None
         assert c.validated is not None
         policy = w.permissions
+        timeline = w.timeline
         ctx = ToolContext(
             run_id=self.run_id,
             session_id=self.session_id,
@@ -334,8 +335,8 @@ class _ToolBatch(_RunBase):
             turn=self.turn,
             workspace=w.workspace,
             read_filter=None if policy is None else policy.read_filter(tool.meta.name, c.args),
+            emit=timeline.emit if timeline.subscribers else None,
         )
-        timeline = w.timeline
         if timeline.subscribers:
             timeline.emit(ToolStarted(call_id=call.call_id, tool_name=call.name, arguments=c.args))
         started = perf_counter()

@@ -482,7 +482,7 @@ class MCPServer:
             where, lambda s, progress: s.call_tool(tool, thaw_object(arguments), progress_callback=progress), ctx
         )
         text = render(result.content)
-        if self._stale:
+        if self._stale or self._refreshing.locked():
             await self._refresh()  # the answer came after a list_changed: the next model request sees it
         if field(result, "is_error", "isError", False):
             return ToolOutput(content=text or f"{where}: failed without a message", is_error=True)
