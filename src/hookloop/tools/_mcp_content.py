@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["error_lines", "field", "render", "summarise"]
+from hookloop.items import ContentPart, DocumentPart, ImagePart, TextPart
+
+__all__ = ["error_lines", "field", "render", "resource_part", "summarise", "to_parts"]
 
 
 def field(obj: object, snake: str, camel: str, default: Any = None) -> Any:
@@ -49,6 +51,45 @@ def summarise_resource(resource: object) -> str:
 def render(blocks: Iterable[object]) -> str:
     """Content blocks as the text hooks and permission code see: one line (or more) per block."""
     return "\n".join(summarise(block) for block in blocks)
+
+
+def to_parts(blocks: Sequence[object]) -> tuple[ContentPart, ...]:
+    """Content blocks as content parts for the model, in order, or ``()`` when they are all text (the text is
+    the whole answer then). Images become :class:`ImagePart`; audio and binary resources
+    :class:`DocumentPart` (the provider sends what it supports, a placeholder otherwise); text resources their
+    text; anything else its bracketed note."""
+    if all(getattr(block, "type", None) == "text" for block in blocks):
+        return ()
+    parts: list[ContentPart] = []
+    for block in blocks:
+        kind = getattr(block, "type", None)
+        data = getattr(block, "data", None)
+        mime = field(block, "mime_type", "mimeType")
+        if kind == "image" and isinstance(data, str) and isinstance(mime, str):
+            parts.append(ImagePart(media_type=mime, data=data))
+        elif kind == "audio" and isinstance(data, str) and isinstance(mime, str):
+            parts.append(DocumentPart(media_type=mime, data=data, title="audio"))
+        elif kind == "resource":
+            parts.append(resource_part(getattr(block, "resource", None)))
+        else:
+            parts.append(TextPart(text=summarise(block)))
+    return tuple(parts)
+
+
+def resource_part(resource: object) -> ContentPart:
+    """One resource's contents as a part: text as text, an image blob as an image, another blob as a document
+    titled with its URI."""
+    text = getattr(resource, "text", None)
+    if isinstance(text, str):
+        return TextPart(text=text)
+    blob = getattr(resource, "blob", None)
+    mime = field(resource, "mime_type", "mimeType")
+    if not isinstance(blob, str):
+        return TextPart(text=summarise_resource(resource))
+    media_type = mime if isinstance(mime, str) and mime else "application/octet-stream"
+    if media_type.startswith("image/"):
+        return ImagePart(media_type=media_type, data=blob)
+    return DocumentPart(media_type=media_type, data=blob, title=str(getattr(resource, "uri", "")) or None)
 
 
 def error_lines(errors: Sequence[Any]) -> list[str]:

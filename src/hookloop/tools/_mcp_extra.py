@@ -16,8 +16,9 @@ from mcp import ClientSession
 from mcp import types as mcp_types
 
 from hookloop._frozen import freeze_object, thaw_object
-from hookloop.tools._base import Tool, ToolContext, ToolFailure, ToolInputError, ToolMeta
-from hookloop.tools._mcp_content import field, summarise, summarise_resource
+from hookloop.items import TextPart
+from hookloop.tools._base import Tool, ToolContext, ToolFailure, ToolInputError, ToolMeta, ToolOutput
+from hookloop.tools._mcp_content import field, resource_part, summarise, summarise_resource
 
 if TYPE_CHECKING:
     from hookloop.tools.mcp import MCPServer
@@ -92,7 +93,11 @@ async def _list_resources(server: MCPServer, arguments: Mapping[str, Any], ctx: 
 
 async def _read_resource(server: MCPServer, arguments: Mapping[str, Any], ctx: ToolContext) -> object:
     result = await server.read_resource(str(arguments["uri"]), ctx=ctx)
-    return "\n".join(summarise_resource(c) for c in result.contents)
+    text = "\n".join(summarise_resource(c) for c in result.contents)
+    parts = tuple(resource_part(c) for c in result.contents)
+    if all(isinstance(p, TextPart) for p in parts):
+        return text
+    return ToolOutput(content=text, parts=parts)
 
 
 async def _list_prompts(server: MCPServer, arguments: Mapping[str, Any], ctx: ToolContext) -> object:

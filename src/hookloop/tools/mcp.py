@@ -60,7 +60,7 @@ from hookloop._frozen import FrozenDict, JSONValue, freeze_object, thaw, thaw_ob
 from hookloop.errors import HookloopError
 from hookloop.timeline import ToolProgress, ToolServerLog
 from hookloop.tools._base import Tool, ToolContext, ToolFailure, ToolInputError, ToolMeta, ToolOutput
-from hookloop.tools._mcp_content import error_lines, field, render
+from hookloop.tools._mcp_content import error_lines, field, render, to_parts
 from hookloop.tools._mcp_extra import extra_tools, offers
 from hookloop.tools._mcp_stdio import GRACE, StdioTransport
 
@@ -471,7 +471,9 @@ class MCPServer:
     async def call_tool(
         self, tool: str, arguments: Mapping[str, object], *, ctx: ToolContext | None = None
     ) -> str | ToolOutput:
-        """Call ``tool`` (its name on the server); text content joined, ``isError`` → an error output.
+        """Call ``tool`` (its name on the server): all-text content joined; with images, audio or resources, a
+        :class:`ToolOutput` whose ``parts`` carry them (see :func:`hookloop.tools._mcp_content.to_parts`) and
+        whose ``content`` is the text rendering; ``isError`` → an error output.
 
         ``ctx`` (the Worker's, for a tool call) carries the timeline: the call's progress and the server's log
         messages go there. Protocol and transport errors, a crash of the server and ``call_timeout`` raise
@@ -484,9 +486,13 @@ class MCPServer:
         text = render(result.content)
         if self._stale or self._refreshing.locked():
             await self._refresh()  # the answer came after a list_changed: the next model request sees it
-        if field(result, "is_error", "isError", False):
-            return ToolOutput(content=text or f"{where}: failed without a message", is_error=True)
-        return text
+        is_error = bool(field(result, "is_error", "isError", False))
+        parts = to_parts(result.content)
+        if is_error and not text:
+            text = f"{where}: failed without a message"
+        if parts:
+            return ToolOutput(content=text, is_error=is_error, parts=parts)
+        return ToolOutput(content=text, is_error=True) if is_error else text
 
     async def request(self, where: str, send: Callable[[ClientSession, Any], Any], ctx: ToolContext | None) -> Any:
         """Internal: one request on the live session (started again if it died), with the rules above."""
