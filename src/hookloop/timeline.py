@@ -218,7 +218,8 @@ class TranscriptWriter:
     """A subscriber that writes the run as JSONL: one object per line with a ``type`` field.
 
     Lines: ``run_started``, ``item`` (the item's JSON, with provenance such as which hook edited a tool input),
-    ``hook`` (each hook decision other than a plain pass), ``tool_started``/``tool_ended``, ``run_ended``.
+    ``hook`` (each hook decision other than a plain pass), ``tool_started``/``tool_ended``, ``tool_progress``,
+    ``server_log``, ``run_ended``.
     Stream deltas are not written (the items they build are).
     """
 

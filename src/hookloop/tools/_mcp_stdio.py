@@ -85,7 +85,9 @@ class StdioTransport:
         self._exited = asyncio.Event()
         self._transport: asyncio.SubprocessTransport | None = None
         self._pid: int | None = None
-        self._buffer = b""
+        self._partial: list[bytes] = []
+        self._partial_size = 0
+        self._skipping = False
         self._tail = b""
         self._inbox: MemoryObjectSendStream[SessionMessage | Exception] | None = None
         self._read: MemoryObjectReceiveStream[SessionMessage | Exception] | None = None
@@ -128,15 +130,23 @@ class StdioTransport:
     # -- the subprocess protocol's callbacks -------------------------------------------------------------
 
     def _stdout(self, data: bytes) -> None:
-        inbox = self._inbox
-        if inbox is None:
+        if self._inbox is None:
             return
-        lines = (self._buffer + data).split(b"\n")
-        self._buffer = lines.pop()
-        if len(self._buffer) > MAX_LINE:
-            self._buffer = b""
-            self._deliver(ValueError(f"the server sent a line longer than {MAX_LINE} bytes; it was dropped"))
-        for line in lines:
+        if b"\n" not in data:  # part of a line: kept as chunks (joining on every chunk would be quadratic)
+            self._partial.append(data)
+            self._partial_size += len(data)
+            if self._partial_size > MAX_LINE:
+                self._partial, self._partial_size, self._skipping = [], 0, True
+                self._deliver(ValueError(f"the server sent a line longer than {MAX_LINE} bytes; it was dropped"))
+            return
+        lines = data.split(b"\n")
+        first = b"".join([*self._partial, lines[0]])
+        tail = lines.pop()
+        self._partial, self._partial_size = ([tail], len(tail)) if tail else ([], 0)
+        for index, line in enumerate([first, *lines[1:]]):
+            if index == 0 and self._skipping:
+                self._skipping = False  # the end of the line that was too long
+                continue
             if line.strip():
                 self._deliver(_parse(line))
 

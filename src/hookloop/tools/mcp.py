@@ -60,6 +60,7 @@ from hookloop._frozen import FrozenDict, JSONValue, freeze_object, thaw, thaw_ob
 from hookloop.errors import HookloopError
 from hookloop.timeline import ToolProgress, ToolServerLog
 from hookloop.tools._base import Tool, ToolContext, ToolFailure, ToolInputError, ToolMeta, ToolOutput
+from hookloop.tools._mcp_conn import Connection, Tap, Transport, first, stop
 from hookloop.tools._mcp_content import error_lines, field, render, to_parts
 from hookloop.tools._mcp_extra import extra_tools, offers
 from hookloop.tools._mcp_stdio import GRACE, StdioTransport
@@ -145,57 +146,6 @@ class MCPTool:
         return f"<MCPTool {self._meta.name!r}>"
 
 
-class _Tap:
-    """The session's read stream, looked at in order: a tool list change is known before the answer after it."""
-
-    __slots__ = ("_inner", "_seen")
-
-    def __init__(self, inner: Any, seen: Callable[[object], None]) -> None:
-        self._inner, self._seen = inner, seen
-
-    async def receive(self) -> Any:
-        item = await self._inner.receive()
-        self._seen(item)
-        return item
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    def __aiter__(self) -> _Tap:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> _Tap:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-
-class _Connection:
-    """One running server process and its session, served by its own task (:meth:`MCPServer._serve`)."""
-
-    __slots__ = ("ended", "offers", "ready", "session", "stop", "task", "transport")
-
-    def __init__(self, transport: StdioTransport) -> None:
-        self.transport = transport
-        self.session: ClientSession | None = None
-        self.offers: frozenset[str] = frozenset()  # "resources", "prompts": see _mcp_extra.offers
-        self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.stop = asyncio.Event()
-        self.ended = asyncio.Event()
-        self.task: asyncio.Task[None] | None = None
-
-    @property
-    def alive(self) -> bool:
-        return self.session is not None and not self.ended.is_set() and not self.transport.lost.is_set()
-
-
 class MCPServer:
     """An MCP server's tools as a hookloop tool server (``Worker(tools=[server])``); the rules are in the
     module's docstring.
@@ -207,7 +157,7 @@ class MCPServer:
     def __init__(
         self,
         name: str,
-        make_transport: Callable[[], StdioTransport],
+        make_transport: Callable[[], Transport],
         *,
         trust_annotations: bool = False,
         sequential: bool = True,
@@ -231,7 +181,7 @@ class MCPServer:
         self._resource_tools = resource_tools
         self._where = where
         self._closed = False
-        self._conn: _Connection | None = None
+        self._conn: Connection | None = None
         self._starting = asyncio.Lock()
         self._refreshing = asyncio.Lock()
         self._stale = False
@@ -306,9 +256,33 @@ class MCPServer:
 
     @classmethod
     @contextlib.asynccontextmanager
-    async def stdio(cls, name: str, command: str, args: Sequence[str] = (), **options: Any) -> AsyncIterator[MCPServer]:
+    async def stdio(
+        cls,
+        name: str,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | Path | None = None,
+        trust_annotations: bool = False,
+        sequential: bool = True,
+        init_timeout: float = 5.0,
+        call_timeout: float | None = None,
+        resource_tools: bool = True,
+    ) -> AsyncIterator[MCPServer]:
         """``async with MCPServer.stdio(...) as server``: :meth:`open_stdio` (same options), then :meth:`aclose`."""
-        server = await cls.open_stdio(name, command, args, **options)
+        server = await cls.open_stdio(
+            name,
+            command,
+            args,
+            env=env,
+            cwd=cwd,
+            trust_annotations=trust_annotations,
+            sequential=sequential,
+            init_timeout=init_timeout,
+            call_timeout=call_timeout,
+            resource_tools=resource_tools,
+        )
         try:
             yield server
         finally:
@@ -327,16 +301,16 @@ class MCPServer:
         self._closed = True
         conn, self._conn = self._conn, None
         if conn is not None:
-            await _stop(conn)
+            await stop(conn)
 
-    async def _start(self) -> _Connection:
+    async def _start(self) -> Connection:
         """Start the process and its session; wait until it is initialised and listed (or failed)."""
-        conn = _Connection(self._make_transport())
+        conn = Connection(self._make_transport())
         conn.task = asyncio.get_running_loop().create_task(self._serve(conn), name=f"mcp server {self._name}")
         try:
             await asyncio.shield(conn.ready)
         except BaseException as exc:
-            await _stop(conn)
+            await stop(conn)
             if isinstance(exc, Exception) and not isinstance(exc, MCPServerError):
                 raise MCPServerError(
                     f"MCP server {self._name!r}{self._where}: could not start: {type(exc).__name__}: {exc}"
@@ -345,7 +319,7 @@ class MCPServer:
         self._conn = conn
         return conn
 
-    async def _serve(self, conn: _Connection) -> None:
+    async def _serve(self, conn: Connection) -> None:
         """The connection's own task: enter the transport and session, initialise, wait for the end, exit.
 
         A failure to start is handed to :meth:`_start` through ``conn.ready`` once the process is stopped."""
@@ -355,7 +329,7 @@ class MCPServer:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(transport)
                 session = ClientSession(
-                    _Tap(read, self._seen), write, message_handler=self._on_message, logging_callback=self._on_log
+                    Tap(read, self._seen), write, message_handler=self._on_message, logging_callback=self._on_log
                 )
                 await stack.enter_async_context(session)
                 try:
@@ -379,7 +353,7 @@ class MCPServer:
                     conn.session = session
                     self._install(remote, conn)
                     conn.ready.set_result(None)
-                    await _first(conn.stop, transport.lost)
+                    await first(conn.stop, transport.lost)
         except Exception as exc:  # the program could not be started, or leaving the session failed
             failure = failure or exc
         except BaseException:
@@ -395,7 +369,7 @@ class MCPServer:
                 "MCP server %r: the connection ended with %s: %s", self._name, type(failure).__name__, failure
             )
 
-    async def _connection(self, where: str) -> _Connection:
+    async def _connection(self, where: str) -> Connection:
         """The live connection; a server that died is started again here (once for parallel callers)."""
         conn = self._conn
         if conn is not None and conn.alive:
@@ -408,7 +382,7 @@ class MCPServer:
                 return conn
             if conn is not None:
                 self._conn = None
-                await _stop(conn)
+                await stop(conn)
             try:
                 return await self._start()
             except MCPServerError as exc:
@@ -416,11 +390,15 @@ class MCPServer:
 
     # -- the tool list -----------------------------------------------------------------------------------
 
-    def _install(self, remote: list[mcp_types.Tool], conn: _Connection) -> None:
-        tools: list[Tool] = [MCPTool(self, r) for r in remote]
+    def _install(self, remote: list[mcp_types.Tool], conn: Connection) -> None:
+        unique: dict[str, Tool] = {}
+        for listed in [MCPTool(self, r) for r in remote]:
+            # Two remote names may give one hookloop name ("a.b", "a_b"): the first listed keeps it.
+            unique.setdefault(listed.meta.name, listed)
         if self._resource_tools:
-            taken = {t.meta.name for t in tools}
-            tools += [t for t in extra_tools(self, conn.offers) if t.meta.name not in taken]
+            for extra in extra_tools(self, conn.offers):
+                unique.setdefault(extra.meta.name, extra)  # a server tool of the same name wins
+        tools = list(unique.values())
         changed = [t.model_dump() for t in remote] != [t.model_dump() for t in self._remote]
         if changed or not self._tools:
             self._remote, self._tools = remote, tuple(tools)
@@ -577,34 +555,9 @@ def _json_value(value: object) -> JSONValue:
         return repr(value)
 
 
-def _stderr_note(transport: StdioTransport) -> str:
+def _stderr_note(transport: Transport) -> str:
     tail = transport.stderr_tail()
     return f"; stderr: {tail[-1000:]}" if tail else ""
-
-
-async def _first(*events: asyncio.Event) -> None:
-    """Wait until one of ``events`` is set."""
-    waiters = [asyncio.ensure_future(e.wait()) for e in events]
-    try:
-        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for waiter in waiters:
-            waiter.cancel()
-
-
-async def _stop(conn: _Connection) -> None:
-    """Let the connection's task leave its session and transport (the process is stopped there): shielded
-    from the caller's cancellation, and bounded (the transport bounds every wait)."""
-    conn.stop.set()
-    task = conn.task
-    if task is None:
-        return
-    if not conn.ready.done():
-        task.cancel()  # still starting: nothing waits for ``stop`` yet
-    with anyio.CancelScope(shield=True):
-        await asyncio.wait([task])
-    if not task.cancelled():
-        task.exception()  # retrieved: it was reported through ``ready`` or logged
 
 
 async def _all_pages(server: MCPServer, method: str, attr: str, send: Callable[[ClientSession, Any], Any]) -> list[Any]:
