@@ -131,3 +131,27 @@ async def test_bad_timeouts_are_rejected_with_the_option_named(mb: Misbehaving) 
         await MCPServer.open_stdio("mb", mb.command, mb.args(), init_timeout=0)
     with pytest.raises(ValueError, match="call_timeout must be a positive number of seconds, got -1"):
         await MCPServer.open_stdio("mb", mb.command, mb.args(), call_timeout=-1)
+
+
+async def test_any_sdk_transport_gets_the_same_lifecycle_through_context_transport(mb: Misbehaving) -> None:
+    """The seam other transports (HTTP, SSE) use: the SDK's own stdio client under ContextTransport."""
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from hookloop.tools._mcp_conn import ContextTransport
+
+    params = StdioServerParameters(command=mb.command, args=mb.args("childless"))
+    server = MCPServer(
+        "mb",
+        lambda: ContextTransport(lambda: stdio_client(params), where="sdk stdio"),
+        init_timeout=SLOW_START,
+    )
+    await server._start()
+    try:
+        assert server.pid is None  # no local process known
+        with anyio.fail_after(30), pytest.raises(ToolFailure) as caught:
+            await server.call_tool("crash", {})
+        assert "MCP server 'mb' closed the connection (sdk stdio)" in str(caught.value)
+        with anyio.fail_after(30):
+            assert await server.call_tool("look", {}) == "looked"  # started again
+    finally:
+        await server.aclose()

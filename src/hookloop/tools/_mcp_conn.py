@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Any, Protocol
 
 import anyio
 from mcp import ClientSession
 
-__all__ = ["Connection", "Tap", "Transport", "first", "stop"]
+__all__ = ["Connection", "ContextTransport", "Tap", "Transport", "first", "stop"]
 
 
 class Transport(Protocol):
@@ -39,16 +40,57 @@ class Transport(Protocol):
     ) -> None: ...
 
 
+class ContextTransport:
+    """A :class:`Transport` over any MCP SDK transport context manager (``streamable_http_client(...)``,
+    ``sse_client(...)``, ``stdio_client(...)``): ``connect()`` is entered anew for each (re)start. There is no
+    local process to report on: a lost connection is described as ``closed the connection`` (``where`` says
+    whose, e.g. the URL). ``lost`` is set by the session's :class:`Tap` when the stream ends."""
+
+    def __init__(self, connect: Callable[[], AbstractAsyncContextManager[tuple[Any, Any]]], where: str = "") -> None:
+        self._connect = connect
+        self._where = where
+        self._cm: AbstractAsyncContextManager[tuple[Any, Any]] | None = None
+        self.lost = asyncio.Event()
+
+    @property
+    def pid(self) -> int | None:
+        return None
+
+    def describe_exit(self) -> str:
+        return f"closed the connection{f' ({self._where})' if self._where else ''}"
+
+    def stderr_tail(self) -> str:
+        return ""
+
+    async def wait_exit(self, seconds: float) -> None:
+        return None
+
+    async def __aenter__(self) -> tuple[Any, Any]:
+        self._cm = self._connect()
+        return await self._cm.__aenter__()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        assert self._cm is not None
+        await self._cm.__aexit__(exc_type, exc, tb)
+
+
 class Tap:
-    """The session's read stream, looked at in order: a tool list change is known before the answer after it."""
+    """The session's read stream, looked at in order: a tool list change is known before the answer after it,
+    and the end of the stream (``ended`` is called) marks the transport lost whatever the transport is."""
 
-    __slots__ = ("_inner", "_seen")
+    __slots__ = ("_ended", "_inner", "_seen")
 
-    def __init__(self, inner: Any, seen: Callable[[object], None]) -> None:
-        self._inner, self._seen = inner, seen
+    def __init__(self, inner: Any, seen: Callable[[object], None], ended: Callable[[], None]) -> None:
+        self._inner, self._seen, self._ended = inner, seen, ended
 
     async def receive(self) -> Any:
-        item = await self._inner.receive()
+        try:
+            item = await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._ended()
+            raise
         self._seen(item)
         return item
 

@@ -165,8 +165,12 @@ class MCPServer:
         call_timeout: float | None = None,
         resource_tools: bool = True,
         where: str = "",
+        session_options: Mapping[str, Any] | None = None,
     ) -> None:
-        """Internal: use :meth:`open_stdio` or :meth:`stdio`."""
+        """Internal: use :meth:`open_stdio` or :meth:`stdio`. Another transport comes in as ``make_transport``
+        (a fresh :class:`~hookloop.tools._mcp_conn.Transport` per start, e.g. a ``ContextTransport`` over an SDK
+        client transport); ``session_options`` are more ``ClientSession`` arguments (roots, sampling and
+        elicitation callbacks); ``where`` is put after the name in errors. Then ``await server._start()``."""
         if not name or "__" in name:
             raise ValueError(f"MCP server name must be non-empty and contain no '__': {name!r}")
         for what, value in (("init_timeout", init_timeout), ("call_timeout", call_timeout)):
@@ -180,6 +184,7 @@ class MCPServer:
         self._call_timeout = call_timeout
         self._resource_tools = resource_tools
         self._where = where
+        self._session_options = dict(session_options or {})
         self._closed = False
         self._conn: Connection | None = None
         self._starting = asyncio.Lock()
@@ -329,7 +334,11 @@ class MCPServer:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(transport)
                 session = ClientSession(
-                    Tap(read, self._seen), write, message_handler=self._on_message, logging_callback=self._on_log
+                    Tap(read, self._seen, transport.lost.set),
+                    write,
+                    message_handler=self._on_message,
+                    logging_callback=self._on_log,
+                    **self._session_options,
                 )
                 await stack.enter_async_context(session)
                 try:

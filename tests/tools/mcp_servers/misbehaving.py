@@ -4,7 +4,8 @@ Usage: ``misbehaving.py STATE_DIR [MODE]``. STATE_DIR receives ``pid``, ``child`
 keeps running, whose command line also names STATE_DIR), ``calls`` (one line per tool call: ``start NAME`` /
 ``end NAME``) and ``deleted`` (when ``delete_everything`` ran). MODE:
 
-- ``normal`` (default): answers; the tools below.
+- ``normal`` (default): answers; the tools below. ``childless``: the same without the child process (for
+  transports that wait for the end of stdout, which a child holding it would keep open).
 - ``silent``: reads everything, never answers anything (not even ``initialize``).
 - ``die-on-init``: writes to stderr and exits with status 7 when asked to initialize.
 
@@ -179,8 +180,9 @@ def handle(message: dict[str, Any]) -> None:
 
 def main() -> None:
     (STATE / "pid").write_text(str(os.getpid()))
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)", str(STATE)])
-    (STATE / "child").write_text(str(child.pid))
+    if MODE != "childless":
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)", str(STATE)])
+        (STATE / "child").write_text(str(child.pid))
     for line in sys.stdin:
         if MODE == "silent" or not line.strip():
             continue
