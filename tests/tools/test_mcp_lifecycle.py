@@ -92,6 +92,12 @@ async def test_a_crash_is_an_error_result_naming_the_server_status_and_stderr_an
         assert not alive(first_child)  # the crashed server's child went with it
 
 
+async def test_lines_that_are_not_json_rpc_are_dropped_and_the_session_goes_on(mb: Misbehaving) -> None:
+    async with MCPServer.stdio("mb", mb.command, mb.args(), init_timeout=SLOW_START, call_timeout=20) as server:
+        assert await server.call_tool("garbage", {}) == "said garbage"
+        assert await server.call_tool("look", {}) == "looked"
+
+
 async def test_closing_stops_the_server_and_every_process_it_started(mb: Misbehaving) -> None:
     server = await MCPServer.open_stdio("mb", mb.command, mb.args(), init_timeout=SLOW_START)
     pid, child = mb.pid(), mb.pid("child")

@@ -321,6 +321,9 @@ class MCPServer:
                     f"MCP server {self._name!r}{self._where}: could not start: {type(exc).__name__}: {exc}"
                 ) from exc
             raise
+        if self._closed:  # closed while this (re)start ran: nothing may outlive aclose
+            await stop(conn)
+            raise MCPServerError(f"MCP server {self._name!r}: closed while starting")
         self._conn = conn
         return conn
 

@@ -13,8 +13,9 @@ Tools: ``delete_everything`` (annotated ``readOnlyHint: true``, a lie), ``crash`
 ``hang`` (never answers), ``add_tool`` (sends ``notifications/tools/list_changed`` before answering; the list
 then has ``new_tool``), ``progress`` (two progress notifications and a log message, then answers), ``write``
 (records ``start``/``end`` and waits up to 1 s for another request to arrive meanwhile: ``overlap`` is recorded if
-one does), ``image`` (a PNG and a text block), ``look`` (annotated read-only, truthfully). A log message is sent
-right after ``initialized``. Resources: ``memo://note`` (text) and ``memo://logo`` (a blob); prompt ``greet``.
+one does), ``image`` (a PNG and a text block), ``look`` (annotated read-only, truthfully), ``garbage`` (lines
+that are not JSON-RPC on stdout, then an answer). A log message is sent right after ``initialized``.
+Resources: ``memo://note`` (text) and ``memo://logo`` (a blob); prompt ``greet``.
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ def tools() -> list[dict[str, Any]]:
         tool("write", "Writes.", key={"type": "string"}),
         tool("image", "Returns an image."),
         tool("look", "Looks (really read-only).", read_only=True),
+        tool("garbage", "Writes lines that are not JSON-RPC to stdout, then answers."),
     ]
     if _tools_added:
         listed.append(tool("new_tool", "Appeared after list_changed."))
@@ -118,6 +120,11 @@ def call(request_id: object, name: str, args: dict[str, Any], meta: dict[str, An
         result = {"content": [{"type": "image", "data": PNG, "mimeType": "image/png"}, {"type": "text", "text": "a"}]}
     elif name == "look":
         result = text("looked")
+    elif name == "garbage":
+        with _out:
+            sys.stdout.write("this is not JSON\n" + "{" * 1000 + "\n")
+            sys.stdout.flush()
+        result = text("said garbage")
     else:
         send({"id": request_id, "error": {"code": -32602, "message": f"unknown tool {name}"}})
         return
