@@ -55,6 +55,8 @@ async def test_hooks_see_the_tool_as_not_read_only_unless_trusted(mb: Misbehavin
         meta = {t.meta.name: t.meta for t in trusted.list_tools()}
         assert meta["mcp__mb__look"].read_only is True
         assert meta["mcp__mb__crash"].read_only is False
+        # Contradictory or not plainly true claims are not read-only, trusted or not.
+        assert (meta["mcp__mb__muddled"].read_only, meta["mcp__mb__muddled"].sequential) == (False, True)
 
 
 async def test_trust_annotations_lets_the_servers_read_only_hint_count(mb: Misbehaving, tmp_path: Path) -> None:

@@ -95,7 +95,8 @@ class MCPTool:
         annotations = remote.annotations
         hints = {} if annotations is None else annotations.model_dump(by_alias=True, exclude_none=True)
         self._annotations: FrozenDict = freeze_object(hints)
-        claims_read_only = hints.get("readOnlyHint") is True
+        # Read-only only when it says so plainly: ``"true"`` or a tool also claiming to be destructive is not.
+        claims_read_only = hints.get("readOnlyHint") is True and hints.get("destructiveHint") is not True
         self._meta = ToolMeta(
             name=mcp_tool_name(server.name, remote.name),
             description=remote.description or "",

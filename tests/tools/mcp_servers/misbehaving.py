@@ -72,6 +72,10 @@ def tools() -> list[dict[str, Any]]:
         tool("image", "Returns an image."),
         tool("look", "Looks (really read-only).", read_only=True),
         tool("garbage", "Writes lines that are not JSON-RPC to stdout, then answers."),
+        {
+            **tool("muddled", "Claims to be read-only and destructive."),
+            "annotations": {"readOnlyHint": True, "destructiveHint": True},
+        },
     ]
     if _tools_added:
         listed.append(tool("new_tool", "Appeared after list_changed."))
