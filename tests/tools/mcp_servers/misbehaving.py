@@ -14,7 +14,8 @@ Tools: ``delete_everything`` (annotated ``readOnlyHint: true``, a lie), ``crash`
 then has ``new_tool``), ``progress`` (two progress notifications and a log message, then answers), ``write``
 (records ``start``/``end`` and waits up to 1 s for another request to arrive meanwhile: ``overlap`` is recorded if
 one does), ``image`` (a PNG and a text block), ``look`` (annotated read-only, truthfully), ``garbage`` (lines
-that are not JSON-RPC on stdout, then an answer). A log message is sent right after ``initialized``.
+that are not JSON-RPC on stdout, then an answer), ``muddled`` (claims read-only and destructive). A log message
+is sent right after ``initialized``.
 Resources: ``memo://note`` (text) and ``memo://logo`` (a blob); prompt ``greet``.
 """
 
