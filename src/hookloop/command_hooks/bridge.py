@@ -99,6 +99,7 @@ class CommandHooks:
         options: RunnerOptions | None = None,
         background_grace: float = 1.5,
         diagnostics: Sequence[Diagnostic] = (),
+        settings_files: Sequence[HookSource] = (),
     ) -> None:
         opts = options or RunnerOptions()
         if opts.http_url_allowlist is None and config.http_url_allowlist is not None:
@@ -112,6 +113,9 @@ class CommandHooks:
         self._diagnostics = (*config.diagnostics, *diagnostics)
         self._reported = False
         self._installed: weakref.WeakSet[Worker] = weakref.WeakSet()
+        self.settings_files = tuple(settings_files)
+        """The settings files ConfigChange hooks watch (:meth:`load` sets every layer's; default: the files
+        the hooks come from)."""
 
     @classmethod
     def load(
@@ -153,7 +157,19 @@ class CommandHooks:
             count = len(config.project_hooks)
             message = f"{count} project hook(s) run without recorded trust (trust_project=True)"
             extra.append(Diagnostic(severity="info", file=str(project), path="", message=message))
-        return cls(config, project_dir=project, options=options, background_grace=background_grace, diagnostics=extra)
+        watched = [
+            *settings_sources(project, home=home if home is not None else Path.home(), hookloop_home=own_home,
+                              include_claude=include_claude),
+            *(HookSource(kind="hookloop-user", path=str(Path(p).resolve())) for p in extra_settings),
+        ]  # fmt: skip
+        return cls(
+            config,
+            project_dir=project,
+            options=options,
+            background_grace=background_grace,
+            diagnostics=extra,
+            settings_files=watched,
+        )
 
     @property
     def hooks(self) -> tuple[ConfiguredHook, ...]:
@@ -184,7 +200,7 @@ class CommandHooks:
                 project_dir=self.project_dir,
                 options=self.options,
                 background_grace=self.background_grace,
-            ).register()
+            ).register(self.settings_files)
 
 
 def _load_config(
