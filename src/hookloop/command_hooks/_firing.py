@@ -315,7 +315,7 @@ class Firing:
             outcomes.append(result.outcome)
             decisions.append(result.decision)
             if result.ends_turn:
-                ends_turn.append(result.decision.reason or f"a {hook.event} hook ended the turn")
+                ends_turn.append(result.ends_turn)
         return tuple(outcomes), tuple(decisions), "\n".join(ends_turn) or None
 
     async def run_async_handlers(

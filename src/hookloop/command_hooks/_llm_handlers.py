@@ -97,7 +97,8 @@ class Judged:
 
     outcome: HookOutcome
     decision: CommandDecision
-    ends_turn: bool = False
+    ends_turn: str | None = None
+    """The reason, when the answer ends the turn (the run finishes after this tool call or batch)."""
 
 
 def render_prompt(template: str, payload: Mapping[str, object]) -> str:
@@ -125,24 +126,24 @@ def parse_verdict(text: str) -> Verdict | str:
     return Verdict(ok=ok, reason=reason or None, impossible=impossible)
 
 
-def judge_decision(event: str, handler: PromptHandler, verdict: Verdict) -> tuple[CommandDecision, bool]:
-    """(decision, ends the turn) for one verdict on ``event`` (the table in the module docstring)."""
+def judge_decision(event: str, handler: PromptHandler, verdict: Verdict) -> tuple[CommandDecision, str | None]:
+    """(decision, the reason when it ends the turn) for one verdict on ``event`` (the module docstring's table)."""
     if verdict.ok:
-        return CommandDecision(), False
+        return CommandDecision(), None
     reason = cap_text(verdict.reason or f"a {handler.kind} hook on {event} answered not ok", CONTEXT_LIMIT)
     if event in _STOP_EVENTS:
         if verdict.impossible:
-            return CommandDecision(), False
-        return CommandDecision(kind="block", reason=reason), False
+            return CommandDecision(), None
+        return CommandDecision(kind="block", reason=reason), None
     if event == "PreToolUse":
-        return CommandDecision(kind="deny", reason=reason), not handler.continue_on_block
+        return CommandDecision(kind="deny", reason=reason), None if handler.continue_on_block else reason
     if event in _POST_EVENTS:
         if handler.continue_on_block:
-            return CommandDecision(kind="block", reason=reason), False
-        return CommandDecision(), True
+            return CommandDecision(kind="block", reason=reason), None
+        return CommandDecision(), reason
     if event in _BLOCK_EVENTS:
-        return CommandDecision(kind="block", reason=reason), False
-    return CommandDecision(), False
+        return CommandDecision(kind="block", reason=reason), None
+    return CommandDecision(), None
 
 
 def default_judge_timeout(handler: PromptHandler) -> float:

@@ -102,7 +102,7 @@ async def run_mcp_tool_hook(
     where = f"mcp_tool hook {handler.server}/{handler.tool}"
     tool = next((t for t in worker.tools if t.meta.name == name), None)
     if tool is None:
-        servers = sorted({t.meta.server for t in worker.tools if t.meta.server})
+        servers = sorted({t.meta.server for t in worker.tools if (t.meta.server or "").startswith("mcp__")})
         known = ", ".join(s.removeprefix("mcp__") for s in servers) or "none"
         return _failed(
             hook,
