@@ -283,7 +283,7 @@ class Firing:
 
         async def own(hook: ConfiguredHook) -> Judged:
             if isinstance(hook.handler, PromptHandler):
-                return await run_judge(hook, payload, self.worker)
+                return await run_judge(hook, payload, self.worker, workspace=self.cwd)
             outcome = await run_mcp_tool_hook(hook, payload, self.worker, session_id=session_id)
             return Judged(outcome=outcome, decision=translate_outcome(hook, outcome))
 

@@ -152,8 +152,11 @@ def default_judge_timeout(handler: PromptHandler) -> float:
     return AGENT_TIMEOUT if handler.kind == "agent" else PROMPT_TIMEOUT
 
 
-async def run_judge(hook: ConfiguredHook, payload: Mapping[str, object], worker: Worker) -> Judged:
-    """Run one prompt/agent handler on ``payload`` (Claude Code's input for ``hook.event``). Never raises
+async def run_judge(
+    hook: ConfiguredHook, payload: Mapping[str, object], worker: Worker, *, workspace: str | None = None
+) -> Judged:
+    """Run one prompt/agent handler on ``payload`` (Claude Code's input for ``hook.event``); an agent's
+    sub-run works in the Worker's workspace, else in ``workspace`` (the hooks' project directory). Never raises
     except for cancellation: a timeout, a provider error, a paused sub-run or a malformed answer is a hook error
     (fail-open, unless ``failClosed``)."""
     handler = hook.handler
@@ -161,37 +164,40 @@ async def run_judge(hook: ConfiguredHook, payload: Mapping[str, object], worker:
     timeout = default_judge_timeout(handler)
     started = time.perf_counter()
     text = render_prompt(handler.prompt, payload)
+    where = f"{handler.kind} hook on {hook.event}"
     error: str | None = None
+    timed_out = False
     answer = ""
     try:
         async with asyncio.timeout(timeout):
-            answer = await (
-                _ask_agent(handler, text, worker) if handler.kind == "agent" else _ask(handler, text, worker)
-            )
+            if handler.kind == "agent":
+                answer = await _ask_agent(handler, text, worker, workspace)
+            else:
+                answer = await _ask(handler, text, worker)
     except TimeoutError:
-        error = f"{handler.kind} hook on {hook.event} timed out after {timeout:g} s"
+        error, timed_out = f"{where} timed out after {timeout:g} s", True
     except ClientError as exc:
-        error = f"{handler.kind} hook on {hook.event}: the model request failed: {exc}"
+        error = f"{where}: the model request failed: {exc}"
     except _NoAnswer as exc:
-        error = f"{handler.kind} hook on {hook.event}: {exc}"
-    duration = time.perf_counter() - started
+        error = f"{where}: {exc}"
+    verdict: Verdict | str | None = None
     if error is None:
         verdict = parse_verdict(answer)
         if isinstance(verdict, str):
-            error = f"{handler.kind} hook on {hook.event}: {verdict}"
+            error = f"{where}: {verdict}"
     outcome = HookOutcome(
         name=hook.name,
-        error_kind="ok" if error is None else ("timeout" if "timed out" in error else "crashed"),
+        error_kind="ok" if error is None else "timeout" if timed_out else "crashed",
         error=error,
         exit_code=0 if error is None else None,
         stdout=answer.encode("utf-8"),
-        timed_out=error is not None and "timed out" in error,
+        timed_out=timed_out,
         timeout=timeout,
-        duration=duration,
+        duration=time.perf_counter() - started,
     )
-    if error is not None:
-        return Judged(outcome=outcome, decision=translate_failure(hook.event, error, fail_closed=hook.fail_closed))
-    assert isinstance(verdict, Verdict)
+    if error is not None or not isinstance(verdict, Verdict):
+        failure = translate_failure(hook.event, error or where, fail_closed=hook.fail_closed)
+        return Judged(outcome=outcome, decision=failure)
     decision, ends_turn = judge_decision(hook.event, handler, verdict)
     return Judged(outcome=outcome, decision=decision, ends_turn=ends_turn)
 
@@ -223,15 +229,13 @@ async def _ask(handler: PromptHandler, text: str, worker: Worker) -> str:
     return "".join(parts)
 
 
-async def _ask_agent(handler: PromptHandler, text: str, worker: Worker) -> str:
+async def _ask_agent(handler: PromptHandler, text: str, worker: Worker, fallback: str | None) -> str:
     from hookloop.errors import WorkerError
     from hookloop.outcome import Finished
     from hookloop.tools.builtin import GlobTool, GrepTool, ReadTool, Workspace
-
-    root = worker.workspace if worker.workspace is not None else None
-    workspace = Workspace(root if root is not None else ".")
     from hookloop.worker import Worker as _Worker
 
+    workspace = Workspace(worker.workspace if worker.workspace is not None else (fallback or "."))
     sub = _Worker(
         worker.client,
         tools=[ReadTool(workspace), GrepTool(workspace), GlobTool(workspace)],
