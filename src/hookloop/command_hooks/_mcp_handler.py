@@ -135,7 +135,7 @@ async def run_mcp_tool_hook(
         return _failed(hook, f"{where}: {exc}", timeout=timeout, started=started)
     except Exception as exc:
         return _failed(hook, f"{where} failed: {type(exc).__name__}: {exc}", timeout=timeout, started=started)
-    text, is_error = render_output(value)
+    text, is_error, _parts = render_output(value)  # the text rendering is what a hook reads
     data = text.encode("utf-8")
     return HookOutcome(
         name=hook.name,
