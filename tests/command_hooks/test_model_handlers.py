@@ -272,6 +272,12 @@ GUARD_SERVER = textwrap.dedent(
 
 
     @app.tool()
+    def flood() -> str:
+        """Answers more than any hook output cap."""
+        return "{" + " " * (2 << 20) + '"decision": "block"}'
+
+
+    @app.tool()
     def broken(file_path: str) -> str:
         """Always fails."""
         raise RuntimeError("guard database unavailable")
@@ -342,6 +348,7 @@ async def test_an_mcp_tool_hook_error_or_a_missing_server_is_a_non_blocking_hook
                         {"type": "mcp_tool", "server": "guard", "tool": "broken",
                          "input": {"file_path": "${tool_input.file_path}"}},
                         {"type": "mcp_tool", "server": "policy", "tool": "check"},
+                        {"type": "mcp_tool", "server": "guard", "tool": "flood", "input": {}},
                     ],
                 }
             ]
@@ -354,11 +361,13 @@ async def test_an_mcp_tool_hook_error_or_a_missing_server_is_a_non_blocking_hook
         outcome = await worker.run("write")
     assert isinstance(outcome, Finished)
     assert written == ["a.txt"]
-    broken, missing = hook_decisions(events, "PreToolUse")
+    broken, missing, flood = hook_decisions(events, "PreToolUse")
     assert broken.decision == "HookError"
     assert "status code 1: Error executing tool broken" in (broken.reason or "")
     assert missing.decision == "HookFailed"
     assert "no tool 'mcp__policy__check' on the Worker (connected MCP servers: guard)" in (missing.reason or "")
+    assert flood.decision == "HookError"
+    assert "more than the output cap" in (flood.reason or "")
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -279,11 +279,16 @@ def test_hooks_list_marks_and_validate_warns_about_events_hookloop_never_fires(e
             "InstructionsLoaded": group("echo loaded"),
             "Setup": group("echo setup"),
             "CwdChanged": group("echo cwd"),
+            "Stop": [{"hooks": [{"type": "prompt", "prompt": "done?"}, {"type": "agent", "prompt": "verify"}]}],
+            "PostToolUse": [{"hooks": [{"type": "mcp_tool", "server": "lint", "tool": "check"}]}],
         }
     )
     listed = cli("hooks", "list", "--format", "json", project=env.project, tmp=env.root)
-    rows = {row["event"]: row["fires"] for row in json.loads(listed.stdout)["hooks"]}
-    assert rows == {"InstructionsLoaded": False, "Setup": False, "CwdChanged": True}
+    hooks = json.loads(listed.stdout)["hooks"]
+    rows = {row["event"]: row["fires"] for row in hooks}
+    assert rows == {"InstructionsLoaded": False, "Setup": False, "CwdChanged": True, "Stop": True, "PostToolUse": True}
+    kinds = [(row["type"], row["run"]) for row in hooks if row["event"] in ("Stop", "PostToolUse")]
+    assert kinds == [("prompt", "done?"), ("agent", "verify"), ("mcp_tool", "lint/check")]
     table = cli("hooks", "list", project=env.project, tmp=env.root).stdout
     assert "InstructionsLoaded (never fired by hookloop)" in table
     assert "CwdChanged (never" not in table

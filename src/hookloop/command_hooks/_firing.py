@@ -284,7 +284,9 @@ class Firing:
         async def own(hook: ConfiguredHook) -> Judged:
             if isinstance(hook.handler, PromptHandler):
                 return await run_judge(hook, payload, self.worker, workspace=self.cwd)
-            outcome = await run_mcp_tool_hook(hook, payload, self.worker, session_id=session_id)
+            outcome = await run_mcp_tool_hook(
+                hook, payload, self.worker, session_id=session_id, output_cap=self.options.output_cap
+            )
             return Judged(outcome=outcome, decision=translate_outcome(hook, outcome))
 
         async with asyncio.TaskGroup() as group:

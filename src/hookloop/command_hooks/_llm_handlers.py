@@ -44,7 +44,7 @@ from hookloop.providers.base import LLMRequest
 from hookloop.stream import StreamError, TextDelta
 
 from .extract import extract_last_json_object
-from .model import ConfiguredHook, HookOutcome, PromptHandler
+from .model import OUTPUT_CAP, ConfiguredHook, HookOutcome, PromptHandler
 from .translate import CONTEXT_LIMIT, CommandDecision, cap_text, translate_failure
 
 if TYPE_CHECKING:
@@ -181,6 +181,8 @@ async def run_judge(
     except _NoAnswer as exc:
         error = f"{where}: {exc}"
     verdict: Verdict | str | None = None
+    if error is None and len(answer) > OUTPUT_CAP:
+        error, answer = f"{where}: the answer is longer than {OUTPUT_CAP} characters; not read", answer[:OUTPUT_CAP]
     if error is None:
         verdict = parse_verdict(answer)
         if isinstance(verdict, str):

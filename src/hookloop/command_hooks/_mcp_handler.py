@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from hookloop._frozen import thaw_object
 from hookloop.tools._base import ToolContext, ToolFailure, ToolInputError, render_output
 
-from .model import ConfiguredHook, HookOutcome, McpToolHandler
+from .model import OUTPUT_CAP, ConfiguredHook, HookOutcome, McpToolHandler
 
 if TYPE_CHECKING:
     from hookloop.worker import Worker
@@ -90,10 +90,16 @@ def _failed(
 
 
 async def run_mcp_tool_hook(
-    hook: ConfiguredHook, payload: Mapping[str, object], worker: Worker, *, session_id: str
+    hook: ConfiguredHook,
+    payload: Mapping[str, object],
+    worker: Worker,
+    *,
+    session_id: str,
+    output_cap: int = OUTPUT_CAP,
 ) -> HookOutcome:
     """Call the handler's tool with the templated input; the outcome reads like a command hook's (stdout = the
-    tool's text, exit 0; an error result exits 1 with the text on stderr). Never raises except cancellation."""
+    tool's text, exit 0; an error result exits 1 with the text on stderr). A text longer than ``output_cap``
+    bytes is cut and marked truncated (so it is never read as an answer). Never raises except cancellation."""
     handler = hook.handler
     assert isinstance(handler, McpToolHandler)
     started = time.perf_counter()
@@ -137,11 +143,15 @@ async def run_mcp_tool_hook(
         return _failed(hook, f"{where} failed: {type(exc).__name__}: {exc}", timeout=timeout, started=started)
     text, is_error, _parts = render_output(value)  # the text rendering is what a hook reads
     data = text.encode("utf-8")
+    cut = len(data) > output_cap
+    data = data[:output_cap]
     return HookOutcome(
         name=hook.name,
         exit_code=1 if is_error else 0,
         stdout=b"" if is_error else data,
         stderr=data if is_error else b"",
+        stdout_truncated=cut and not is_error,
+        stderr_truncated=cut and is_error,
         timeout=timeout,
         duration=time.perf_counter() - started,
     )

@@ -41,7 +41,7 @@ from ._firing import Fired, Firing
 from .extract import read_claude_json
 from .model import HookSource
 
-__all__ = ["WatchedEvents", "config_source_name"]
+__all__ = ["MAX_WATCHED", "WatchedEvents", "config_source_name"]
 
 _log = logging.getLogger("hookloop.command_hooks.bridge")
 _Stamp = tuple[int, int, int, int] | None
@@ -54,6 +54,8 @@ _SOURCES: dict[str, str] = {
     "claude-local": "local_settings",
     "hookloop-local": "local_settings",
 }
+MAX_WATCHED = 1000
+"""Paths FileChanged watches at most (each is ``stat``-ed after every tool call); more are ignored, loudly."""
 _RETRY_NOTE = "A PermissionDenied hook says this call may be retried (for example in another way)."
 
 
@@ -145,7 +147,10 @@ class WatchedEvents(Firing):
         return tuple(dict.fromkeys((*self.static_watch, *self.dynamic_watch)))
 
     def set_dynamic_watch(self, paths: Sequence[str]) -> None:
-        self.dynamic_watch = tuple(self._absolute(p) for p in paths)
+        room = max(MAX_WATCHED - len(self.static_watch), 0)
+        if len(paths) > room:
+            _log.warning("command hooks: watchPaths lists %d paths; FileChanged watches the first %d", len(paths), room)
+        self.dynamic_watch = tuple(self._absolute(p) for p in paths[:room])
         for path in self.dynamic_watch:
             self.file_stamps.setdefault(path, _stamp(path))
 

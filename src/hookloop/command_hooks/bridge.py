@@ -35,7 +35,21 @@ Notification (both)                    notification        fire-and-forget (neve
 PreCompact (both)                      pre_compact         block → ``Cancel`` (no compaction); stop raises
 PostCompact                            post_compact        side effects only
 SessionEnd / TaskComplete, TaskCancel  session_end         side effects only; then background hooks are drained
+PermissionDenied                       ``Worker.denial_    a policy denial (rule or mode); ``retry: true``
+                                       observers``         appends a may-retry note to the denial
+CwdChanged, FileChanged, ConfigChange  after each tool     Bash's ``cd``; a watched file (matcher names and
+                                       call, at a prompt   ``watchPaths``); a settings file changed mid-run (it
+                                                           applies from the next load; see ``_watch``)
 =====================================  ==================  =====================================================
+
+Setup and InstructionsLoaded (no init mode, no CLAUDE.md loading), the subagent, task, team, worktree and
+elicitation events are never fired (:data:`~hookloop.command_hooks.model.NEVER_FIRED_EVENTS`).
+
+Handler types: ``command`` and ``http`` run through :mod:`~hookloop.command_hooks.runner`; ``prompt`` and
+``agent`` (a model judges, :mod:`~hookloop.command_hooks._llm_handlers`) and ``mcp_tool`` (a tool of an MCP
+server on the Worker, :mod:`~hookloop.command_hooks._mcp_handler`) run in process, in parallel with the rest. A
+judge's "not ok" on PreToolUse/PostToolUse ends the turn unless ``continueOnBlock``: the run finishes after the
+batch (``stopped_by_hook``).
 
 A hookloop *run* (or resume) is a Claude Code session and a Cline task: SessionStart/TaskStart fire when it starts,
 SessionEnd/TaskComplete/TaskCancel when it ends, and Cline's ``taskId`` is the run id (a resume keeps it).
