@@ -440,3 +440,40 @@ def test_templates_arguments_and_verdicts() -> None:
     assert parse_verdict('Sure. {"ok": false, "reason": "no"}').ok is False  # type: ignore[union-attr]
     assert parse_verdict('{"ok": "yes"}') == '"ok" must be true or false'
     assert isinstance(parse_verdict("fine"), str)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# `hookloop run`: a prompt hook in a live CLI run (scripted model file), and `hooks test` says where it runs
+# --------------------------------------------------------------------------------------------------------------
+
+
+def test_hookloop_run_with_a_pretooluse_prompt_judge_stops_a_destructive_command(env: Env) -> None:
+    from .test_watched_events import cli
+
+    env.settings({"PreToolUse": handler_group(BASH_JUDGE, matcher="Bash")})
+    (env.project / "data").mkdir()
+    (env.project / "data" / "keep.txt").write_text("precious")
+    model = env.root / "model.json"
+    model.write_text(
+        json.dumps(
+            {
+                "turns": [
+                    {"blocks": [{"text": "Cleaning."}, {"tool": "Bash", "arguments": {"command": "rm -rf data"}}]},
+                    {"blocks": [{"text": json.dumps({"ok": False, "reason": "rm -rf deletes the data folder"})}]},
+                ]
+            }
+        )
+    )
+    ran = cli("run", "clean up", "--model", f"scripted:{model}", "--cwd", str(env.project), "--yes",
+              "--trust-project-hooks", project=env.project, tmp=env.root)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert (env.project / "data" / "keep.txt").read_text() == "precious"
+    assert "rm -rf deletes the data folder" in ran.stdout + ran.stderr
+
+    payload = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}
+    tried = cli("hooks", "test", "PreToolUse", "--input", "-", "--format", "json", "--trust-project-hooks",
+                project=env.project, tmp=env.root, stdin=json.dumps(payload))  # fmt: skip
+    assert tried.returncode == 0, tried.stderr
+    [hook] = json.loads(tried.stdout)["hooks"]
+    assert "prompt handlers run only inside a Worker" in hook["error"]
+    assert json.loads(tried.stdout)["merged"]["decision"] == "continue"

@@ -170,6 +170,35 @@ async def test_filechanged_matcher_names_build_the_watch_list_and_filter(env: En
     assert all(os.path.isabs(e["file_path"]) for e in audit_log(env))
 
 
+WATCH_CONFIG = """
+import json, os
+path = os.path.join(os.environ["CLAUDE_PROJECT_DIR"], "config", "app.yml")
+print(json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "watchPaths": [path, "not-a-list-item", 7]}}))
+"""
+
+
+async def test_sessionstart_watchpaths_start_the_dynamic_watch_list(env: Env) -> None:
+    env.script("watch.py", WATCH_CONFIG, python=True)
+    env.script("file.py", AUDIT, python=True)
+    env.settings(
+        {"SessionStart": group(f"{PY} .claude/hooks/watch.py"), "FileChanged": group(f"{PY} .claude/hooks/file.py")}
+    )
+    (env.project / "config").mkdir()
+    (env.project / "config" / "app.yml").write_text("a: 1\n")
+    turns = [
+        [ToolUse("Bash", {"command": "echo 'b: 2' >> config/app.yml"})],
+        [ToolUse("Bash", {"command": "echo x > not-a-list-item"})],
+        [Text("done")],
+    ]
+    worker, _, _ = worker_for(env, turns, tools=[bash(env)])
+    await worker.run("edit the config")
+    logged = [(e["file_path"], e["event"]) for e in audit_log(env)]
+    assert logged == [
+        (str(env.project / "config" / "app.yml"), "change"),
+        (str(env.project / "not-a-list-item"), "add"),  # a relative watch path is the project's
+    ]
+
+
 # --------------------------------------------------------------------------------------------------------------
 # ConfigChange
 # --------------------------------------------------------------------------------------------------------------
