@@ -15,6 +15,7 @@ import pytest
 from hookloop import Finished, ScriptedTurn, Text, ToolResult, ToolUse, tool
 from hookloop.command_hooks._llm_handlers import (
     AGENT_MAX_TURNS,
+    Verdict,
     default_judge_timeout,
     parse_verdict,
     render_prompt,
@@ -440,6 +441,8 @@ def test_templates_arguments_and_verdicts() -> None:
     assert parse_verdict('Sure. {"ok": false, "reason": "no"}').ok is False  # type: ignore[union-attr]
     assert parse_verdict('{"ok": "yes"}') == '"ok" must be true or false'
     assert isinstance(parse_verdict("fine"), str)
+    fenced = parse_verdict('```json\n{"ok": false, "reason": "tests failing", "impossible": false}\n```')
+    assert fenced == Verdict(ok=False, reason="tests failing")
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -55,6 +56,7 @@ __all__ = [
     "AGENT_TIMEOUT",
     "PROMPT_TIMEOUT",
     "Judged",
+    "Verdict",
     "judge_decision",
     "parse_verdict",
     "render_prompt",
@@ -79,6 +81,7 @@ _AGENT_SYSTEM = (
     _SYSTEM + " You may use the read-only tools Read, Grep and Glob to inspect the workspace before you answer; "
     "your final reply must be that JSON object."
 )
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 _STOP_EVENTS = frozenset({"Stop", "SubagentStop"})
 _BLOCK_EVENTS = frozenset({"UserPromptSubmit", "PostToolBatch", "PreCompact", "ConfigChange"})
 _POST_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
@@ -86,6 +89,8 @@ _POST_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Verdict:
+    """A judge's answer: ``ok``; ``reason`` (to the agent); ``impossible`` (Stop: the condition cannot be met)."""
+
     ok: bool
     reason: str | None = None
     impossible: bool = False
@@ -110,8 +115,10 @@ def render_prompt(template: str, payload: Mapping[str, object]) -> str:
 
 
 def parse_verdict(text: str) -> Verdict | str:
-    """The model's answer as a :class:`Verdict`, or a message saying what is wrong with it."""
-    obj = extract_last_json_object(text)
+    """The model's answer as a :class:`Verdict`, or a message saying what is wrong with it: the whole answer
+    as one JSON object (a Markdown code fence around it is allowed), else the last complete object in it."""
+    stripped = _FENCE.sub("", text.strip()).strip()
+    obj = extract_last_json_object(stripped)
     if obj is None:
         return 'the model did not answer with a JSON object {"ok": ..., "reason": ...}'
     ok = obj.get("ok")
