@@ -137,6 +137,25 @@ async def test_a_pretooluse_prompt_deny_ends_the_turn_by_default(env: Env) -> No
     assert json.loads(asked.split("ARGUMENTS:\n", 1)[1])["tool_input"] == {"command": "rm -rf ~/projects"}
 
 
+async def test_a_judge_that_ended_the_turn_still_ends_it_after_the_batch_paused_and_resumed(env: Env) -> None:
+    from hookloop import Approve, Paused
+    from hookloop.permissions import PermissionPolicy
+
+    env.settings({"PreToolUse": handler_group(BASH_JUDGE, matcher="Bash")})
+    shell = Shell()
+    policy = PermissionPolicy(ask=["Bash(git push:*)"], allow=["Bash(rm:*)"], workspace=env.project)
+    calls = [ToolUse("Bash", {"command": "rm -rf ~/projects"}), ToolUse("Bash", {"command": "git push"})]
+    turns = [calls, verdict(False, "Deletes the user's projects."), verdict(True)]
+    worker, client, _ = worker_for(env, turns, tools=[shell.tool], permissions=policy)
+    paused = await worker.run("clean up and ship")
+    assert isinstance(paused, Paused)
+    outcome = await worker.resume(paused.checkpoint, {p.call_id: Approve() for p in paused.pending})
+    assert isinstance(outcome, Finished)
+    assert (outcome.reason, outcome.stop_reason) == ("stopped_by_hook", "Deletes the user's projects.")
+    assert shell.ran == ["git push"]
+    assert len(main_requests(client)) == 1
+
+
 async def test_continue_on_block_returns_the_reason_as_the_tool_error_and_the_turn_goes_on(env: Env) -> None:
     env.settings({"PreToolUse": handler_group({**BASH_JUDGE, "continueOnBlock": True}, matcher="Bash")})
     shell = Shell()

@@ -124,7 +124,8 @@ class EventHooks(WatchedEvents):
 
     async def session_start(self, info: SessionStartInfo) -> SessionStartResult:
         self.baseline()
-        self.turn_ended = None
+        if info.source == "startup":  # a resumed batch still ends the turn a judge ended before the pause
+            self.turn_ended = None
         cline: Literal["TaskStart", "TaskResume"] = "TaskStart" if info.source == "startup" else "TaskResume"
         hooks = self.select("SessionStart", cline, target=info.source)
         if not hooks:
