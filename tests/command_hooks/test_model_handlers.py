@@ -499,3 +499,52 @@ def test_hookloop_run_with_a_pretooluse_prompt_judge_stops_a_destructive_command
     [hook] = json.loads(tried.stdout)["hooks"]
     assert "prompt handlers run only inside a Worker" in hook["error"]
     assert json.loads(tried.stdout)["merged"]["decision"] == "continue"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# A real provider wire: the Anthropic client against the loopback Messages API server
+# --------------------------------------------------------------------------------------------------------------
+
+
+def anthropic_text(text: str) -> list[bytes]:
+    """The recorded text reply (tests/providers/fixtures/anthropic/text.sse) saying ``text`` in one delta."""
+    from providers.wire import sse_events
+
+    events = [e for e in sse_events("anthropic/text") if b'"text_delta"' not in e]
+    delta = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}
+    at = next(i for i, e in enumerate(events) if b"content_block_stop" in e)
+    events.insert(at, f"event: content_block_delta\ndata: {json.dumps(delta)}\n\n".encode())
+    return events
+
+
+async def test_a_stop_judge_with_its_own_small_model_over_the_anthropic_wire(env: Env) -> None:
+    from hookloop.providers.anthropic import AnthropicClient
+    from providers.wire import Reply, WireServer
+
+    env.settings({"Stop": handler_group({**STOP_JUDGE, "model": "claude-haiku-4-5"})})
+    server = WireServer()
+    await server.start()
+    sse = {"content-type": "text/event-stream; charset=utf-8"}
+    for text in ("Edited.", '{"ok": false, "reason": "Run the tests."}', "Tests pass.", '{"ok": true}'):
+        server.replies.append(Reply(200, sse, anthropic_text(text)))
+    try:
+        async with AnthropicClient(
+            "claude-sonnet-4-6", api_key="sk-ant-test", base_url=server.base_url, max_retries=0
+        ) as client:
+            from hookloop import Worker
+
+            worker = Worker(client, transcript=env.root / "t.jsonl")
+            env.workers.append(worker)
+            env.load().install(worker)
+            outcome = await worker.run("fix it")
+    finally:
+        await server.stop()
+    assert isinstance(outcome, Finished)
+    assert outcome.text == "Tests pass."
+    main, judge, again, _ = (seen.body for seen in server.requests)
+    assert (main["model"], judge["model"]) == ("claude-sonnet-4-6", "claude-haiku-4-5")
+    assert "tools" not in judge
+    assert '"ok": true' in judge["system"][0]["text"]
+    [asked] = judge["messages"]
+    assert '"last_assistant_message": "Edited."' in asked["content"][0]["text"]
+    assert "Run the tests." in json.dumps(again["messages"][-1])
