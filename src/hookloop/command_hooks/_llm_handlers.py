@@ -187,6 +187,8 @@ async def run_judge(
         error = f"{where}: the model request failed: {exc}"
     except _NoAnswer as exc:
         error = f"{where}: {exc}"
+    except Exception as exc:  # a hook never takes the run down: anything else is a hook error too
+        error = f"{where} failed: {type(exc).__name__}: {exc}"
     verdict: Verdict | str | None = None
     if error is None and len(answer) > OUTPUT_CAP:
         error, answer = f"{where}: the answer is longer than {OUTPUT_CAP} characters; not read", answer[:OUTPUT_CAP]

@@ -124,6 +124,10 @@ async def run_mcp_tool_hook(
         validated = tool.validate(arguments)
     except ToolInputError as exc:
         return _failed(hook, f"{where}: {exc}", timeout=timeout, started=started)
+    except Exception as exc:
+        return _failed(
+            hook, f"{where}: cannot check the input: {type(exc).__name__}: {exc}", timeout=timeout, started=started
+        )
     ctx = ToolContext(
         run_id="",
         session_id=session_id,
