@@ -219,6 +219,38 @@ async def test_a_judge_that_answers_garbage_or_times_out_is_a_hook_error_and_fai
     assert "timed out after 0.5 s" in (failed[1][1] or "")
 
 
+async def test_a_userpromptsubmit_judge_cancels_the_prompt_and_a_permissionrequest_judge_decides_nothing(
+    env: Env,
+) -> None:
+    from hookloop import Aborted, Paused
+    from hookloop.permissions import PermissionPolicy
+
+    prompt_judge = {"type": "prompt", "prompt": "Does this prompt contain a credential? $ARGUMENTS"}
+    request_judge = {"type": "prompt", "prompt": "Approve this call? $ARGUMENTS"}
+    env.settings(
+        {
+            "UserPromptSubmit": handler_group(prompt_judge),
+            "PermissionRequest": handler_group(request_judge, matcher="Bash"),
+        }
+    )
+    shell = Shell()
+    policy = PermissionPolicy(ask=["Bash(deploy:*)"], workspace=env.project)
+    turns = [
+        verdict(False, "The prompt holds an API key."),
+        verdict(True),
+        [ToolUse("Bash", {"command": "deploy prod"})],
+        verdict(True),  # a judge's ok on PermissionRequest is no approval
+    ]
+    worker, client, _ = worker_for(env, turns, tools=[shell.tool], permissions=policy)
+    with pytest.raises(Aborted, match="The prompt holds an API key"):
+        await worker.run("use key sk-live-123 to deploy")
+    assert not any("sk-live-123" in getattr(i, "text", "") for i in worker.history)
+    paused = await worker.run("deploy")
+    assert isinstance(paused, Paused)
+    assert shell.ran == []
+    assert len(judge_requests(client)) == 3
+
+
 # --------------------------------------------------------------------------------------------------------------
 # agent
 # --------------------------------------------------------------------------------------------------------------
