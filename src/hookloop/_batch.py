@@ -59,6 +59,7 @@ class _Call:
         "args",
         "asked_by",
         "call",
+        "denied",
         "executed",
         "input_edited_by",
         "reason",
@@ -79,6 +80,7 @@ class _Call:
         self.asked_by = ""
         self.result: ToolResult | None = None
         self.executed = False
+        self.denied = False
         self.input_edited_by: str | None = None
         self.seconds = 0.0
 
@@ -91,6 +93,11 @@ class _Call:
             is_error=True,
             meta=freeze_object(meta) if meta else EMPTY,
         )
+
+    def deny(self, reason: str, decided_by: str) -> None:
+        """The permission policy (a rule or the mode) denied the call; denial observers hear of it."""
+        self.fail(f"permission denied ({decided_by}): {reason}".rstrip(": "), denied_by=decided_by)
+        self.denied, self.reason = True, reason
 
     def pending(self) -> PendingCall:
         return PendingCall(
@@ -125,6 +132,8 @@ class _ToolBatch(_RunBase):
                     await self._plan_call(c)
             if w.approvers and any(c.state == "approval" for c in calls):
                 await self._consult_approvers(calls)
+            if w.denial_observers and any(c.denied for c in calls):
+                await self._report_denials(calls)
             if any(c.state in ("approval", "paused") for c in calls):
                 paused = True
                 outcome = self._pause_batch(calls)
@@ -229,7 +238,7 @@ class _ToolBatch(_RunBase):
             return
         behavior, reason, decided_by = w._decide_permission(tool, c.args, votes)
         if behavior == "deny":
-            c.fail(f"permission denied ({decided_by}): {reason}".rstrip(": "), denied_by=decided_by)
+            c.deny(reason, decided_by)
         elif behavior == "ask":
             c.state, c.reason, c.asked_by = "approval", reason, decided_by
 
@@ -280,6 +289,17 @@ class _ToolBatch(_RunBase):
                         self._approve_checked(c, decision.updated_input, name)
                 break
 
+    async def _report_denials(self, calls: list[_Call]) -> None:
+        """Each call the permission policy denied goes to the denial observers (PermissionDenied hooks); what
+        they answer is appended to the denial the model reads."""
+        for c in calls:
+            if not c.denied:
+                continue
+            c.denied = False  # reported once
+            notes = [note for observer in self.w.denial_observers if (note := await observer(c.pending()))]
+            if notes and c.result is not None:
+                c.result = _rebuild(c.result, "\n\n".join([c.result.content, *notes]), True, dict(c.result.meta))
+
     def _approve_checked(self, c: _Call, updated: FrozenDict | None, approver: str) -> None:
         """An approval that skipped the usual planning (a hook's pause, or a rewritten input): validate the
         input and let deny rules see it — the approval answers an ask, never a deny."""
@@ -290,7 +310,7 @@ class _ToolBatch(_RunBase):
             return
         behavior, reason, decided_by = self.w._decide_permission(c.tool, c.args, [])
         if behavior == "deny":
-            c.fail(f"permission denied ({decided_by}): {reason}".rstrip(": "), denied_by=decided_by)
+            c.deny(reason, decided_by)
 
     def _pause_batch(self, calls: list[_Call]) -> Paused:
         w = self.w
@@ -530,13 +550,15 @@ class _ToolBatch(_RunBase):
                 continue
             behavior, reason, decided_by = w._decide_permission(c.tool, c.args, [])
             if behavior == "deny":
-                c.fail(f"permission denied ({decided_by}): {reason}".rstrip(": "), denied_by=decided_by)
+                c.deny(reason, decided_by)
             elif behavior == "ask":
                 waiting[pending.call_id] = ("approval", reason, decided_by)
                 if decision is None:
                     c.state, c.reason, c.asked_by = "approval", reason, decided_by
         if w.approvers and any(c.state == "approval" for c in calls):
             await self._consult_approvers(calls)
+        if w.denial_observers and any(c.denied for c in calls):
+            await self._report_denials(calls)
         if any(c.state == "approval" for c in calls):
             # Pausing again: a decision given now covers this resume only, so each call that needed one
             # waits for a decision again in the new checkpoint.

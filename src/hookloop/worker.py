@@ -82,10 +82,13 @@ from hookloop.tools._registry import ToolRegistry, ToolServer
 if TYPE_CHECKING:
     from hookloop.permissions import PermissionPolicy
 
-__all__ = ["Approver", "Worker", "WorkerState"]
+__all__ = ["Approver", "DenialObserver", "Worker", "WorkerState"]
 
 WorkerState = Literal["mutable", "cache_locked"]
 Approver = Callable[[PendingCall], Awaitable[ResumeDecision | None]]
+DenialObserver = Callable[[PendingCall], Awaitable[str | None]]
+"""Told of each call the permission policy (a deny rule, or the mode) denied: the pending call carries the
+reason and the denial result; a returned text is appended to the denial the model reads."""
 """Decides a permission ask without pausing (or returns None to let the next approver, or the pause, decide)."""
 I = TypeVar("I")  # noqa: E741
 O = TypeVar("O")  # noqa: E741
@@ -196,6 +199,8 @@ class Worker:
         for interceptor in interceptors:
             self._interceptors.add(interceptor)
         self.approvers: list[Approver] = list(approvers)
+        self.denial_observers: list[DenialObserver] = []
+        """Told of each policy denial before the batch goes on (command hooks' PermissionDenied)."""
         self.checkpoint_key = checkpoint_key
         self.checkpoint_ledger = Path(checkpoint_ledger) if checkpoint_ledger is not None else None
         self._run: _Run | None = None

@@ -117,9 +117,9 @@ DIAGNOSTIC_CASES: list[tuple[str, object, list[tuple[str, str, str]], list[str]]
         [],
     ),
     (
-        "type-unsupported",
-        settings("Stop", {"hooks": [{"type": "prompt", "prompt": "ok?"}, cmd("b")]}),
-        [("warning", "hooks.Stop[0].hooks[0].type", "not supported by hookloop")],
+        "prompt-on-sessionstart",
+        settings("SessionStart", {"hooks": [{"type": "prompt", "prompt": "ok?"}, cmd("b")]}),
+        [("error", "hooks.SessionStart[0].hooks[0].type", "runs only command and mcp_tool handlers")],
         ["b"],
     ),
     (

@@ -35,6 +35,10 @@ DOCUMENTED_INPUT: dict[str, set[str]] = {
     "StopFailure": {"error", "error_details", "last_assistant_message"},
     "PreCompact": {"trigger", "custom_instructions"},
     "PostCompact": {"trigger", "compact_summary"},
+    "PermissionDenied": {"tool_name", "tool_input", "tool_use_id", "reason"},
+    "ConfigChange": {"source", "file_path"},
+    "CwdChanged": {"old_cwd", "new_cwd"},
+    "FileChanged": {"file_path", "event"},
 }
 
 

@@ -11,7 +11,15 @@ from rich.table import Table
 
 from hookloop._frozen import dumps
 from hookloop.command_hooks.config import HookConfig, load_hook_config, resolve_hookloop_home
-from hookloop.command_hooks.model import ClineScript, CommandHandler, ConfiguredHook, HttpHandler
+from hookloop.command_hooks.model import (
+    NEVER_FIRED_EVENTS,
+    ClineScript,
+    CommandHandler,
+    ConfiguredHook,
+    HttpHandler,
+    McpToolHandler,
+    PromptHandler,
+)
 from hookloop.command_hooks.trust import apply_trust, is_trusted, project_config_digest, trust, untrust
 from hookloop.permissions import PermissionConfigError
 
@@ -68,8 +76,22 @@ def describe_handler(hook: ConfiguredHook) -> str:
         return handler.command
     if isinstance(handler, HttpHandler):
         return f"POST {handler.url}"
+    if isinstance(handler, PromptHandler):
+        return handler.prompt + (f" (model {handler.model})" if handler.model else "")
+    if isinstance(handler, McpToolHandler):
+        return f"{handler.server}/{handler.tool}"
     assert isinstance(handler, ClineScript)
     return handler.path
+
+
+def handler_type(hook: ConfiguredHook) -> str:
+    """``command``, ``http``, ``prompt``, ``agent``, ``mcp_tool`` or ``cline``."""
+    handler = hook.handler
+    if isinstance(handler, PromptHandler):
+        return handler.kind
+    if isinstance(handler, McpToolHandler):
+        return "mcp_tool"
+    return "cline" if isinstance(handler, ClineScript) else "http" if isinstance(handler, HttpHandler) else "command"
 
 
 @hooks_app.command("list")
@@ -88,7 +110,8 @@ def list_hooks(
             {
                 "event": hook.event,
                 "matcher": hook.matcher or "*",
-                "type": type(hook.handler).__name__.replace("Handler", "").replace("ClineScript", "cline").lower(),
+                "type": handler_type(hook),
+                "fires": hook.protocol == "cline" or hook.event not in NEVER_FIRED_EVENTS,
                 "run": describe_handler(hook),
                 "timeout": hook.timeout,
                 "source": hook.source.path,
@@ -108,8 +131,9 @@ def list_hooks(
         table.add_column(column, overflow="fold")
     for row in rows:
         timeout = "default" if row["timeout"] is None else f"{row['timeout']:g}s"
+        event = str(row["event"]) if row["fires"] else f"{row['event']} (never fired by hookloop)"
         table.add_row(
-            str(row["event"]), str(row["matcher"]), str(row["type"]), str(row["run"]), timeout,
+            event, str(row["matcher"]), str(row["type"]), str(row["run"]), timeout,
             f"{row['source']} [{row['layer']}]", str(row["trust"]),
         )  # fmt: skip
     console.print(table)
@@ -130,6 +154,10 @@ def validate(cwd: Path = PROJECT, no_claude_settings: bool = NO_CLAUDE) -> None:
         colour = {"error": "red", "warning": "yellow"}.get(diagnostic.severity, "dim")
         console.print(f"[{colour}]{diagnostic.severity}[/]: {diagnostic}", markup=True)
         errors += diagnostic.severity == "error"
+    for hook in config.hooks:
+        if hook.protocol == "claude" and hook.event in NEVER_FIRED_EVENTS:
+            where = f"{hook.source.path}: {hook.json_path}"
+            console.print(f"[yellow]warning[/]: {where}: hookloop never fires {hook.event}; this hook never runs")
     options = RunOptions(model="-", cwd=cwd.resolve(), include_claude=not no_claude_settings)
     try:
         build_policy(options, settings_layers(options))

@@ -10,7 +10,7 @@ import json
 import logging
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from hookloop._frozen import thaw_object
@@ -63,7 +63,9 @@ from hookloop.hooks.summaries import (
 from hookloop.items import Message
 
 from . import payloads as wire_in
-from ._firing import HOOK_NAME, CommandHookCancelled, Fired, Firing
+from ._firing import HOOK_NAME, CommandHookCancelled, Fired
+from ._watch import WatchedEvents
+from .model import HookSource, PromptHandler
 from .translate import DecisionKind
 
 __all__ = ["EventHooks"]
@@ -74,24 +76,34 @@ _CONTINUE = Continue()
 _FINISH = Finish()
 
 
-class EventHooks(Firing):
+class EventHooks(WatchedEvents):
     """One Worker's command hooks: :meth:`register` adds one ``"command hooks"`` hook per event in use."""
 
-    def register(self) -> None:
+    turn_ended: str | None = None
+    """A PreToolUse prompt/agent hook denied a call and ends the turn: the run stops after this batch."""
+
+    def register(self, settings_files: Sequence[HookSource] = ()) -> None:
+        """Add the in-process hooks; ``settings_files`` are the settings files ConfigChange watches (default:
+        the files the configured hooks come from)."""
         w = self.worker
         add = w.hooks.add
-        if self.has("SessionStart") or self.has(cline="TaskStart") or self.has(cline="TaskResume"):
+        self.setup_watches(settings_files or list({h.source.path: h.source for h in self.config.hooks}.values()))
+        watching = self.watching
+        if self.has("SessionStart") or self.has(cline="TaskStart") or self.has(cline="TaskResume") or watching:
             add(SESSION_START, self.session_start, name=HOOK_NAME, source=_SOURCE)
-        if self.has("UserPromptSubmit", "UserPromptSubmit"):
+        if self.has("UserPromptSubmit", "UserPromptSubmit") or watching:
             add(ON_PROMPT_SUBMIT, self.prompt_submit, name=HOOK_NAME, source=_SOURCE)
         pre = self.has("PreToolUse", "PreToolUse")
         if pre:
             add(PRE_TOOL_CALL, self.pre_tool_call, name=HOOK_NAME, source=_SOURCE)
         post = self.has("PostToolUse", "PostToolUse") or self.has("PostToolUseFailure")
-        if pre or post:
+        if pre or post or watching:
             add(POST_TOOL_CALL, self.post_tool_call, name=HOOK_NAME, source=_SOURCE)
-        if self.has("PostToolBatch"):
+        judges_calls = any(isinstance(h.handler, PromptHandler) for h in self.claude_hooks.get("PreToolUse", ()))
+        if self.has("PostToolBatch") or judges_calls:
             add(POST_TOOL_BATCH, self.post_tool_batch, name=HOOK_NAME, source=_SOURCE)
+        if self.has("PermissionDenied"):
+            w.denial_observers.append(self.permission_denied)
         if self.has("Stop"):
             add(ON_TURN_END, self.turn_end, name=HOOK_NAME, source=_SOURCE)
         if self.has("StopFailure"):
@@ -111,6 +123,9 @@ class EventHooks(Firing):
     # -- events ---------------------------------------------------------------------------------------------
 
     async def session_start(self, info: SessionStartInfo) -> SessionStartResult:
+        self.baseline()
+        if info.source == "startup":  # a resumed batch still ends the turn a judge ended before the pause
+            self.turn_ended = None
         cline: Literal["TaskStart", "TaskResume"] = "TaskStart" if info.source == "startup" else "TaskResume"
         hooks = self.select("SessionStart", cline, target=info.source)
         if not hooks:
@@ -124,6 +139,7 @@ class EventHooks(Firing):
             ),
             session_id=info.session_id,
         )
+        self.take_watch_paths(fired)
         merged = fired.merged
         if merged.kind == "stop":
             raise _cancelled(fired, "SessionStart" if info.source == "startup" else cline)
@@ -132,6 +148,7 @@ class EventHooks(Firing):
         return None
 
     async def prompt_submit(self, info: PromptSubmitInfo) -> PromptSubmitResult:
+        await self.observe(info.session_id)
         hooks = self.select("UserPromptSubmit", "UserPromptSubmit")
         if not hooks:
             return _CONTINUE
@@ -174,6 +191,8 @@ class EventHooks(Firing):
                 raise _cancelled(fired, "PreToolUse")
             return Abort(merged.stop_reason or "stopped by a PreToolUse hook")
         if kind in ("deny", "block"):
+            if fired.ends_turn:
+                self.turn_ended = fired.ends_turn
             return Deny("\n\n".join([merged.reason or "denied by a PreToolUse hook", *contexts]))
         if contexts:
             self.pending_context[info.call_id] = contexts
@@ -189,6 +208,12 @@ class EventHooks(Firing):
         return _CONTINUE
 
     async def post_tool_call(self, info: PostToolCallInfo) -> PostToolCallResult:
+        """PostToolUse / PostToolUseFailure, then what the call changed: CwdChanged, FileChanged, ConfigChange."""
+        result = await self.post_tool_use(info)
+        await self.observe(info.session_id, info.tool_name)
+        return result
+
+    async def post_tool_use(self, info: PostToolCallInfo) -> PostToolCallResult:
         texts = self.pending_context.pop(info.call_id, [])
         seconds = info.seconds
         claude = "PostToolUseFailure" if info.is_error else "PostToolUse"
@@ -222,6 +247,8 @@ class EventHooks(Firing):
             merged = fired.merged
             if merged.kind == "stop":
                 return Stop(merged.stop_reason or f"stopped by a {claude} hook")
+            if fired.ends_turn:
+                return Stop(fired.ends_turn)
             if merged.kind == "block" and merged.reason:
                 texts.append(merged.reason)
             texts.extend(merged.additional_context)
@@ -238,7 +265,11 @@ class EventHooks(Firing):
         return _CONTINUE
 
     async def post_tool_batch(self, info: PostToolBatchInfo) -> PostToolBatchResult:
-        """PostToolBatch: block (or stop) ends the loop before the next model call; context reaches the model."""
+        """PostToolBatch: block (or stop) ends the loop before the next model call; context reaches the model.
+        A PreToolUse prompt/agent hook that ended the turn stops the run here too."""
+        ended, self.turn_ended = self.turn_ended, None
+        if ended is not None:
+            return Stop(ended)
         hooks = self.select("PostToolBatch")
         if not hooks:
             return _CONTINUE

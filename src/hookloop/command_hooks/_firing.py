@@ -24,7 +24,7 @@ from hookloop.timeline import HookDecision, HookOutputLine, HookStarted
 from . import payloads as wire_in
 from .config import HookConfig
 from .matchers import matcher_matches
-from .model import TOOL_EVENTS, CommandHandler, ConfiguredHook, HookOutcome
+from .model import TOOL_EVENTS, CommandHandler, ConfiguredHook, HookOutcome, McpToolHandler, PromptHandler
 from .runner import RunnerOptions, StreamName, run_all
 from .translate import CommandDecision, DecisionKind, merge_decisions, translate_outcome
 
@@ -85,6 +85,11 @@ class Fired:
     hooks: tuple[ConfiguredHook, ...]
     decisions: tuple[CommandDecision, ...]
     merged: CommandDecision
+    outcomes: tuple[HookOutcome, ...] = ()
+    """What each handler did (its stdout, for fields only some events read: ``retry``, ``watchPaths``)."""
+    ends_turn: str | None = None
+    """A prompt/agent handler answered "not ok" where that ends the turn (PreToolUse, PostToolUse without
+    ``continueOnBlock``): its reason."""
 
 
 NOTHING = Fired((), (), CommandDecision())
@@ -125,6 +130,7 @@ class Firing:
         self.policies: dict[str, PermissionPolicy | None] = {}
         self.matched: dict[tuple[str, str | None, str], bool] = {}
         self.any_async = any(_runs_async(hook) for hook in config.hooks)
+        self.any_model_handlers = any(_in_process(hook) for hook in config.hooks)
         self.version = _version()
         self.user_id = _user_id()
 
@@ -231,23 +237,27 @@ class Firing:
         if timeline.subscribers:
             for hook in hooks:
                 timeline.emit(HookStarted(event=hook.event, hook=hook.name, source=_source(hook), call_id=call_id))
+        ends_turn: str | None = None
         try:
-            outcomes = await run_all(
-                hooks,
-                payload,
-                project_dir=self.project_dir,
-                cline_payload=cline_body,
-                options=self.options,
-                on_line=self.line_streamer(),
-                extra_env={"CLAUDE_CODE_SESSION_ID": session_id, "HOOKLOOP_SESSION_ID": session_id},
-            )
+            if self.any_model_handlers and any(_in_process(h) for h in hooks):
+                outcomes, decisions, ends_turn = await self.run_mixed(hooks, payload, cline_body, session_id)
+            else:
+                outcomes = await run_all(
+                    hooks,
+                    payload,
+                    project_dir=self.project_dir,
+                    cline_payload=cline_body,
+                    options=self.options,
+                    on_line=self.line_streamer(),
+                    extra_env={"CLAUDE_CODE_SESSION_ID": session_id, "HOOKLOOP_SESSION_ID": session_id},
+                )
+                if len(hooks) == 1:
+                    decisions = (translate_outcome(hooks[0], outcomes[0]),)
+                else:
+                    decisions = tuple(translate_outcome(h, o) for h, o in zip(hooks, outcomes, strict=True))
         except asyncio.CancelledError:
             self.report_cancelled(hooks, call_id, time.perf_counter() - started, background=background)
             raise
-        if len(hooks) == 1:
-            decisions: tuple[CommandDecision, ...] = (translate_outcome(hooks[0], outcomes[0]),)
-        else:
-            decisions = tuple(translate_outcome(hook, outcome) for hook, outcome in zip(hooks, outcomes, strict=True))
         self.report(hooks, outcomes, decisions, call_id)
         merged = merge_decisions(decisions)
         if len(decisions) > 1:
@@ -255,7 +265,60 @@ class Firing:
             for error in merged.errors:
                 if error not in own:
                     _log.warning("command hooks on %s: %s", hooks[0].event, error)
-        return Fired(hooks, decisions, merged)
+        return Fired(hooks, decisions, merged, outcomes, ends_turn)
+
+    async def run_mixed(
+        self,
+        hooks: tuple[ConfiguredHook, ...],
+        payload: Mapping[str, object],
+        cline_body: Mapping[str, object] | None,
+        session_id: str,
+    ) -> tuple[tuple[HookOutcome, ...], tuple[CommandDecision, ...], str | None]:
+        """One firing with prompt / agent / mcp_tool handlers among the hooks: those run in process (see
+        :mod:`._llm_handlers`, :mod:`._mcp_handler`), the rest through the runner, all in parallel."""
+        from ._llm_handlers import Judged, run_judge
+        from ._mcp_handler import run_mcp_tool_hook
+
+        external = tuple(h for h in hooks if not _in_process(h))
+
+        async def own(hook: ConfiguredHook) -> Judged:
+            if isinstance(hook.handler, PromptHandler):
+                return await run_judge(hook, payload, self.worker, workspace=self.cwd)
+            outcome = await run_mcp_tool_hook(
+                hook, payload, self.worker, session_id=session_id, output_cap=self.options.output_cap
+            )
+            return Judged(outcome=outcome, decision=translate_outcome(hook, outcome))
+
+        async with asyncio.TaskGroup() as group:
+            ran = group.create_task(
+                run_all(
+                    external,
+                    payload,
+                    project_dir=self.project_dir,
+                    cline_payload=cline_body,
+                    options=self.options,
+                    on_line=self.line_streamer(),
+                    extra_env={"CLAUDE_CODE_SESSION_ID": session_id, "HOOKLOOP_SESSION_ID": session_id},
+                )
+            )
+            judged = {id(h): group.create_task(own(h)) for h in hooks if _in_process(h)}
+        by_hook = dict(zip((id(h) for h in external), ran.result(), strict=True))
+        outcomes: list[HookOutcome] = []
+        decisions: list[CommandDecision] = []
+        ends_turn: list[str] = []
+        for hook in hooks:
+            task = judged.get(id(hook))
+            if task is None:
+                outcome = by_hook[id(hook)]
+                outcomes.append(outcome)
+                decisions.append(translate_outcome(hook, outcome))
+                continue
+            result = task.result()
+            outcomes.append(result.outcome)
+            decisions.append(result.decision)
+            if result.ends_turn:
+                ends_turn.append(result.ends_turn)
+        return tuple(outcomes), tuple(decisions), "\n".join(ends_turn) or None
 
     async def run_async_handlers(
         self,
@@ -393,6 +456,11 @@ class Firing:
 def _runs_async(hook: ConfiguredHook) -> bool:
     handler = hook.handler
     return isinstance(handler, CommandHandler) and (handler.run_async or handler.async_rewake)
+
+
+def _in_process(hook: ConfiguredHook) -> bool:
+    """prompt, agent and mcp_tool handlers run inside this process, not through the runner."""
+    return isinstance(hook.handler, (PromptHandler, McpToolHandler))
 
 
 def _source(hook: ConfiguredHook) -> str:

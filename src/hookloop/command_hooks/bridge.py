@@ -35,7 +35,21 @@ Notification (both)                    notification        fire-and-forget (neve
 PreCompact (both)                      pre_compact         block → ``Cancel`` (no compaction); stop raises
 PostCompact                            post_compact        side effects only
 SessionEnd / TaskComplete, TaskCancel  session_end         side effects only; then background hooks are drained
+PermissionDenied                       ``Worker.denial_    a policy denial (rule or mode); ``retry: true``
+                                       observers``         appends a may-retry note to the denial
+CwdChanged, FileChanged, ConfigChange  after each tool     Bash's ``cd``; a watched file (matcher names and
+                                       call, at a prompt   ``watchPaths``); a settings file changed mid-run (it
+                                                           applies from the next load; see ``_watch``)
 =====================================  ==================  =====================================================
+
+Setup and InstructionsLoaded (no init mode, no CLAUDE.md loading), the subagent, task, team, worktree and
+elicitation events are never fired (:data:`~hookloop.command_hooks.model.NEVER_FIRED_EVENTS`).
+
+Handler types: ``command`` and ``http`` run through :mod:`~hookloop.command_hooks.runner`; ``prompt`` and
+``agent`` (a model judges, :mod:`~hookloop.command_hooks._llm_handlers`) and ``mcp_tool`` (a tool of an MCP
+server on the Worker, :mod:`~hookloop.command_hooks._mcp_handler`) run in process, in parallel with the rest. A
+judge's "not ok" on PreToolUse/PostToolUse ends the turn unless ``continueOnBlock``: the run finishes after the
+batch (``stopped_by_hook``).
 
 A hookloop *run* (or resume) is a Claude Code session and a Cline task: SessionStart/TaskStart fire when it starts,
 SessionEnd/TaskComplete/TaskCancel when it ends, and Cline's ``taskId`` is the run id (a resume keeps it).
@@ -99,6 +113,7 @@ class CommandHooks:
         options: RunnerOptions | None = None,
         background_grace: float = 1.5,
         diagnostics: Sequence[Diagnostic] = (),
+        settings_files: Sequence[HookSource] = (),
     ) -> None:
         opts = options or RunnerOptions()
         if opts.http_url_allowlist is None and config.http_url_allowlist is not None:
@@ -112,6 +127,9 @@ class CommandHooks:
         self._diagnostics = (*config.diagnostics, *diagnostics)
         self._reported = False
         self._installed: weakref.WeakSet[Worker] = weakref.WeakSet()
+        self.settings_files = tuple(settings_files)
+        """The settings files ConfigChange hooks watch (:meth:`load` sets every layer's; default: the files
+        the hooks come from)."""
 
     @classmethod
     def load(
@@ -153,7 +171,19 @@ class CommandHooks:
             count = len(config.project_hooks)
             message = f"{count} project hook(s) run without recorded trust (trust_project=True)"
             extra.append(Diagnostic(severity="info", file=str(project), path="", message=message))
-        return cls(config, project_dir=project, options=options, background_grace=background_grace, diagnostics=extra)
+        watched = [
+            *settings_sources(project, home=home if home is not None else Path.home(), hookloop_home=own_home,
+                              include_claude=include_claude),
+            *(HookSource(kind="hookloop-user", path=str(Path(p).resolve())) for p in extra_settings),
+        ]  # fmt: skip
+        return cls(
+            config,
+            project_dir=project,
+            options=options,
+            background_grace=background_grace,
+            diagnostics=extra,
+            settings_files=watched,
+        )
 
     @property
     def hooks(self) -> tuple[ConfiguredHook, ...]:
@@ -184,7 +214,7 @@ class CommandHooks:
                 project_dir=self.project_dir,
                 options=self.options,
                 background_grace=self.background_grace,
-            ).register()
+            ).register(self.settings_files)
 
 
 def _load_config(

@@ -42,6 +42,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, TypeAlias
 
+from hookloop._frozen import dumps
+
+from ._handler_config import model_handler
 from .discovery import cline_hook_dirs, discover_cline_scripts, launcher_for
 from .matchers import is_match_all, matcher_error, matcher_matches
 from .model import (
@@ -56,6 +59,8 @@ from .model import (
     Handler,
     HookSource,
     HttpHandler,
+    McpToolHandler,
+    PromptHandler,
     Severity,
 )
 
@@ -72,7 +77,8 @@ __all__ = [
 ]
 
 _MILLISECONDS_SUSPECT = 1000.0
-_UNSUPPORTED_TYPES = frozenset({"mcp_tool", "prompt", "agent"})
+_MODEL_HANDLER_TYPES = frozenset({"mcp_tool", "prompt", "agent"})
+_TYPE_NAMES = '"command", "http", "prompt", "agent" or "mcp_tool"'
 _COMMAND_FIELDS = frozenset(
     {"type", "command", "args", "timeout", "if", "failClosed", "async", "asyncRewake", "shell", "statusMessage"}
 )
@@ -300,6 +306,11 @@ def _dedup_key(hook: ConfiguredHook) -> tuple[object, ...]:
         return (hook.event, "command", handler.command, handler.args, matcher)
     if isinstance(handler, HttpHandler):
         return (hook.event, "http", handler.url, handler.headers, matcher)
+    if isinstance(handler, PromptHandler):
+        return (hook.event, handler.kind, handler.prompt, handler.model, matcher, handler.condition)
+    if isinstance(handler, McpToolHandler):
+        spec = None if handler.input is None else dumps(handler.input)
+        return (hook.event, "mcp_tool", handler.server, handler.tool, spec, matcher, handler.condition)
     assert isinstance(handler, ClineScript)
     return (hook.event, "cline", os.path.realpath(handler.path))
 
@@ -427,13 +438,12 @@ class _Parser:
             return self.command(entry, path)
         if kind == "http":
             return self.http(entry, path)
-        if kind in _UNSUPPORTED_TYPES:
-            self.report("warning", _child(path, "type"), f"handler type {kind!r} is not supported by hookloop; skipped")
-            return None
+        if kind in _MODEL_HANDLER_TYPES:
+            return model_handler(self, str(kind), entry, path)
         if kind is None:
-            self.report("error", _child(path, "type"), 'missing; expected "command" or "http"')
+            self.report("error", _child(path, "type"), f"missing; expected {_TYPE_NAMES}")
         else:
-            self.report("error", _child(path, "type"), f'expected "command" or "http", got {json.dumps(kind)}')
+            self.report("error", _child(path, "type"), f"expected {_TYPE_NAMES}, got {json.dumps(kind)}")
         return None
 
     def unknown_fields(self, entry: Mapping[str, object], known: frozenset[str], path: str) -> None:

@@ -11,11 +11,14 @@ import shlex
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from hookloop._frozen import FrozenDict
+
 __all__ = [
     "CLAUDE_EVENTS",
     "CLINE_CANCELLABLE_EVENTS",
     "CLINE_EVENTS",
     "MATCHER_EVENTS",
+    "NEVER_FIRED_EVENTS",
     "OUTPUT_CAP",
     "SUPPORTED_EVENTS",
     "TOOL_EVENTS",
@@ -28,6 +31,8 @@ __all__ = [
     "HookOutcome",
     "HookSource",
     "HttpHandler",
+    "McpToolHandler",
+    "PromptHandler",
     "Severity",
     "SourceKind",
 ]
@@ -46,6 +51,10 @@ SUPPORTED_EVENTS: tuple[str, ...] = (
     "StopFailure",
     "PreCompact",
     "PostCompact",
+    "PermissionDenied",
+    "ConfigChange",
+    "CwdChanged",
+    "FileChanged",
 )
 """Claude Code events hookloop fires (and translates)."""
 
@@ -74,6 +83,11 @@ CLAUDE_EVENTS: frozenset[str] = frozenset(
 )
 """Every event Claude Code documents. A known event hookloop does not fire is loaded with an info diagnostic;
 an unknown name is an error."""
+
+NEVER_FIRED_EVENTS: frozenset[str] = CLAUDE_EVENTS - frozenset(SUPPORTED_EVENTS)
+"""Documented Claude Code events hookloop has no moment for (``Setup``: no init/maintenance mode;
+``InstructionsLoaded``: hookloop loads no CLAUDE.md; subagent, task, team, worktree, elicitation … events):
+their hooks load and never run (``hookloop hooks list`` marks them, ``hooks validate`` warns)."""
 
 MATCHER_EVENTS: frozenset[str] = frozenset(
     {
@@ -217,7 +231,43 @@ class ClineScript:
     path: str
 
 
-Handler: TypeAlias = CommandHandler | HttpHandler | ClineScript
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptHandler:
+    """``{"type": "prompt" | "agent", ...}``: a model judges the hook input and answers ``{"ok": bool, "reason":
+    str}`` (see :mod:`hookloop.command_hooks._llm_handlers`). ``agent`` runs a sub-run with the read-only tools
+    Read, Grep and Glob (up to 50 turns) before it answers."""
+
+    kind: Literal["prompt", "agent"]
+    prompt: str
+    """The instruction; ``$ARGUMENTS`` is replaced by the hook input JSON (appended when absent)."""
+    model: str | None = None
+    """A model name for the Worker's client (a small model); ``None`` = the Worker's own model."""
+    continue_on_block: bool = False
+    """``continueOnBlock``: on PreToolUse/PostToolUse a "not ok" answer does not end the turn; the reason goes
+    to the model as the tool error (PreToolUse) or next to the result (PostToolUse)."""
+    timeout: float | None = None
+    condition: str | None = None
+    status_message: str | None = None
+    fail_closed: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class McpToolHandler:
+    """``{"type": "mcp_tool", "server": ..., "tool": ..., "input": {...}}``: call a tool of an MCP server
+    connected to the Worker; ``${tool_input.file_path}``-style references in ``input`` strings are filled from
+    the hook input. The tool's text result is read as the hook's stdout (JSON iff it starts with ``{``)."""
+
+    server: str
+    tool: str
+    input: FrozenDict | None = None
+    """Tool arguments (templated); ``None`` = the hook input itself."""
+    timeout: float | None = None
+    condition: str | None = None
+    status_message: str | None = None
+    fail_closed: bool = False
+
+
+Handler: TypeAlias = CommandHandler | HttpHandler | ClineScript | PromptHandler | McpToolHandler
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -247,6 +297,10 @@ class ConfiguredHook:
             return handler.path
         if isinstance(handler, HttpHandler):
             return handler.url
+        if isinstance(handler, PromptHandler):
+            return f"{handler.kind}: {handler.prompt}"
+        if isinstance(handler, McpToolHandler):
+            return f"mcp_tool: {handler.server}/{handler.tool}"
         if handler.args is not None:
             return shlex.join([handler.command, *handler.args])
         return handler.command

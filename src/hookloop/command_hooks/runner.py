@@ -72,7 +72,17 @@ from hookloop._spawn import spawn_group
 
 from .discovery import is_windows, launcher_for
 from .http_hooks import run_http
-from .model import OUTPUT_CAP, ClineScript, CommandHandler, ConfiguredHook, ErrorKind, HookOutcome, HttpHandler
+from .model import (
+    OUTPUT_CAP,
+    ClineScript,
+    CommandHandler,
+    ConfiguredHook,
+    ErrorKind,
+    HookOutcome,
+    HttpHandler,
+    McpToolHandler,
+    PromptHandler,
+)
 
 __all__ = [
     "CLINE_TIMEOUT",
@@ -687,6 +697,10 @@ async def run_hook(
             env_allowlist=opts.http_env_allowlist,
             output_cap=opts.output_cap,
         )
+    if isinstance(handler, (PromptHandler, McpToolHandler)):  # run by the Worker's bridge (_firing.run_mixed)
+        kind = handler.kind if isinstance(handler, PromptHandler) else "mcp_tool"
+        message = f"hook {hook.name}: {kind} handlers run only inside a Worker (they need its model or MCP servers)"
+        return HookOutcome(name=hook.name, error_kind="spawn_failed", error=message, timeout=timeout)
     if isinstance(handler, ClineScript):
         argv = launcher_for(handler.path, opts.platform)
         via_shell, fallback = False, not is_windows(opts.platform)

@@ -134,6 +134,12 @@ _RULES: dict[str, _Rules] = {
     "StopFailure": _Rules("ignore", output="ignored"),
     "PreCompact": _Rules("block", decision_block=True, fail_closed="block"),
     "PostCompact": _Rules("user", output="message_only"),
+    # Fired by hookloop.command_hooks._events / _watch; PermissionDenied's ``retry`` and the ``watchPaths`` of
+    # CwdChanged / FileChanged are read there from the raw output.
+    "PermissionDenied": _Rules("ignore", output="message_only"),
+    "ConfigChange": _Rules("block", decision_block=True),
+    "CwdChanged": _Rules("ignore", output="message_only"),
+    "FileChanged": _Rules("ignore", output="message_only"),
 }
 
 

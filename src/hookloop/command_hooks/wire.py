@@ -43,7 +43,11 @@ __all__ = [
     "ClineTaskMetadataHolder",
     "ClineTaskResume",
     "ClineUserPromptSubmit",
+    "ConfigChangeInput",
+    "CwdChangedInput",
+    "FileChangedInput",
     "NotificationInput",
+    "PermissionDeniedInput",
     "PermissionMode",
     "PermissionRequestDecisionWire",
     "PermissionRequestInput",
@@ -221,6 +225,35 @@ class PostCompactInput(ClaudeCommonInput):
     compact_summary: str
 
 
+class PermissionDeniedInput(ClaudeCommonInput):
+    hook_event_name: Literal["PermissionDenied"]
+    tool_name: str
+    tool_input: JSONObject
+    tool_use_id: str
+    reason: str
+    """Why the permission policy denied the call (the rule or mode)."""
+
+
+class ConfigChangeInput(ClaudeCommonInput):
+    hook_event_name: Literal["ConfigChange"]
+    source: Literal["user_settings", "project_settings", "local_settings", "policy_settings", "skills"]
+    """Also the matcher target."""
+    file_path: NotRequired[str]
+
+
+class CwdChangedInput(ClaudeCommonInput):
+    hook_event_name: Literal["CwdChanged"]
+    old_cwd: str
+    new_cwd: str
+
+
+class FileChangedInput(ClaudeCommonInput):
+    hook_event_name: Literal["FileChanged"]
+    file_path: str
+    """Absolute; its file name is the matcher target."""
+    event: Literal["change", "add", "unlink"]
+
+
 ClaudeHookInput: TypeAlias = (
     SessionStartInput
     | SessionEndInput
@@ -233,6 +266,10 @@ ClaudeHookInput: TypeAlias = (
     | NotificationInput
     | StopInput
     | StopFailureInput
+    | PermissionDeniedInput
+    | ConfigChangeInput
+    | CwdChangedInput
+    | FileChangedInput
     | PreCompactInput
     | PostCompactInput
 )
