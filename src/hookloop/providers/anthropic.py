@@ -38,7 +38,7 @@ from typing import Any
 
 from hookloop.providers._anthropic_wire import PROVIDER, to_anthropic
 from hookloop.providers._common import SdkErrors, SdkOwner, map_sdk_error, require_model
-from hookloop.providers._errors import ProviderConnectionError
+from hookloop.providers._errors import ProviderConnectionError, ProviderError, RateLimitError, classify_anthropic
 from hookloop.providers.base import LLMRequest
 from hookloop.stream import (
     BlockStart,
@@ -162,7 +162,7 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
         try:
             sdk_stream: AsyncStream[RawMessageStreamEvent] = await self._sdk.messages.create(stream=True, **params)
         except Exception as exc:
-            mapped = map_sdk_error(exc, provider=PROVIDER, sdk=_SDK_ERRORS)
+            mapped = _map_error(exc)
             if mapped is None:
                 raise
             raise mapped from exc
@@ -234,7 +234,7 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
                     yield UsageEvent(Usage(input_tokens, output_tokens, cache_read, cache_write))
                     yield StopEvent(stop)
         except Exception as exc:
-            mapped = map_sdk_error(exc, provider=PROVIDER, sdk=_SDK_ERRORS)
+            mapped = _map_error(exc)
             if mapped is None:
                 raise
             raise mapped from exc
@@ -245,3 +245,19 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
                 f"{PROVIDER}: the stream ended before message_stop (connection closed mid-message)",
                 provider=PROVIDER,
             )
+
+
+def _map_error(exc: BaseException) -> ProviderError | None:
+    """The hookloop error for an SDK exception: the shared mapping, then Anthropic's own error types decide
+    the class and whether a retry may help (:func:`hookloop.providers._errors.classify_anthropic`)."""
+    mapped = map_sdk_error(exc, provider=PROVIDER, sdk=_SDK_ERRORS)
+    if mapped is None or mapped.error_type is None:
+        return mapped  # no provider error type: a connection failure, a timeout, or a bare HTTP status
+    return classify_anthropic(
+        provider=PROVIDER,
+        message=str(mapped),
+        status_code=mapped.status_code,
+        error_type=mapped.error_type,
+        request_id=mapped.request_id,
+        retry_after=mapped.retry_after if isinstance(mapped, RateLimitError) else None,
+    )
