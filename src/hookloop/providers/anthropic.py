@@ -70,6 +70,7 @@ _STOP_REASONS: Mapping[str, StopReason] = {
     "max_tokens": "max_tokens",
     "stop_sequence": "stop_sequence",
     "refusal": "refusal",
+    "pause_turn": "pause_turn",
     "model_context_window_exceeded": "max_tokens",
 }
 
