@@ -18,13 +18,22 @@ wire event                                      hookloop stream event
 ``text_delta`` / ``input_json_delta``           ``TextDelta`` / ``ToolCallDelta``
 ``thinking_delta`` / ``signature_delta``        ``ThinkingDelta(text)`` / ``ThinkingDelta(signature=...)``
 ``content_block_stop``                          ``BlockStop``
+any other block (``server_tool_use``,           nothing while it streams; at its ``content_block_stop`` one
+``web_search_tool_result``, ``*_tool_result``,  ``NativeBlock`` with the whole block (input JSON and citations
+unknown types)                                  merged in), which the Worker keeps as a ``ProviderBlock``
+text block with ``citations``                   ``BlockStart("text")`` / ``TextDelta`` / ``BlockStop`` as any
+                                                text, then a ``NativeBlock`` citation overlay (next index)
+``stop_reason: "pause_turn"``                   ``StopEvent("pause_turn")``: the Worker continues the turn
 ``message_start`` + ``message_delta`` usage     one ``UsageEvent`` (input, output, cache read, cache write)
 ``message_delta`` stop_reason, ``message_stop`` ``StopEvent``
 ``error`` event, HTTP errors, cut connection    a :mod:`hookloop.providers._errors` exception (raised)
 ==============================================  ==================================================================
 
-Server-tool blocks (web search and other Anthropic-run tools) are not part of hookloop's history and are
-skipped. A stream that ends without ``message_stop`` raises :class:`ProviderConnectionError`.
+Server-tool blocks (web search, tool search, code execution and other Anthropic-run tools) and block types
+hookloop does not know are kept whole and sent back unchanged in their place (see
+:mod:`hookloop.providers._anthropic_wire` for citations). Event indices are the wire's until the first citation
+overlay, which takes the index after its text block; later blocks move up by one. A stream that ends without
+``message_stop`` raises :class:`ProviderConnectionError`.
 
 Cancel: closing the iterator (the Worker does on cancel) closes the HTTP response at once.
 Retries: the SDK's policy (``max_retries``, default 2; ``retry-after`` honoured) runs before anything streams.
@@ -33,9 +42,10 @@ Retries: the SDK's policy (``max_retries``, default 2; ``retry-after`` honoured)
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
+from hookloop._frozen import freeze_object
 from hookloop.providers._anthropic_wire import PROVIDER, to_anthropic
 from hookloop.providers._common import SdkErrors, SdkOwner, map_sdk_error, require_model
 from hookloop.providers._errors import ProviderConnectionError, ProviderError, RateLimitError, classify_anthropic
@@ -43,6 +53,7 @@ from hookloop.providers.base import LLMRequest
 from hookloop.stream import (
     BlockStart,
     BlockStop,
+    NativeBlock,
     StopEvent,
     StopReason,
     StreamEvent,
@@ -74,6 +85,8 @@ _STOP_REASONS: Mapping[str, StopReason] = {
     "model_context_window_exceeded": "max_tokens",
 }
 
+_OWN_TOOL_KEYS = frozenset({"name", "description", "input_schema"})
+
 
 class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
     """An :class:`hookloop.providers.LLMClient` for the Anthropic Messages API.
@@ -92,6 +105,12 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
         sdk_client: use this ``anthropic.AsyncAnthropic`` instead of building one (it is then not closed by
             :meth:`aclose`, its owner closes it).
         extra_params: more ``messages.create`` parameters sent as they are (``temperature``, ``metadata``, …).
+        server_tools: Anthropic-run tools sent after the Worker's tools, as the API takes them, e.g.
+            ``[{"type": "web_search_20250305", "name": "web_search", "max_uses": 5}]`` or a tool-search tool.
+            Their blocks come back as :class:`~hookloop.items.ProviderBlock` items (never run by hookloop, no
+            hooks or permission rules apply: Anthropic runs them) and go back unchanged.
+        tool_options: more keys for the Worker's tools by tool name, e.g. ``{"get_rate": {"defer_loading":
+            True}}`` for tool search. The keys hookloop sets (``name``, ``description``, ``input_schema``) stay.
     """
 
     def __init__(
@@ -109,6 +128,8 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
         timeout: float | None = None,
         sdk_client: anthropic.AsyncAnthropic | None = None,
         extra_params: Mapping[str, object] | None = None,
+        server_tools: Sequence[Mapping[str, object]] = (),
+        tool_options: Mapping[str, Mapping[str, object]] | None = None,
     ) -> None:
         self.model = model
         self.max_tokens = max_tokens
@@ -123,6 +144,8 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
         )
         self.caching = caching
         self.extra_params: dict[str, object] = dict(extra_params or {})
+        self.server_tools: list[dict[str, object]] = [dict(t) for t in server_tools]
+        self.tool_options: dict[str, dict[str, object]] = {k: dict(v) for k, v in (tool_options or {}).items()}
         if sdk_client is not None:
             self._sdk = sdk_client
             self._owned = False
@@ -150,6 +173,12 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
         }
         if system:
             params["system"] = system
+        if self.tool_options:
+            for spec in tools:
+                extra = self.tool_options.get(spec["name"])
+                if extra:
+                    spec.update({k: v for k, v in extra.items() if k not in _OWN_TOOL_KEYS})
+        tools = [*tools, *(dict(t) for t in self.server_tools)]
         if tools:
             params["tools"] = tools
         if self.thinking is not None:
@@ -171,7 +200,8 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
         # newer API versions, cumulative input/cache counts too).
         input_tokens = output_tokens = cache_read = cache_write = 0
         stop: StopReason = "end_turn"
-        skipped: set[int] = set()
+        native: dict[int, _Native] = {}  # wire index → the provider-native block streaming there
+        shift = 0  # hookloop index = wire index + shift (+1 after each citation overlay, which takes an index)
         finished = False
         try:
             async for event in sdk_stream:
@@ -179,40 +209,62 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
                     index = event.index
                     delta = event.delta
                     if delta.type == "text_delta":
-                        yield TextDelta(index, delta.text)
+                        if native:
+                            open_block = native.get(index)
+                            if open_block is not None:
+                                open_block.text.append(delta.text)
+                                if not open_block.cited:
+                                    continue
+                        yield TextDelta(index + shift, delta.text)
                     elif delta.type == "input_json_delta":
-                        if delta.partial_json:
-                            yield ToolCallDelta(index, delta.partial_json)
+                        if native and index in native:
+                            native[index].json.append(delta.partial_json)
+                        elif delta.partial_json:
+                            yield ToolCallDelta(index + shift, delta.partial_json)
                     elif delta.type == "thinking_delta":
-                        yield ThinkingDelta(index, delta.thinking)
+                        yield ThinkingDelta(index + shift, delta.thinking)
                     elif delta.type == "signature_delta":
-                        yield ThinkingDelta(index, "", signature=delta.signature)
-                    # citations_delta: citations are not part of hookloop's history
+                        yield ThinkingDelta(index + shift, "", signature=delta.signature)
+                    elif delta.type == "citations_delta" and native and index in native:
+                        native[index].citations.append(delta.citation.to_dict())
+                    # other delta types: nothing hookloop can merge (a native block goes back as it started)
                 elif event.type == "content_block_start":
                     index = event.index
                     block = event.content_block
                     if block.type == "text":
-                        yield BlockStart(index, "text")
+                        if block.citations is not None:  # cited text: a Message, plus an overlay (see module doc)
+                            native[index] = _Native(block.to_dict(), cited=True)
+                        yield BlockStart(index + shift, "text")
                         if block.text:
-                            yield TextDelta(index, block.text)
+                            yield TextDelta(index + shift, block.text)
                     elif block.type == "tool_use":
-                        yield BlockStart(index, "tool_call", call_id=block.id, name=block.name)
+                        yield BlockStart(index + shift, "tool_call", call_id=block.id, name=block.name)
                         if block.input:
-                            yield ToolCallDelta(index, json.dumps(block.input))
+                            yield ToolCallDelta(index + shift, json.dumps(block.input))
                     elif block.type == "thinking":
-                        yield BlockStart(index, "thinking")
+                        yield BlockStart(index + shift, "thinking")
                         if block.thinking:
-                            yield ThinkingDelta(index, block.thinking)
+                            yield ThinkingDelta(index + shift, block.thinking)
                         if block.signature:
-                            yield ThinkingDelta(index, "", signature=block.signature)
+                            yield ThinkingDelta(index + shift, "", signature=block.signature)
                     elif block.type == "redacted_thinking":
-                        yield BlockStart(index, "thinking")
-                        yield ThinkingDelta(index, "", redacted=block.data)
-                    else:
-                        skipped.add(index)
+                        yield BlockStart(index + shift, "thinking")
+                        yield ThinkingDelta(index + shift, "", redacted=block.data)
+                    else:  # server_tool_use, *_tool_result, any block type hookloop does not know: kept whole
+                        native[index] = _Native(block.to_dict())
                 elif event.type == "content_block_stop":
-                    if event.index not in skipped:
-                        yield BlockStop(event.index)
+                    index = event.index
+                    done = native.pop(index, None) if native else None
+                    if done is None:
+                        yield BlockStop(index + shift)
+                        continue
+                    data = done.data(index)
+                    if done.cited:
+                        yield BlockStop(index + shift)
+                        if not data.get("citations"):
+                            continue  # no citation came: plain text
+                        shift += 1
+                    yield NativeBlock(index + shift, PROVIDER, freeze_object(data))
                 elif event.type == "message_start":
                     usage = event.message.usage
                     input_tokens = usage.input_tokens or 0
@@ -246,6 +298,39 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
                 f"{PROVIDER}: the stream ended before message_stop (connection closed mid-message)",
                 provider=PROVIDER,
             )
+
+
+class _Native:
+    """A provider-native block while it streams: the block as it started, and what its deltas add (tool input
+    JSON, citations, text)."""
+
+    __slots__ = ("block", "citations", "cited", "json", "text")
+
+    def __init__(self, block: dict[str, Any], *, cited: bool = False) -> None:
+        self.block = block
+        self.cited = cited
+        self.json: list[str] = []
+        self.citations: list[dict[str, Any]] = []
+        self.text: list[str] = []
+
+    def data(self, index: int) -> dict[str, Any]:
+        """The complete block, as a non-streamed reply would hold it."""
+        block = self.block
+        if self.json:
+            raw = "".join(self.json)
+            try:
+                block["input"] = json.loads(raw) if raw.strip() else {}
+            except ValueError:
+                raise ProviderConnectionError(
+                    f"{PROVIDER}: the {block.get('type')} block {index} ended with input that is not JSON: "
+                    f"{raw[:200]!r}",
+                    provider=PROVIDER,
+                ) from None
+        if self.citations:
+            block["citations"] = [*(block.get("citations") or ()), *self.citations]
+        if self.text:
+            block["text"] = (block.get("text") or "") + "".join(self.text)
+        return block
 
 
 def _map_error(exc: BaseException) -> ProviderError | None:
