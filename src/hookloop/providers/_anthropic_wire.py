@@ -17,7 +17,9 @@ Worker keeps it in ``Reasoning.redacted`` and it is sent back as the same ``reda
 
 Provider-native blocks (:class:`~hookloop.items.ProviderBlock` of provider ``"anthropic"``: ``server_tool_use``,
 ``web_search_tool_result`` and every other ``*_tool_result``, any block type hookloop does not model) go back
-exactly as they came, in their place among the assistant's blocks; other providers' blocks are skipped.
+exactly as they came, in their place among the assistant's blocks; other providers' blocks are skipped, and so
+is a block claiming a type hookloop models itself (``tool_use``, ``tool_result``, ``thinking``, ``redacted_thinking``:
+the client never makes one, so it was put there by hand).
 
 Text with citations: the client keeps the text as a normal assistant :class:`Message` (hooks, ``Finished.text``
 and the user see it as any other text) and, right after it, a ``ProviderBlock`` holding the whole native text
@@ -69,6 +71,10 @@ PROVIDER = "anthropic"
 """Signatures are base64 and never contain ``:``, so this prefix cannot clash with a real one."""
 
 _EPHEMERAL: JSONDict = {"type": "ephemeral"}
+_MODELLED = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
+"""Block types hookloop models as its own items: a ProviderBlock claiming one is never sent (a ``tool_use`` there
+would be a call without the exactly-one result the Worker guarantees; thinking must be the provider's signed
+Reasoning)."""
 _UNCACHEABLE = frozenset({"thinking", "redacted_thinking"})
 
 
@@ -195,7 +201,10 @@ def to_anthropic(
             if item.provider != PROVIDER:
                 continue
             data = thaw_object(item.data)
-            if data.get("type") == "text":  # a citation overlay: only onto the same text just before it
+            kind = data.get("type")
+            if not isinstance(kind, str) or kind in _MODELLED:
+                continue  # never a call, result or thinking outside hookloop's own bookkeeping
+            if kind == "text":  # a citation overlay: only onto the same text just before it
                 last = blocks[-1] if role == "assistant" and blocks else None
                 if last is not None and last.get("type") == "text" and last.get("text") == data.get("text"):
                     last.update(data)
