@@ -214,3 +214,30 @@ def test_from_anthropic_inverts_native_blocks_and_citations() -> None:
     assert kinds == [msg, msg, native, native, native, native, msg, msg, native, msg, native]
     _, messages, _ = to_anthropic(None, items, (), caching=False)
     assert messages == payload
+
+
+@pytest.mark.parametrize(
+    ("caller", "sent"),
+    [
+        ({"type": "code_execution_20250825", "tool_id": "srvtoolu_01Code"}, True),
+        ({"type": "direct"}, False),  # the default: not kept, not sent (as the recorded follow-ups do)
+    ],
+)
+async def test_a_tool_calls_caller_goes_back_unless_it_is_the_default(
+    server: WireServer, caller: dict[str, str], sent: bool
+) -> None:
+    marker = b'"name":"get_weather","input":{}'
+    chunks = [
+        c.replace(marker, marker + b',"caller":' + json.dumps(caller).encode()) for c in sse_events("anthropic/tool")
+    ]
+    assert any(b'"caller"' in c for c in chunks)
+    server.replies.append(Reply(200, {"content-type": "text/event-stream"}, chunks))
+    server.sse("anthropic/text")
+    async with AnthropicClient(
+        "m", api_key="k", base_url=server.base_url, caching=False, extra_params={"temperature": 0.2}
+    ) as client:
+        await Worker(client, tools=[get_weather]).run("Weather?")
+    first, second = (r.body for r in server.requests)
+    assert first["temperature"] == 0.2  # a parameter this SDK's create() no longer names still goes in the body
+    (use,) = [b for b in second["messages"][1]["content"] if b["type"] == "tool_use"]
+    assert use.get("caller") == (caller if sent else None)

@@ -35,6 +35,9 @@ Anthropic does not take (another image or document type, undecodable text) goes 
 placeholder (:func:`hookloop.items.part_placeholder`) saying it was left out. User messages map their parts the
 same way.
 
+A ``tool_use`` block's ``caller`` other than the default ``direct`` (a call from Anthropic's code execution) is
+kept in ``ToolCall.meta["anthropic_caller"]`` and goes back on the block.
+
 Tool calls whose arguments were not a JSON object (``ToolCall.raw_arguments``) go back with an empty
 ``input`` (the API only takes objects); their error result quotes the raw text to the model.
 
@@ -47,7 +50,7 @@ import base64
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from hookloop._frozen import freeze_object, thaw_object
+from hookloop._frozen import EMPTY, freeze_object, thaw_object
 from hookloop.items import (
     ContentPart,
     DocumentPart,
@@ -69,6 +72,10 @@ __all__: list[str] = []
 
 PROVIDER = "anthropic"
 """Signatures are base64 and never contain ``:``, so this prefix cannot clash with a real one."""
+
+CALLER_META = "anthropic_caller"
+"""``ToolCall.meta`` key of a ``tool_use`` block's ``caller`` when it is not the default ``{"type": "direct"}``
+(a call made from Anthropic's code execution): it goes back on the block."""
 
 _EPHEMERAL: JSONDict = {"type": "ephemeral"}
 _MODELLED = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
@@ -193,7 +200,16 @@ def to_anthropic(
             new = _content_blocks(item.content)
         elif isinstance(item, ToolCall):
             item_role = "assistant"
-            new = [{"type": "tool_use", "id": item.call_id, "name": item.name, "input": thaw_object(item.arguments)}]
+            use: JSONDict = {
+                "type": "tool_use",
+                "id": item.call_id,
+                "name": item.name,
+                "input": thaw_object(item.arguments),
+            }
+            caller = item.meta.get(CALLER_META)
+            if isinstance(caller, Mapping):
+                use["caller"] = thaw_object(caller)
+            new = [use]
         elif isinstance(item, ToolResult):
             item_role = "user"
             new = [_tool_result_block(item)]
@@ -323,7 +339,13 @@ def from_anthropic(system: object, messages: Sequence[Mapping[str, Any]]) -> lis
                 items.append(Reasoning(text="", redacted=block["data"], provider=PROVIDER))
             elif kind == "tool_use":
                 names[block["id"]] = block["name"]
-                items.append(ToolCall(call_id=block["id"], name=block["name"], arguments=freeze_object(block["input"])))
+                caller = block.get("caller")
+                meta = freeze_object({CALLER_META: caller}) if caller and caller.get("type") != "direct" else EMPTY
+                items.append(
+                    ToolCall(
+                        call_id=block["id"], name=block["name"], arguments=freeze_object(block["input"]), meta=meta
+                    )
+                )
             else:
                 items.append(ProviderBlock(provider=PROVIDER, data=freeze_object(block)))
         _flush_user(items, pending)

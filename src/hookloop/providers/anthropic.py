@@ -41,12 +41,13 @@ Retries: the SDK's policy (``max_retries``, default 2; ``retry-after`` honoured)
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from hookloop._frozen import freeze_object
-from hookloop.providers._anthropic_wire import PROVIDER, to_anthropic
+from hookloop._frozen import EMPTY, freeze_object
+from hookloop.providers._anthropic_wire import CALLER_META, PROVIDER, to_anthropic
 from hookloop.providers._common import SdkErrors, SdkOwner, map_sdk_error, require_model
 from hookloop.providers._errors import ProviderConnectionError, ProviderError, RateLimitError, classify_anthropic
 from hookloop.providers.base import LLMRequest
@@ -67,6 +68,7 @@ from hookloop.stream import (
 try:
     import anthropic
     from anthropic import AsyncStream
+    from anthropic.resources.messages import AsyncMessages
     from anthropic.types import RawMessageStreamEvent
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("the Anthropic client needs the anthropic SDK: pip install 'hookloop[anthropic]'") from exc
@@ -162,7 +164,8 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
         self._provider = PROVIDER
 
     def build_params(self, request: LLMRequest) -> dict[str, Any]:
-        """The ``messages.create`` keyword arguments for ``request`` (without ``stream``)."""
+        """The request body for ``request`` (without ``stream``): the ``messages.create`` keyword arguments, except
+        that a key the installed SDK does not take as an argument is sent through ``extra_body``."""
         system, messages, tools = to_anthropic(
             request.system, request.items, request.tools, cache_prefix=request.cache_prefix, caching=self.caching
         )
@@ -188,7 +191,7 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
         """Stream one reply as hookloop events; raises a provider error (see the module docstring)."""
-        params = self.build_params(request)
+        params = _sdk_arguments(self.build_params(request))
         try:
             sdk_stream: AsyncStream[RawMessageStreamEvent] = await self._sdk.messages.create(stream=True, **params)
         except Exception as exc:
@@ -238,7 +241,13 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
                         if block.text:
                             yield TextDelta(index + shift, block.text)
                     elif block.type == "tool_use":
-                        yield BlockStart(index + shift, "tool_call", call_id=block.id, name=block.name)
+                        caller = getattr(block, "caller", None)  # who called: code execution (programmatic calls)
+                        meta = (
+                            freeze_object({CALLER_META: caller.to_dict()})
+                            if caller is not None and caller.type != "direct"
+                            else EMPTY
+                        )
+                        yield BlockStart(index + shift, "tool_call", call_id=block.id, name=block.name, meta=meta)
                         if block.input:
                             yield ToolCallDelta(index + shift, json.dumps(block.input))
                     elif block.type == "thinking":
@@ -298,6 +307,22 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
                 f"{PROVIDER}: the stream ended before message_stop (connection closed mid-message)",
                 provider=PROVIDER,
             )
+
+
+_CREATE_ARGUMENTS = frozenset(inspect.signature(AsyncMessages.create).parameters) - {"self", "stream"}
+
+
+def _sdk_arguments(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` as ``messages.create`` takes them: a body key the installed SDK does not name as an argument
+    (``temperature`` on SDKs that dropped it, a new API parameter) goes in ``extra_body``, so it is still sent."""
+    unknown = [key for key in params if key not in _CREATE_ARGUMENTS]
+    if not unknown:
+        return params
+    arguments = {k: v for k, v in params.items() if k in _CREATE_ARGUMENTS}
+    extra = dict(params.get("extra_body") or {})
+    extra.update({key: params[key] for key in unknown})
+    arguments["extra_body"] = extra
+    return arguments
 
 
 class _Native:
