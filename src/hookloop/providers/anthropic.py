@@ -241,12 +241,11 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
                         if block.text:
                             yield TextDelta(index + shift, block.text)
                     elif block.type == "tool_use":
-                        caller = getattr(block, "caller", None)  # who called: code execution (programmatic calls)
-                        meta = (
-                            freeze_object({CALLER_META: caller.to_dict()})
-                            if caller is not None and caller.type != "direct"
-                            else EMPTY
-                        )
+                        meta = EMPTY
+                        if getattr(block, "caller", None) is not None:  # a call from code execution, say
+                            caller = block.to_dict().get("caller")
+                            if isinstance(caller, dict) and caller.get("type") != "direct":
+                                meta = freeze_object({CALLER_META: caller})
                         yield BlockStart(index + shift, "tool_call", call_id=block.id, name=block.name, meta=meta)
                         if block.input:
                             yield ToolCallDelta(index + shift, json.dumps(block.input))
