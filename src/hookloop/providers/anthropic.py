@@ -203,7 +203,9 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
         # newer API versions, cumulative input/cache counts too).
         input_tokens = output_tokens = cache_read = cache_write = 0
         stop: StopReason = "end_turn"
-        native: dict[int, _Native] = {}  # wire index → the provider-native block streaming there
+        # wire index → the provider-native block streaming there. Blocks are read with to_dict(warnings=False): the
+        # raw keys and values as sent, even where they do not match the SDK's own types (kept verbatim, no warning)
+        native: dict[int, _Native] = {}
         shift = 0  # hookloop index = wire index + shift (+1 after each citation overlay, which takes an index)
         finished = False
         try:
@@ -229,21 +231,21 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
                     elif delta.type == "signature_delta":
                         yield ThinkingDelta(index + shift, "", signature=delta.signature)
                     elif delta.type == "citations_delta" and native and index in native:
-                        native[index].citations.append(delta.citation.to_dict())
+                        native[index].citations.append(delta.citation.to_dict(warnings=False))
                     # other delta types: nothing hookloop can merge (a native block goes back as it started)
                 elif event.type == "content_block_start":
                     index = event.index
                     block = event.content_block
                     if block.type == "text":
                         if block.citations is not None:  # cited text: a Message, plus an overlay (see module doc)
-                            native[index] = _Native(block.to_dict(), cited=True)
+                            native[index] = _Native(block.to_dict(warnings=False), cited=True)
                         yield BlockStart(index + shift, "text")
                         if block.text:
                             yield TextDelta(index + shift, block.text)
                     elif block.type == "tool_use":
                         meta = EMPTY
                         if getattr(block, "caller", None) is not None:  # a call from code execution, say
-                            caller = block.to_dict().get("caller")
+                            caller = block.to_dict(warnings=False).get("caller")
                             if isinstance(caller, dict) and caller.get("type") != "direct":
                                 meta = freeze_object({CALLER_META: caller})
                         yield BlockStart(index + shift, "tool_call", call_id=block.id, name=block.name, meta=meta)
@@ -259,7 +261,7 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
                         yield BlockStart(index + shift, "thinking")
                         yield ThinkingDelta(index + shift, "", redacted=block.data)
                     else:  # server_tool_use, *_tool_result, any block type hookloop does not know: kept whole
-                        native[index] = _Native(block.to_dict())
+                        native[index] = _Native(block.to_dict(warnings=False))
                 elif event.type == "content_block_stop":
                     index = event.index
                     done = native.pop(index, None) if native else None
