@@ -7,11 +7,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from hookloop import ClientError, Finished, Worker
+from hookloop import ClientError, Finished, ScriptedClient, ScriptedTurn, Text, ToolUse, Worker
 from hookloop.hooks import Continue, Finish, PreLlmRequestInfo, TurnEndInfo
 from hookloop.providers.anthropic import AnthropicClient
 from hookloop.timeline import ModelRequestEnded, TimelineEvent
-from providers.wire import HookLog, WireServer
+from providers.wire import HookLog, WireServer, get_weather
 
 pytestmark = pytest.mark.anyio
 
@@ -80,3 +80,21 @@ async def test_a_provider_that_pauses_forever_ends_the_run_with_a_clear_error(
     assert len(log.aborts) == 1
     assert "pause_turn" in log.aborts[0]
     assert len(server.replies) == 1
+
+
+async def test_a_pause_followed_by_a_tool_call_runs_the_call_and_the_loop_goes_on_provider_independently() -> None:
+    client = ScriptedClient(
+        [
+            ScriptedTurn([Text("Searching.")], stop_reason="pause_turn"),
+            ScriptedTurn([ToolUse("get_weather", {"location": "Paris"})]),
+            [Text("18 degrees.")],
+        ]
+    )
+    worker = Worker(client, tools=[get_weather])
+    turns: list[int] = []
+    worker.add_pre_llm_request_hook(lambda info: (turns.append(info.turn), Continue())[1])
+    outcome = await worker.run("Weather in Paris?")
+    assert isinstance(outcome, Finished)
+    assert turns == [1, 1, 2]  # the continuation is the same turn; the tool result starts the next
+    assert outcome.text == "18 degrees."
+    assert [type(i).__name__ for i in worker.history] == ["Message", "Message", "ToolCall", "ToolResult", "Message"]
