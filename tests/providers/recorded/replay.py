@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from hookloop import Worker
-from hookloop._frozen import freeze_object
+from hookloop._frozen import freeze_object, thaw_object
 from hookloop.providers.anthropic import AnthropicClient
 from hookloop.tools import ToolContext, ToolMeta
 from providers.wire import Reply, WireServer
@@ -176,8 +176,7 @@ def expected_items(blocks: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
 
 
 def described(item: Any) -> tuple[Any, ...]:
-    from hookloop._frozen import thaw_object
-
+    """An item as :func:`expected_items` describes one."""
     name = type(item).__name__
     if name == "Message":
         return (name, item.text)
