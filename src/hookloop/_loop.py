@@ -1,7 +1,8 @@
 """The turn machine: one run (or resume) of a Worker, one method per concern.
 
 ``_Run.loop`` → ``_run_turn`` → ``_run_model_step`` (stream) → ``_run_tool_batch`` → ``_plan_call`` /
-``_execute`` / ``_post`` → ``_turn_end``. Invariants kept here (SPEC §2):
+``_execute`` / ``_post`` → ``_turn_end``; a reply that stops with ``pause_turn`` is followed at once by another
+model request in the same turn (``_continue_paused``). Invariants kept here (SPEC §2):
 
 - interceptors run before hooks at each point; the permission decision comes after pre_tool_call hooks;
 - every tool call in the history gets exactly one result, whatever happens (finally-blocks fill the gaps);
@@ -18,6 +19,7 @@ from hookloop._run_base import cap_text, describe
 from hookloop._stream import _StreamStep
 from hookloop.errors import (
     Aborted,
+    ClientError,
     ContextWindowExceeded,
     HookError,
     HookloopError,
@@ -121,6 +123,8 @@ class _Run(_StreamStep, _ToolBatch):
         items, calls = await self._run_model_step(request)
         for item in items:
             w._append(item)
+        if not calls and self.stop_reason == "pause_turn":
+            calls = await self._continue_paused()
         if calls:
             outcome = await self._run_tool_batch([_Call(c, w._tools.get(c.name)) for c in calls], planned=False)
             if outcome is not None:
@@ -129,6 +133,29 @@ class _Run(_StreamStep, _ToolBatch):
                 return self._finished()
             return None
         return await self._turn_end()
+
+    async def _continue_paused(self) -> list[ToolCall]:
+        """The provider paused the turn (``pause_turn``): its content so far is in the history; request again,
+        with no new user message, until it stops for another reason (at most ``max_pause_continuations``
+        times). The turn's text is the text of all those replies. Returns the last reply's tool calls."""
+        w = self.w
+        pauses = 0
+        calls: list[ToolCall] = []
+        while not calls and self.stop_reason == "pause_turn":
+            pauses += 1
+            if pauses > w.max_pause_continuations:
+                raise ClientError(
+                    f"{w.client.provider}: the provider paused the turn {pauses} times in a row (pause_turn); "
+                    f"max_pause_continuations={w.max_pause_continuations}",
+                    provider=w.client.provider,
+                )
+            text = self.last_text
+            items, calls = await self._run_model_step(await self._request())
+            for item in items:
+                w._append(item)
+            if text:
+                self.last_text = f"{text}\n{self.last_text}" if self.last_text else text
+        return calls
 
     async def _request(self) -> LLMRequest:
         w = self.w

@@ -79,6 +79,8 @@ class _RunBase:
         self.usage = usage or Usage()
         self.run_start = run_start
         self.last_text = ""
+        self.stop_reason: str | None = None
+        """The stop reason of the last model reply (None when the provider sent none)."""
         self.last_sent = run_start
         self.stop: tuple[str, str] | None = None
         self.cancel_requested = False

@@ -274,6 +274,7 @@ class _StreamStep(_RunBase):
                 )
         if reply.usage is not None:
             self.usage = self.usage + reply.usage
+        self.stop_reason = reply.stop_reason
         complete = chains[ON_STREAM_COMPLETE.index]
         if complete:
             info = StreamCompleteInfo(turn=self.turn, event_count=reply.event_count)

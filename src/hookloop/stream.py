@@ -38,7 +38,9 @@ __all__ = [
 ]
 
 BlockKind: TypeAlias = Literal["text", "tool_call", "thinking"]
-StopReason: TypeAlias = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "other"]
+StopReason: TypeAlias = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn", "other"]
+"""Why the model stopped. ``pause_turn``: the provider paused a long turn (Anthropic server tools) and wants
+its content so far sent back as it is; the Worker does so at once, in the same turn (no new user message)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -128,6 +128,11 @@ class _HistoryView(Sequence[Item]):
 class Worker:
     """Runs the loop. See SPEC §2 for the call order; every public method documents its effect on state.
 
+    A reply that stops with ``pause_turn`` (Anthropic pauses a long server-tool turn) is kept in the history and
+    answered at once by another model request in the same turn — with no new user message, so the provider
+    continues where it paused; ``pre_llm_request`` hooks see that request like any other. At most
+    :attr:`max_pause_continuations` pauses in a row, then the run fails with :class:`ClientError`.
+
     Args:
         client: the model client (``ScriptedClient`` offline, or a provider client).
         tools: tools and tool servers.
@@ -150,6 +155,10 @@ class Worker:
         checkpoint_ledger: the directory that records which checkpoints were resumed (default
             ``$HOOKLOOP_HOME/resumed``); share it between the processes that may resume the same checkpoint.
     """
+
+    max_pause_continuations: int = 10
+    """Replies in a row that may stop with ``pause_turn`` before the run fails (a server that pauses forever
+    cannot loop forever); set it on the instance to change it."""
 
     def __init__(
         self,

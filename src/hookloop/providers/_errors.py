@@ -12,6 +12,9 @@
         ├── ProviderConnectionError  connection refused/reset, stream cut mid-message        retryable
         └── ProviderTimeoutError     the request or the stream timed out                    retryable
 
+Anthropic errors are classified by their error ``type`` first (:func:`classify_anthropic`): the same type means
+the same class whether it came as an HTTP error or as an ``event: error`` inside a 200 stream.
+
 Clients map SDK exceptions at the boundary with ``raise … from exc`` (the SDK error stays in ``__cause__``);
 the SDK has already applied its own retry policy (``max_retries``) before an error reaches hookloop.
 These classes import no SDK, so ``except RateLimitError`` works whichever extras are installed.
@@ -204,3 +207,71 @@ def classify(
         return build(InvalidRequestError)
     # api_error / server_error / other 5xx / unknown: the provider's fault; a retry may help.
     return build(ProviderError)
+
+
+# -- Anthropic (the Messages API's error types: https://docs.anthropic.com/en/api/errors) ----------------------
+
+_ANTHROPIC_TYPES: Mapping[str, tuple[type[ProviderError], bool]] = {
+    "invalid_request_error": (InvalidRequestError, False),
+    "not_found_error": (InvalidRequestError, False),
+    "request_too_large": (InvalidRequestError, False),
+    "conflict_error": (InvalidRequestError, False),
+    "memory_precondition_failed_error": (InvalidRequestError, False),
+    "memory_path_conflict_error": (InvalidRequestError, False),
+    "authentication_error": (AuthenticationError, False),
+    "permission_error": (AuthenticationError, False),
+    "billing_error": (ProviderError, False),  # credit balance / payment: no retry cures it
+    "rate_limit_error": (RateLimitError, True),
+    "timeout_error": (ProviderTimeoutError, True),
+    "api_error": (ProviderError, True),
+    "overloaded_error": (OverloadedError, True),
+}
+
+
+def classify_anthropic(
+    *,
+    provider: str,
+    message: str,
+    status_code: int | None,
+    error_type: str | None,
+    request_id: str | None = None,
+    retry_after: float | None = None,
+) -> ProviderError:
+    """The hookloop error for an Anthropic failure (an HTTP error, or an ``event: error`` inside a stream).
+
+    The error's ``type`` decides, whatever the message says (a ``rate_limit_error`` about "too many tokens" is
+    a rate limit, not a context overflow): ``overloaded_error``, ``api_error``, ``rate_limit_error`` and
+    ``timeout_error`` are retryable; ``invalid_request_error`` (a :class:`ContextOverflowError` when its message
+    says the prompt is too long), ``not_found_error``, ``request_too_large``, ``authentication_error``,
+    ``permission_error`` and ``billing_error`` are not. An absent or unknown type falls back to
+    :func:`classify` (the HTTP status, then the message).
+    """
+    known = _ANTHROPIC_TYPES.get(error_type or "")
+    if known is None:
+        error = classify(
+            provider=provider, message=message, status_code=status_code, error_type=error_type, request_id=request_id
+        )
+        if isinstance(error, RateLimitError):
+            error.retry_after = retry_after
+        return error
+    cls, retryable = known
+    if error_type == "invalid_request_error" and is_context_overflow(message, None):
+        cls = ContextOverflowError
+    if cls is RateLimitError:
+        return RateLimitError(
+            message,
+            provider=provider,
+            status_code=status_code,
+            error_type=error_type,
+            request_id=request_id,
+            retry_after=retry_after,
+            retryable=retryable,
+        )
+    return cls(
+        message,
+        provider=provider,
+        retryable=retryable,
+        status_code=status_code,
+        error_type=error_type,
+        request_id=request_id,
+    )

@@ -18,13 +18,22 @@ wire event                                      hookloop stream event
 ``text_delta`` / ``input_json_delta``           ``TextDelta`` / ``ToolCallDelta``
 ``thinking_delta`` / ``signature_delta``        ``ThinkingDelta(text)`` / ``ThinkingDelta(signature=...)``
 ``content_block_stop``                          ``BlockStop``
+any other block (``server_tool_use``,           nothing while it streams; at its ``content_block_stop`` one
+``web_search_tool_result``, ``*_tool_result``,  ``NativeBlock`` with the whole block (input JSON and citations
+unknown types)                                  merged in), which the Worker keeps as a ``ProviderBlock``
+text block with ``citations``                   ``BlockStart("text")`` / ``TextDelta`` / ``BlockStop`` as any
+                                                text, then a ``NativeBlock`` citation overlay (next index)
+``stop_reason: "pause_turn"``                   ``StopEvent("pause_turn")``: the Worker continues the turn
 ``message_start`` + ``message_delta`` usage     one ``UsageEvent`` (input, output, cache read, cache write)
 ``message_delta`` stop_reason, ``message_stop`` ``StopEvent``
 ``error`` event, HTTP errors, cut connection    a :mod:`hookloop.providers._errors` exception (raised)
 ==============================================  ==================================================================
 
-Server-tool blocks (web search and other Anthropic-run tools) are not part of hookloop's history and are
-skipped. A stream that ends without ``message_stop`` raises :class:`ProviderConnectionError`.
+Server-tool blocks (web search, tool search, code execution and other Anthropic-run tools) and block types
+hookloop does not know are kept whole and sent back unchanged in their place (see
+:mod:`hookloop.providers._anthropic_wire` for citations). Event indices are the wire's until the first citation
+overlay, which takes the index after its text block; later blocks move up by one. A stream that ends without
+``message_stop`` raises :class:`ProviderConnectionError`.
 
 Cancel: closing the iterator (the Worker does on cancel) closes the HTTP response at once.
 Retries: the SDK's policy (``max_retries``, default 2; ``retry-after`` honoured) runs before anything streams.
@@ -32,17 +41,20 @@ Retries: the SDK's policy (``max_retries``, default 2; ``retry-after`` honoured)
 
 from __future__ import annotations
 
+import inspect
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from hookloop.providers._anthropic_wire import PROVIDER, to_anthropic
+from hookloop._frozen import EMPTY, freeze_object
+from hookloop.providers._anthropic_wire import CALLER_META, PROVIDER, to_anthropic
 from hookloop.providers._common import SdkErrors, SdkOwner, map_sdk_error, require_model
-from hookloop.providers._errors import ProviderConnectionError
+from hookloop.providers._errors import ProviderConnectionError, ProviderError, RateLimitError, classify_anthropic
 from hookloop.providers.base import LLMRequest
 from hookloop.stream import (
     BlockStart,
     BlockStop,
+    NativeBlock,
     StopEvent,
     StopReason,
     StreamEvent,
@@ -56,6 +68,7 @@ from hookloop.stream import (
 try:
     import anthropic
     from anthropic import AsyncStream
+    from anthropic.resources.messages import AsyncMessages
     from anthropic.types import RawMessageStreamEvent
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("the Anthropic client needs the anthropic SDK: pip install 'hookloop[anthropic]'") from exc
@@ -70,8 +83,11 @@ _STOP_REASONS: Mapping[str, StopReason] = {
     "max_tokens": "max_tokens",
     "stop_sequence": "stop_sequence",
     "refusal": "refusal",
+    "pause_turn": "pause_turn",
     "model_context_window_exceeded": "max_tokens",
 }
+
+_OWN_TOOL_KEYS = frozenset({"name", "description", "input_schema"})
 
 
 class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
@@ -91,6 +107,12 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
         sdk_client: use this ``anthropic.AsyncAnthropic`` instead of building one (it is then not closed by
             :meth:`aclose`, its owner closes it).
         extra_params: more ``messages.create`` parameters sent as they are (``temperature``, ``metadata``, …).
+        server_tools: Anthropic-run tools sent after the Worker's tools, as the API takes them, e.g.
+            ``[{"type": "web_search_20250305", "name": "web_search", "max_uses": 5}]`` or a tool-search tool.
+            Their blocks come back as :class:`~hookloop.items.ProviderBlock` items (never run by hookloop, no
+            hooks or permission rules apply: Anthropic runs them) and go back unchanged.
+        tool_options: more keys for the Worker's tools by tool name, e.g. ``{"get_rate": {"defer_loading":
+            True}}`` for tool search. The keys hookloop sets (``name``, ``description``, ``input_schema``) stay.
     """
 
     def __init__(
@@ -108,6 +130,8 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
         timeout: float | None = None,
         sdk_client: anthropic.AsyncAnthropic | None = None,
         extra_params: Mapping[str, object] | None = None,
+        server_tools: Sequence[Mapping[str, object]] = (),
+        tool_options: Mapping[str, Mapping[str, object]] | None = None,
     ) -> None:
         self.model = model
         self.max_tokens = max_tokens
@@ -122,6 +146,8 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
         )
         self.caching = caching
         self.extra_params: dict[str, object] = dict(extra_params or {})
+        self.server_tools: list[dict[str, object]] = [dict(t) for t in server_tools]
+        self.tool_options: dict[str, dict[str, object]] = {k: dict(v) for k, v in (tool_options or {}).items()}
         if sdk_client is not None:
             self._sdk = sdk_client
             self._owned = False
@@ -138,7 +164,8 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
         self._provider = PROVIDER
 
     def build_params(self, request: LLMRequest) -> dict[str, Any]:
-        """The ``messages.create`` keyword arguments for ``request`` (without ``stream``)."""
+        """The request body for ``request`` (without ``stream``): the ``messages.create`` keyword arguments, except
+        that a key the installed SDK does not take as an argument is sent through ``extra_body``."""
         system, messages, tools = to_anthropic(
             request.system, request.items, request.tools, cache_prefix=request.cache_prefix, caching=self.caching
         )
@@ -149,6 +176,12 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
         }
         if system:
             params["system"] = system
+        if self.tool_options:
+            for spec in tools:
+                extra = self.tool_options.get(spec["name"])
+                if extra:
+                    spec.update({k: v for k, v in extra.items() if k not in _OWN_TOOL_KEYS})
+        tools = [*tools, *(dict(t) for t in self.server_tools)]
         if tools:
             params["tools"] = tools
         if self.thinking is not None:
@@ -158,11 +191,11 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
         """Stream one reply as hookloop events; raises a provider error (see the module docstring)."""
-        params = self.build_params(request)
+        params = _sdk_arguments(self.build_params(request))
         try:
             sdk_stream: AsyncStream[RawMessageStreamEvent] = await self._sdk.messages.create(stream=True, **params)
         except Exception as exc:
-            mapped = map_sdk_error(exc, provider=PROVIDER, sdk=_SDK_ERRORS)
+            mapped = _map_error(exc)
             if mapped is None:
                 raise
             raise mapped from exc
@@ -170,7 +203,10 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
         # newer API versions, cumulative input/cache counts too).
         input_tokens = output_tokens = cache_read = cache_write = 0
         stop: StopReason = "end_turn"
-        skipped: set[int] = set()
+        # wire index → the provider-native block streaming there. Blocks are read with to_dict(warnings=False): the
+        # raw keys and values as sent, even where they do not match the SDK's own types (kept verbatim, no warning)
+        native: dict[int, _Native] = {}
+        shift = 0  # hookloop index = wire index + shift (+1 after each citation overlay, which takes an index)
         finished = False
         try:
             async for event in sdk_stream:
@@ -178,40 +214,67 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
                     index = event.index
                     delta = event.delta
                     if delta.type == "text_delta":
-                        yield TextDelta(index, delta.text)
+                        if native:
+                            open_block = native.get(index)
+                            if open_block is not None:
+                                open_block.text.append(delta.text)
+                                if not open_block.cited:
+                                    continue
+                        yield TextDelta(index + shift, delta.text)
                     elif delta.type == "input_json_delta":
-                        if delta.partial_json:
-                            yield ToolCallDelta(index, delta.partial_json)
+                        if native and index in native:
+                            native[index].json.append(delta.partial_json)
+                        elif delta.partial_json:
+                            yield ToolCallDelta(index + shift, delta.partial_json)
                     elif delta.type == "thinking_delta":
-                        yield ThinkingDelta(index, delta.thinking)
+                        yield ThinkingDelta(index + shift, delta.thinking)
                     elif delta.type == "signature_delta":
-                        yield ThinkingDelta(index, "", signature=delta.signature)
-                    # citations_delta: citations are not part of hookloop's history
+                        yield ThinkingDelta(index + shift, "", signature=delta.signature)
+                    elif delta.type == "citations_delta" and native and index in native:
+                        native[index].citations.append(delta.citation.to_dict(warnings=False))
+                    # other delta types: nothing hookloop can merge (a native block goes back as it started)
                 elif event.type == "content_block_start":
                     index = event.index
                     block = event.content_block
                     if block.type == "text":
-                        yield BlockStart(index, "text")
+                        if block.citations is not None:  # cited text: a Message, plus an overlay (see module doc)
+                            native[index] = _Native(block.to_dict(warnings=False), cited=True)
+                        yield BlockStart(index + shift, "text")
                         if block.text:
-                            yield TextDelta(index, block.text)
+                            yield TextDelta(index + shift, block.text)
                     elif block.type == "tool_use":
-                        yield BlockStart(index, "tool_call", call_id=block.id, name=block.name)
+                        meta = EMPTY
+                        if getattr(block, "caller", None) is not None:  # a call from code execution, say
+                            caller = block.to_dict(warnings=False).get("caller")
+                            if isinstance(caller, dict) and caller.get("type") != "direct":
+                                meta = freeze_object({CALLER_META: caller})
+                        yield BlockStart(index + shift, "tool_call", call_id=block.id, name=block.name, meta=meta)
                         if block.input:
-                            yield ToolCallDelta(index, json.dumps(block.input))
+                            yield ToolCallDelta(index + shift, json.dumps(block.input))
                     elif block.type == "thinking":
-                        yield BlockStart(index, "thinking")
+                        yield BlockStart(index + shift, "thinking")
                         if block.thinking:
-                            yield ThinkingDelta(index, block.thinking)
+                            yield ThinkingDelta(index + shift, block.thinking)
                         if block.signature:
-                            yield ThinkingDelta(index, "", signature=block.signature)
+                            yield ThinkingDelta(index + shift, "", signature=block.signature)
                     elif block.type == "redacted_thinking":
-                        yield BlockStart(index, "thinking")
-                        yield ThinkingDelta(index, "", redacted=block.data)
-                    else:
-                        skipped.add(index)
+                        yield BlockStart(index + shift, "thinking")
+                        yield ThinkingDelta(index + shift, "", redacted=block.data)
+                    else:  # server_tool_use, *_tool_result, any block type hookloop does not know: kept whole
+                        native[index] = _Native(block.to_dict(warnings=False))
                 elif event.type == "content_block_stop":
-                    if event.index not in skipped:
-                        yield BlockStop(event.index)
+                    index = event.index
+                    done = native.pop(index, None) if native else None
+                    if done is None:
+                        yield BlockStop(index + shift)
+                        continue
+                    data = done.data(index)
+                    if done.cited:
+                        yield BlockStop(index + shift)
+                        if not data.get("citations"):
+                            continue  # no citation came: plain text
+                        shift += 1
+                    yield NativeBlock(index + shift, PROVIDER, freeze_object(data))
                 elif event.type == "message_start":
                     usage = event.message.usage
                     input_tokens = usage.input_tokens or 0
@@ -234,7 +297,7 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
                     yield UsageEvent(Usage(input_tokens, output_tokens, cache_read, cache_write))
                     yield StopEvent(stop)
         except Exception as exc:
-            mapped = map_sdk_error(exc, provider=PROVIDER, sdk=_SDK_ERRORS)
+            mapped = _map_error(exc)
             if mapped is None:
                 raise
             raise mapped from exc
@@ -245,3 +308,68 @@ class AnthropicClient(SdkOwner[anthropic.AsyncAnthropic]):
                 f"{PROVIDER}: the stream ended before message_stop (connection closed mid-message)",
                 provider=PROVIDER,
             )
+
+
+_CREATE_ARGUMENTS = frozenset(inspect.signature(AsyncMessages.create).parameters) - {"self", "stream"}
+
+
+def _sdk_arguments(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` as ``messages.create`` takes them: a body key the installed SDK does not name as an argument
+    (``temperature`` on SDKs that dropped it, a new API parameter) goes in ``extra_body``, so it is still sent."""
+    unknown = [key for key in params if key not in _CREATE_ARGUMENTS]
+    if not unknown:
+        return params
+    arguments = {k: v for k, v in params.items() if k in _CREATE_ARGUMENTS}
+    extra = dict(params.get("extra_body") or {})
+    extra.update({key: params[key] for key in unknown})
+    arguments["extra_body"] = extra
+    return arguments
+
+
+class _Native:
+    """A provider-native block while it streams: the block as it started, and what its deltas add (tool input
+    JSON, citations, text)."""
+
+    __slots__ = ("block", "citations", "cited", "json", "text")
+
+    def __init__(self, block: dict[str, Any], *, cited: bool = False) -> None:
+        self.block = block
+        self.cited = cited
+        self.json: list[str] = []
+        self.citations: list[dict[str, Any]] = []
+        self.text: list[str] = []
+
+    def data(self, index: int) -> dict[str, Any]:
+        """The complete block, as a non-streamed reply would hold it."""
+        block = self.block
+        if self.json:
+            raw = "".join(self.json)
+            try:
+                block["input"] = json.loads(raw) if raw.strip() else {}
+            except ValueError:
+                raise ProviderConnectionError(
+                    f"{PROVIDER}: the {block.get('type')} block {index} ended with input that is not JSON: "
+                    f"{raw[:200]!r}",
+                    provider=PROVIDER,
+                ) from None
+        if self.citations:
+            block["citations"] = [*(block.get("citations") or ()), *self.citations]
+        if self.text:
+            block["text"] = (block.get("text") or "") + "".join(self.text)
+        return block
+
+
+def _map_error(exc: BaseException) -> ProviderError | None:
+    """The hookloop error for an SDK exception: the shared mapping, then Anthropic's own error types decide
+    the class and whether a retry may help (:func:`hookloop.providers._errors.classify_anthropic`)."""
+    mapped = map_sdk_error(exc, provider=PROVIDER, sdk=_SDK_ERRORS)
+    if mapped is None or mapped.error_type is None:
+        return mapped  # no provider error type: a connection failure, a timeout, or a bare HTTP status
+    return classify_anthropic(
+        provider=PROVIDER,
+        message=str(mapped),
+        status_code=mapped.status_code,
+        error_type=mapped.error_type,
+        request_id=mapped.request_id,
+        retry_after=mapped.retry_after if isinstance(mapped, RateLimitError) else None,
+    )
