@@ -31,8 +31,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from hookloop.providers._common import SdkOwner, map_sdk_error, require_model, split_tokens
-from hookloop.providers._errors import ProviderConnectionError, classify
+from hookloop.providers._common import SdkOwner, classify_error_object, map_sdk_error, require_model, split_tokens
+from hookloop.providers._errors import ProviderConnectionError
 from hookloop.providers._responses_wire import PROVIDER, reasoning_signature, reasoning_text, to_responses
 from hookloop.providers.base import LLMRequest
 from hookloop.providers.openai_chat import SDK_ERRORS, build_sdk_client
@@ -219,20 +219,11 @@ class OpenAIResponsesClient(SdkOwner[openai.AsyncOpenAI]):
                     yield StopEvent(finished)
                 elif event.type == "response.failed":
                     error = event.response.error
-                    raise classify(
-                        provider=provider,
-                        message=f"{provider} response failed ({getattr(error, 'code', None) or 'error'}): "
-                        f"{getattr(error, 'message', None) or 'no message'}",
-                        status_code=None,
-                        error_type=getattr(error, "code", None),
+                    raise classify_error_object(
+                        error.to_dict() if error is not None else {}, provider=provider, what="response failed"
                     )
                 elif event.type == "error":
-                    raise classify(
-                        provider=provider,
-                        message=f"{provider} stream error ({event.code or 'error'}): {event.message}",
-                        status_code=None,
-                        error_type=event.code,
-                    )
+                    raise classify_error_object(event.to_dict(), provider=provider)
         except Exception as exc:
             mapped = map_sdk_error(exc, provider=provider, sdk=SDK_ERRORS)
             if mapped is None:
