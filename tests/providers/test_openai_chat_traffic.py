@@ -264,6 +264,11 @@ def test_the_reasoning_field_is_chosen_by_model_family_and_base_url() -> None:
     assert field("gpt-4.1", "https://api.openai.com/v1") is None
     assert field("openai/gpt-5", "https://openrouter.ai/api/v1") == "reasoning"
     assert field("openai/gpt-5", "https://openrouter.ai/api/v1", send_reasoning=False) is None
+    # Groq and Cerebras reject the unknown field, whatever family they host
+    assert field("deepseek-r1-distill-llama-70b", "https://api.groq.com/openai/v1") is None
+    assert field("qwen-3-32b", "https://api.cerebras.ai/v1") is None
+    assert field("qwen-3-32b", "https://api.cerebras.ai/v1", send_reasoning=True) == "reasoning_content"
+    assert field("deepseek-r1", "https://evil.example/groq.com/v1") == "reasoning_content"  # the host decides
 
 
 def test_only_this_clients_own_reasoning_goes_back() -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from hookloop.providers._chat_wire import details_signature, to_chat
 from hookloop.providers._common import SdkErrors, SdkOwner, map_sdk_error, require_model, split_tokens
@@ -64,6 +65,9 @@ REASONING_FAMILIES: Mapping[str, str] = {
 history, and the assistant-message field they read it from (``OpenAIChatClient(send_reasoning=...)`` overrides)."""
 
 _OPENROUTER = "openrouter.ai"
+# Servers that reject an unknown message field (Groq and Cerebras answer 400 "property 'reasoning_content' is
+# unsupported"), whatever model family they host.
+_STRICT_HOSTS = ("api.openai.com", "openai.azure.com", "groq.com", "cerebras.ai")
 
 SDK_ERRORS = SdkErrors.of(openai)
 
@@ -193,12 +197,12 @@ class OpenAIChatClient(SdkOwner[openai.AsyncOpenAI]):
         extra_params: more ``create`` parameters sent as they are (``temperature``, ``reasoning_effort``, …).
         send_reasoning: whether the reasoning a reply streamed goes back on its assistant message in later
             requests (thinking models of DeepSeek, Kimi, Qwen and GLM reject a tool follow-up without it).
-            None (the default): by model family — a model whose name contains one of
-            :data:`REASONING_FAMILIES` gets ``reasoning_content``; a client whose ``base_url`` is OpenRouter's
-            sends ``reasoning_details`` as received (else the text as ``reasoning``); other servers get
-            nothing (OpenAI's own rejects unknown fields). True: ``reasoning_content`` for every model;
-            False: never; a string: that field name. Only reasoning this client produced (its ``provider``)
-            is sent.
+            None (the default): a client whose ``base_url`` is OpenRouter's sends ``reasoning_details`` as
+            received (else the text as ``reasoning``); OpenAI, Azure OpenAI, Groq and Cerebras get nothing
+            (they reject unknown message fields); elsewhere a model whose name contains one of
+            :data:`REASONING_FAMILIES` gets ``reasoning_content``, other models nothing. True:
+            ``reasoning_content`` for every model and server; False: never; a string: that field name.
+            Only reasoning this client produced (its ``provider``) is sent.
     """
 
     def __init__(
@@ -260,8 +264,11 @@ class OpenAIChatClient(SdkOwner[openai.AsyncOpenAI]):
             return "reasoning_content"
         if isinstance(choice, str):
             return choice
-        if _OPENROUTER in str(self._sdk.base_url).lower():
+        host = (urlsplit(str(self._sdk.base_url)).hostname or "").lower()
+        if host == _OPENROUTER or host.endswith("." + _OPENROUTER):
             return "reasoning"
+        if any(host == strict or host.endswith("." + strict) for strict in _STRICT_HOSTS):
+            return None
         name = model.lower()
         for family, field in REASONING_FAMILIES.items():
             if family in name:
