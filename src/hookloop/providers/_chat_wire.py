@@ -7,6 +7,12 @@ user and system messages map one to one (images as ``image_url`` parts). Chat Co
 on tool results, so ``ToolResult.is_error`` is carried by the content alone (hookloop's error results say what
 failed).
 
+Tool results with images (``ToolResult.parts``): a ``tool`` message carries text only, so with ``tool_images``
+(the default) the images go in one ``user`` message of ``image_url`` parts right after the run of tool
+messages (a user message between them would break the call/result pairing), each named by its call id, and the
+tool message says where its image went; without it (a model that takes no images) the tool message says the
+image was omitted. Documents are always a placeholder saying they were omitted.
+
 Reasoning: standard Chat Completions has no field for it, so :class:`Reasoning` items are left out — unless
 ``reasoning_field`` names the field a compatible server reads it back from (``reasoning_content`` for DeepSeek,
 Kimi, Qwen, GLM; ``reasoning`` for OpenRouter). Then the text of the reasoning of ``reasoning_provider`` that
@@ -54,6 +60,27 @@ def _user_content(parts: Sequence[ContentPart]) -> str | list[JSONDict]:
     return out
 
 
+def _tool_content(item: ToolResult, images: list[JSONDict] | None) -> str:
+    """A tool message's text: the result's text, each image as a placeholder that says where it went (into
+    ``images``, for the user message that follows the tool messages) or that it was omitted; documents as a
+    placeholder saying they were omitted (Chat Completions has no portable document part)."""
+    if not item.parts or all(isinstance(p, TextPart) for p in item.parts):
+        return item.content
+    lines: list[str] = []
+    for part in item.parts:
+        if isinstance(part, TextPart):
+            lines.append(part.text)
+        elif isinstance(part, ImagePart) and images is not None:
+            if not images:
+                images.append({"type": "text", "text": "Images returned by the tool results above, in order:"})
+            images.append({"type": "text", "text": f"{part_placeholder(part)} from tool call {item.call_id}:"})
+            images.append({"type": "image_url", "image_url": {"url": data_url(part)}})
+            lines.append(f"{part_placeholder(part)} (sent in the user message after the tool results)")
+        else:
+            lines.append(f"{part_placeholder(part)} (omitted: not supported by this API)")
+    return "\n".join(lines)
+
+
 _DETAILS = "reasoning_details"
 
 
@@ -80,6 +107,7 @@ def to_chat(
     *,
     reasoning_field: str | None = None,
     reasoning_provider: str | None = None,
+    tool_images: bool = True,
 ) -> tuple[list[JSONDict], list[JSONDict]]:
     """(messages, tools) for ``chat.completions.create``; see the module docstring for the rules."""
     messages: list[JSONDict] = [{"role": "system", "content": system}] if system else []
@@ -87,6 +115,12 @@ def to_chat(
     calls: list[JSONDict] = []
     thoughts: list[str] = []
     details: list[Any] = []
+    images: list[JSONDict] = []  # tool-result images for the user message after this run of tool messages
+
+    def flush_images() -> None:
+        if images:
+            messages.append({"role": "user", "content": list(images)})
+            images.clear()
 
     def flush() -> None:
         if not texts and not calls:
@@ -113,6 +147,8 @@ def to_chat(
         calls.clear()
 
     for item in items:
+        if not isinstance(item, ToolResult):
+            flush_images()
         if isinstance(item, Message):
             if item.role == "assistant":
                 if item.text:
@@ -131,9 +167,9 @@ def to_chat(
             )
         elif isinstance(item, ToolResult):
             flush()
-            messages.append({"role": "tool", "tool_call_id": item.call_id, "content": item.content})
-        else:
-            assert isinstance(item, Reasoning)
+            content = _tool_content(item, images if tool_images else None)
+            messages.append({"role": "tool", "tool_call_id": item.call_id, "content": content})
+        elif isinstance(item, Reasoning):
             if reasoning_field is None or item.provider != reasoning_provider:
                 continue
             if item.text:
@@ -141,7 +177,9 @@ def to_chat(
             kept = _details(item.signature)
             if kept:
                 details.extend(kept)
+        # a ProviderBlock: Chat Completions has no native blocks to send back
     flush()
+    flush_images()
     tool_params: list[JSONDict] = [
         {
             "type": "function",

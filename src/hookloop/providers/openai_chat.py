@@ -203,6 +203,10 @@ class OpenAIChatClient(SdkOwner[openai.AsyncOpenAI]):
             :data:`REASONING_FAMILIES` gets ``reasoning_content``, other models nothing. True:
             ``reasoning_content`` for every model and server; False: never; a string: that field name.
             Only reasoning this client produced (its ``provider``) is sent.
+        tool_result_images: send the images of tool results (``ToolResult.parts``, e.g. an MCP screenshot) to
+            the model: a ``tool`` message takes text only, so they go in a ``user`` message of ``image_url``
+            parts right after the tool messages. Turn off for a model that takes no images: the tool message
+            then says the image was omitted.
     """
 
     def __init__(
@@ -220,9 +224,11 @@ class OpenAIChatClient(SdkOwner[openai.AsyncOpenAI]):
         sdk_client: openai.AsyncOpenAI | None = None,
         extra_params: Mapping[str, object] | None = None,
         send_reasoning: bool | str | None = None,
+        tool_result_images: bool = True,
     ) -> None:
         self.model = model
         self.send_reasoning = send_reasoning
+        self.tool_result_images = tool_result_images
         self.max_tokens = max_tokens
         self.max_tokens_param = max_tokens_param or ("max_completion_tokens" if provider == "openai" else "max_tokens")
         self.stream_usage = stream_usage
@@ -243,6 +249,7 @@ class OpenAIChatClient(SdkOwner[openai.AsyncOpenAI]):
             request.tools,
             reasoning_field=field,
             reasoning_provider=self._provider,
+            tool_images=self.tool_result_images,
         )
         params: dict[str, Any] = {"model": model, "messages": messages}
         if tools:
