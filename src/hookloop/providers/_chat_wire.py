@@ -76,6 +76,8 @@ def _tool_content(item: ToolResult, images: list[JSONDict] | None) -> str:
             images.append({"type": "text", "text": f"{part_placeholder(part)} from tool call {item.call_id}:"})
             images.append({"type": "image_url", "image_url": {"url": data_url(part)}})
             lines.append(f"{part_placeholder(part)} (sent in the user message after the tool results)")
+        elif isinstance(part, ImagePart):
+            lines.append(f"{part_placeholder(part)} (omitted: images are not sent to this model)")
         else:
             lines.append(f"{part_placeholder(part)} (omitted: not supported by this API)")
     return "\n".join(lines)
