@@ -303,3 +303,30 @@ def test_reasoning_of_a_reply_without_text_or_calls_does_not_leak_into_the_next_
         {"role": "user", "content": "again"},
         {"role": "assistant", "content": "a"},
     ]
+
+
+async def test_malformed_reasoning_details_neither_break_the_stream_nor_leak(
+    server: WireServer, client: OpenAIChatClient
+) -> None:
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {"id": "g", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [
+            {"index": 0, "delta": delta, "finish_reason": finish}
+        ]}  # fmt: skip
+
+    queue_events(
+        server,
+        chunk({"reasoning_details": [{"type": "reasoning.text", "text": "a", "index": [0]}, "junk", 7]}),
+        chunk({"reasoning_details": {"not": "a list"}, "reasoning": ["not", "text"]}),
+        chunk({"reasoning_details": [{"type": "reasoning.text", "text": "b", "index": True}]}),
+        chunk({"content": "done"}, "stop"),
+        "data: [DONE]",
+    )
+    worker = Worker(client)
+    outcome = await worker.run("?")
+    assert isinstance(outcome, Finished)
+    assert outcome.text == "done"
+    (reasoning,) = [i for i in worker.history if isinstance(i, Reasoning)]
+    assert reasoning.text == "ab"
+    assert reasoning.signature is not None
+    kept = json.loads(reasoning.signature)["reasoning_details"]
+    assert [d["text"] for d in kept] == ["ab"]  # both pieces at position 0: one entry

@@ -27,6 +27,7 @@ from hookloop import (
 )
 from hookloop.hooks import ContinueWithMessages, Finish, TurnEndInfo
 from hookloop.providers._chat_wire import to_chat
+from hookloop.providers._errors import InvalidRequestError, ProviderError, RateLimitError
 from hookloop.providers.openai_chat import OpenAIChatClient
 from hookloop.providers.openai_responses import OpenAIResponsesClient
 from providers.wire import HookLog, Reply, WireServer, sse_events
@@ -270,3 +271,28 @@ async def test_chat_tool_result_images_go_in_a_user_message_after_the_tool_messa
         ]
     else:
         assert paris.split("\n")[1] == "[image: image/png, 70 bytes] (omitted: images are not sent to this model)"
+
+
+@pytest.mark.parametrize(
+    ("event", "expected", "retryable"),
+    [
+        ({"type": "error", "code": "429", "message": "slow down", "param": None}, RateLimitError, True),
+        ({"type": "error", "code": "invalid_prompt", "message": "bad", "param": None}, InvalidRequestError, False),
+        ({"type": "error", "error": {"code": 400, "message": "no"}}, InvalidRequestError, False),
+        ({"type": "error", "code": None, "message": "upstream 502", "status": 502}, ProviderError, True),
+    ],
+)  # fmt: skip
+async def test_error_events_classify_by_their_code(
+    server: WireServer,
+    client: OpenAIResponsesClient,
+    event: dict[str, Any],
+    expected: type[ProviderError],
+    retryable: bool,
+) -> None:
+    created = {"type": "response.created", "response": {"id": "r", "status": "in_progress", "output": []}}
+    chunks = [f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in (created, event)]
+    server.replies.append(Reply(200, {"content-type": "text/event-stream"}, chunks))
+    with pytest.raises(expected) as caught:
+        await Worker(client).run("?")
+    assert type(caught.value) is expected
+    assert caught.value.retryable is retryable

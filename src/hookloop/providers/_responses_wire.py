@@ -1,8 +1,17 @@
 """Pure mapping between hookloop history items and the OpenAI Responses API ``input`` (both directions).
 
 Items → wire (:func:`to_responses`): the system prompt is ``instructions``; every item is one input item —
-user/system messages (``input_text`` / ``input_image`` parts), assistant messages (``output_text``),
-``function_call`` (arguments text as the model wrote it), ``function_call_output``, and ``reasoning`` items.
+user/system messages (``input_text`` / ``input_image`` / ``input_file`` parts), assistant messages
+(``output_text`` / ``refusal``), ``function_call`` (arguments text as the model wrote it),
+``function_call_output`` (its text, or ``input_text`` / ``input_image`` / ``input_file`` parts for a result
+with ``ToolResult.parts``), ``reasoning`` items, and this provider's :class:`ProviderBlock` data verbatim.
+
+Identity: an item whose ``meta`` says this provider made it (``{"provider": …, "id": …}``, see
+:mod:`hookloop.providers.openai_responses`) goes back as the output item it was — a message with its ``id``,
+``status: completed``, ``phase`` and parts (consecutive messages with one id are one item again), a
+``function_call`` with its ``id``. Items without it (hook-added messages, other providers' items) go back
+plain. A reasoning item with nothing of the model's after it, or an OpenAI one (``rs_``) followed by an
+assistant item that lost its id, is left out: the API would reject the whole request for it.
 
 Reasoning: the Worker builds :class:`Reasoning` from stream events (text + signature). The client streams a
 reasoning item's summary (or reasoning text) as thinking text and, when the item is done, the whole item as

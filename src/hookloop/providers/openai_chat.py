@@ -118,6 +118,8 @@ class _Details:
             if not isinstance(piece, dict):
                 continue
             key = piece.get("index", position)
+            if not isinstance(key, (int, str)) or isinstance(key, bool):
+                key = position  # a malformed index must not break the stream
             entry = self.entries.get(key)
             if entry is None:
                 entry = self.entries[key] = {}

@@ -10,20 +10,31 @@ Streams ``responses.create(stream=True)``, stateless by default (``store=False``
 =====================================================  ====================================================
 wire event                                             hookloop stream event
 =====================================================  ====================================================
-``response.output_item.added`` function_call           ``BlockStart("tool_call", call_id, name)``
+``response.output_item.added`` function_call           ``BlockStart("tool_call", call_id, name, meta={id})``
 ``response.function_call_arguments.delta``             ``ToolCallDelta``
-``response.output_item.added`` reasoning               ``BlockStart("thinking")``
+``response.output_item.added`` reasoning               ``BlockStart("thinking", meta={id})``
 ``response.reasoning_summary_text.delta`` (and         ``ThinkingDelta(text)``
 ``response.reasoning_text.delta``)
 ``response.output_item.done`` reasoning                ``ThinkingDelta(signature=<the item as JSON>)`` + ``BlockStop``
-``response.output_text.delta`` / ``refusal.delta``     ``BlockStart("text")`` on first sight, ``TextDelta``
+``response.output_text.delta`` / ``refusal.delta``     ``BlockStart("text", meta={id, phase})`` on first sight,
+                                                       ``TextDelta``
 ``response.output_item.done`` message / function_call  ``BlockStop`` for its blocks
+``response.output_item.done`` any other item type      ``NativeBlock`` (the item whole: web search, file search,
+                                                       code interpreter, image generation, MCP, computer calls…)
 ``response.completed`` / ``response.incomplete``       ``UsageEvent`` + ``StopEvent``
 ``response.failed``, ``error``, HTTP errors            a provider error (raised)
 =====================================================  ====================================================
 
 One block per (output item, content part), numbered in order of first appearance. A stream that ends before
 ``response.completed``/``response.incomplete`` raises :class:`ProviderConnectionError`.
+
+Identity: the API needs every output item back as it was — a reasoning item is rejected (HTTP 400 "provided
+without its required following item") unless the item that followed it comes back with its id. So each block's
+``meta`` (hence its item's ``meta``) is ``{"provider": <this client's provider>, "id": <output item id>}`` plus
+the message's ``phase`` (``commentary`` / ``final_answer``) and ``content: "refusal"`` for a refusal part;
+:mod:`~hookloop.providers._responses_wire` sends them back (status ``completed``), reasoning goes back whole
+from its signature (``encrypted_content`` included), built-in tool items as the :class:`ProviderBlock` they
+became, all in reply order.
 """
 
 from __future__ import annotations
