@@ -255,3 +255,19 @@ def test_responses_drops_reasoning_of_other_providers() -> None:
     anthropic = Reasoning(text="t", signature="EqQB", provider="anthropic")
     _, wire, _ = to_responses(None, [Message.user("q"), anthropic, Message.assistant("a")], [])
     assert [w["type"] for w in wire] == ["message", "message"]
+
+
+def test_responses_reasoning_goes_back_whole_less_its_null_fields() -> None:
+    done = {
+        "id": "rs_9",
+        "type": "reasoning",
+        "status": "completed",
+        "content": None,
+        "encrypted_content": "gAAAAB",
+        "summary": [{"type": "summary_text", "text": "t"}],
+        "future_field": {"kept": True},
+    }
+    reasoning = Reasoning(text="t", signature=reasoning_signature(done), provider="openai-responses")
+    answer = Message(role="assistant", content=(TextPart(text="a"),), meta=native("msg_9"))
+    _, wire, _ = to_responses(None, [Message.user("q"), reasoning, answer], [])
+    assert wire[1] == {k: v for k, v in done.items() if v is not None}

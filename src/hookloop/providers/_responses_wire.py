@@ -54,8 +54,9 @@ PROVIDER = "openai-responses"
 
 def reasoning_signature(item: Mapping[str, Any]) -> str:
     """The signature that carries a streamed reasoning item back to the API unchanged: the item as
-    ``response.output_item.done`` delivered it (id, summary, content, ``encrypted_content``, status)."""
-    kept = dict(item)
+    ``response.output_item.done`` delivered it (id, summary, content, ``encrypted_content``, status), less
+    null fields (the API's input validation rejects a null where it expects an array)."""
+    kept = {k: v for k, v in item.items() if v is not None}
     kept.setdefault("summary", [])
     return json.dumps(kept, separators=(",", ":"), ensure_ascii=False)
 
