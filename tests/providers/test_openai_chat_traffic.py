@@ -330,3 +330,22 @@ async def test_malformed_reasoning_details_neither_break_the_stream_nor_leak(
     assert reasoning.signature is not None
     kept = json.loads(reasoning.signature)["reasoning_details"]
     assert [d["text"] for d in kept] == ["ab"]  # both pieces at position 0: one entry
+
+
+async def test_finish_reason_error_without_an_error_object_is_a_retryable_provider_error(
+    server: WireServer, client: OpenAIChatClient
+) -> None:
+    queue_events(
+        server,
+        {"id": "g", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [
+            {"index": 0, "delta": {"content": "Half an ans"}, "finish_reason": None}
+        ]},
+        {"id": "g", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [
+            {"index": 0, "delta": {"content": ""}, "finish_reason": "error"}
+        ]},
+        "data: [DONE]",
+    )  # fmt: skip
+    with pytest.raises(ProviderError, match="finish_reason 'error'") as caught:
+        await Worker(client).run("?")
+    assert type(caught.value) is ProviderError
+    assert caught.value.retryable

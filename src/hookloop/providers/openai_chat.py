@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 from hookloop.providers._chat_wire import details_signature, to_chat
 from hookloop.providers._common import SdkErrors, SdkOwner, map_sdk_error, require_model, split_tokens
-from hookloop.providers._errors import ProviderConnectionError
+from hookloop.providers._errors import ProviderConnectionError, ProviderError
 from hookloop.providers.base import LLMRequest
 from hookloop.stream import (
     BlockStart,
@@ -373,8 +373,14 @@ class OpenAIChatClient(SdkOwner[openai.AsyncOpenAI]):
                                     yield ToolCallDelta(call.block, earlier)
                             if fragment:
                                 yield ToolCallDelta(call.block, fragment)
-                    if choice.finish_reason is not None:
-                        reason = _FINISH.get(choice.finish_reason, "other")
+                    finish: str | None = choice.finish_reason  # servers send values the SDK does not list
+                    if finish is not None:
+                        if finish == "error":  # OpenRouter: the upstream failed mid-reply
+                            raise ProviderError(
+                                f"{provider} stream error: the reply ended with finish_reason 'error'",
+                                provider=provider,
+                            )
+                        reason = _FINISH.get(finish, "other")
                         stop = "tool_use" if calls and reason == "end_turn" else reason
                         for event in _close(calls, open_blocks, thinking_block, merged):
                             yield event
