@@ -349,3 +349,43 @@ async def test_finish_reason_error_without_an_error_object_is_a_retryable_provid
         await Worker(client).run("?")
     assert type(caught.value) is ProviderError
     assert caught.value.retryable
+
+
+async def test_content_given_as_parts_is_read_as_its_text(server: WireServer, client: OpenAIChatClient) -> None:
+    def chunk(content: object, finish: str | None = None) -> dict[str, Any]:
+        return {"id": "g", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [
+            {"index": 0, "delta": {"content": content}, "finish_reason": finish}
+        ]}  # fmt: skip
+
+    queue_events(
+        server,
+        chunk([{"type": "text", "text": "Bon"}, {"type": "image", "data": "x"}]),
+        chunk([{"type": "text", "text": "jour"}, "junk", {"type": "text", "text": 7}]),
+        chunk({"an": "object"}),
+        chunk("", "stop"),
+        "data: [DONE]",
+    )
+    outcome = await Worker(client).run("?")
+    assert isinstance(outcome, Finished)
+    assert outcome.text == "Bonjour"
+
+
+async def test_arguments_sent_as_an_object_are_read_as_their_json(server: WireServer, client: OpenAIChatClient) -> None:
+    call = {
+        "index": 0,
+        "id": "call_obj",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": {"location": "Oslo"}},
+    }
+    queue_events(
+        server,
+        {"id": "g", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [
+            {"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": "tool_calls"}
+        ]},
+        "data: [DONE]",
+    )  # fmt: skip
+    server.sse("chat/text")
+    worker = Worker(client, tools=[get_weather])
+    log = HookLog(worker)
+    await worker.run("Oslo?")
+    assert log.pre_tool == [("call_obj", "get_weather", {"location": "Oslo"})]

@@ -23,6 +23,7 @@ Usage: OpenAI counts cached prompt tokens inside ``prompt_tokens``; hookloop rep
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -155,6 +156,14 @@ def _close(calls: dict[int, _Call], open_blocks: list[int], thinking: int, detai
     events.extend(BlockStop(index) for index in sorted(open_blocks))
     open_blocks.clear()
     return events
+
+
+def _text_of(content: object) -> str:
+    """The text of a delta whose content is a list of parts instead of a string (``{"type": "text"}`` parts;
+    anything else is dropped, never passed on as if it were text)."""
+    if not isinstance(content, list):
+        return ""
+    return "".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
 
 
 class _DoneWatch:
@@ -335,7 +344,9 @@ class OpenAIChatClient(SdkOwner[openai.AsyncOpenAI]):
                             open_blocks.append(thinking_block)
                             yield BlockStart(thinking_block, "thinking")
                         yield ThinkingDelta(thinking_block, reasoning)
-                    text = delta.content or delta.refusal
+                    text: Any = delta.content or delta.refusal
+                    if text and not isinstance(text, str):
+                        text = _text_of(text)  # content parts (Mistral and others): their text
                     if text:
                         if text_block < 0:
                             text_block, blocks = blocks, blocks + 1
@@ -355,7 +366,10 @@ class OpenAIChatClient(SdkOwner[openai.AsyncOpenAI]):
                                 call.call_id = part.id
                             if function is not None and function.name and not call.name:
                                 call.name = function.name
-                            fragment = function.arguments if function is not None else None
+                            fragment: Any = function.arguments if function is not None else None
+                            if fragment is not None and not isinstance(fragment, str):
+                                # arguments as a JSON object (some local servers): its JSON text
+                                fragment = json.dumps(fragment) if isinstance(fragment, dict) else None
                             if not call.started:
                                 if call.name is None:
                                     if fragment:
