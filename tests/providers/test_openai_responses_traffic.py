@@ -296,3 +296,20 @@ async def test_error_events_classify_by_their_code(
         await Worker(client).run("?")
     assert type(caught.value) is expected
     assert caught.value.retryable is retryable
+
+
+async def test_malformed_deltas_are_dropped_not_passed_on(server: WireServer, client: OpenAIResponsesClient) -> None:
+    events = [
+        {"type": "response.created", "response": {"id": "r", "status": "in_progress", "output": []}},
+        {"type": "response.output_text.delta", "output_index": 0, "content_index": 0, "item_id": "m", "delta": None},
+        {"type": "response.output_text.delta", "output_index": 0, "content_index": 0, "item_id": "m", "delta": "ok"},
+        {"type": "response.reasoning_summary_text.delta", "output_index": 1, "summary_index": 0, "delta": 5},
+        {"type": "response.completed", "response": {"id": "r", "status": "completed", "output": [], "usage": None}},
+    ]  # fmt: skip
+    chunks = [f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events]
+    server.replies.append(Reply(200, {"content-type": "text/event-stream"}, chunks))
+    worker = Worker(client)
+    outcome = await worker.run("?")
+    assert isinstance(outcome, Finished)
+    assert outcome.text == "ok"
+    assert not any(isinstance(i, Reasoning) for i in worker.history)

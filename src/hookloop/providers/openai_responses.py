@@ -167,6 +167,8 @@ class OpenAIResponsesClient(SdkOwner[openai.AsyncOpenAI]):
         try:
             async for event in sdk_stream:
                 if event.type == "response.output_text.delta" or event.type == "response.refusal.delta":
+                    if not isinstance(event.delta, str):
+                        continue  # a malformed delta carries no text
                     key = (event.output_index, event.content_index)
                     block = parts.get(key)
                     if block is None:
@@ -178,19 +180,21 @@ class OpenAIResponsesClient(SdkOwner[openai.AsyncOpenAI]):
                     yield TextDelta(block, event.delta)
                 elif event.type == "response.function_call_arguments.delta":
                     block = parts.get((event.output_index, -1))
-                    if block is not None and event.delta:
+                    if block is not None and event.delta and isinstance(event.delta, str):
                         streamed.add(block)
                         yield ToolCallDelta(block, event.delta)
                 elif (
                     event.type == "response.reasoning_summary_text.delta"
                     or event.type == "response.reasoning_text.delta"
                 ):
+                    if not isinstance(event.delta, str):
+                        continue
                     key = (event.output_index, -1)
                     block = parts.get(key)
-                    if block is None:
+                    if block is None:  # a server that sent no output_item.added
                         block = parts[key] = len(parts)
                         open_blocks.add(block)
-                        yield BlockStart(block, "thinking")
+                        yield BlockStart(block, "thinking", meta=freeze_object(item_meta(provider, event.item_id)))
                     part: int | None = getattr(event, "summary_index", None)
                     if part is None:
                         part = getattr(event, "content_index", 0)
