@@ -389,3 +389,26 @@ async def test_arguments_sent_as_an_object_are_read_as_their_json(server: WireSe
     log = HookLog(worker)
     await worker.run("Oslo?")
     assert log.pre_tool == [("call_obj", "get_weather", {"location": "Oslo"})]
+
+
+async def test_mistral_thinking_chunks_become_reasoning(server: WireServer, client: OpenAIChatClient) -> None:
+    def chunk(content: object, finish: str | None = None) -> dict[str, Any]:
+        return {"id": "g", "object": "chat.completion.chunk", "created": 1, "model": "magistral-medium-latest",
+                "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": finish}]}  # fmt: skip
+
+    queue_events(
+        server,
+        chunk([{"type": "thinking", "thinking": [{"type": "text", "text": "Look "}]}]),
+        chunk([{"type": "thinking", "thinking": [{"type": "text", "text": "both ways."}, {"type": "x"}]}]),
+        chunk([{"type": "thinking", "thinking": "Then go."}, {"type": "text", "text": "Look"}]),
+        chunk(" left and right.", "stop"),
+        "data: [DONE]",
+    )
+    worker = Worker(client)
+    log = HookLog(worker)
+    outcome = await worker.run("How do I cross the street?")
+    assert isinstance(outcome, Finished)
+    assert outcome.text == "Look left and right."
+    assert "".join(log.text) == outcome.text
+    (reasoning,) = [i for i in worker.history if isinstance(i, Reasoning)]
+    assert reasoning.text == "Look both ways.Then go."

@@ -158,12 +158,26 @@ def _close(calls: dict[int, _Call], open_blocks: list[int], thinking: int, detai
     return events
 
 
-def _text_of(content: object) -> str:
-    """The text of a delta whose content is a list of parts instead of a string (``{"type": "text"}`` parts;
-    anything else is dropped, never passed on as if it were text)."""
+def _content_parts(content: object) -> tuple[str, str]:
+    """(text, reasoning) of a delta whose content is a list of parts instead of a string: ``{"type": "text"}``
+    parts are text, ``{"type": "thinking", "thinking": [text parts] | str}`` parts (Mistral) reasoning; anything
+    else is dropped, never passed on as if it were text."""
     if not isinstance(content, list):
-        return ""
-    return "".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+        return "", ""
+    text: list[str] = []
+    thought: list[str] = []
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "thinking":
+            inner = part.get("thinking")
+            if isinstance(inner, str):
+                thought.append(inner)
+            elif isinstance(inner, list):
+                thought.extend(p["text"] for p in inner if isinstance(p, dict) and isinstance(p.get("text"), str))
+        elif isinstance(part.get("text"), str):
+            text.append(part["text"])
+    return "".join(text), "".join(thought)
 
 
 class _DoneWatch:
@@ -329,6 +343,12 @@ class OpenAIChatClient(SdkOwner[openai.AsyncOpenAI]):
                         continue  # n > 1 is not a hookloop concept: the first choice is the reply
                     delta = choice.delta
                     reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+                    text: Any = delta.content or delta.refusal
+                    if text and not isinstance(text, str):
+                        # content parts (Mistral's magistral: "thinking" and "text" chunks)
+                        text, thought = _content_parts(text)
+                        if thought and not (isinstance(reasoning, str) and reasoning):
+                            reasoning = thought
                     more = getattr(delta, "reasoning_details", None)
                     if more and isinstance(more, list):
                         said = merged.take(more)
@@ -344,9 +364,6 @@ class OpenAIChatClient(SdkOwner[openai.AsyncOpenAI]):
                             open_blocks.append(thinking_block)
                             yield BlockStart(thinking_block, "thinking")
                         yield ThinkingDelta(thinking_block, reasoning)
-                    text: Any = delta.content or delta.refusal
-                    if text and not isinstance(text, str):
-                        text = _text_of(text)  # content parts (Mistral and others): their text
                     if text:
                         if text_block < 0:
                             text_block, blocks = blocks, blocks + 1
