@@ -1,9 +1,10 @@
 """Real recorded provider traffic (``shared/provider-recordings/``, outside the repository) for the loopback
 wire server: each recording is a list of interactions (request JSON, response status, headers and body).
 
-The folder is found through ``HOOKLOOP_PROVIDER_RECORDINGS`` or as ``shared/provider-recordings`` next to
-any parent of this repository. When it is absent, ``RECORDINGS`` is None and the ``test_recorded_*.py``
-modules are not collected (see conftest.py): the synthetic fixtures under ``fixtures/`` cover the same cases.
+The folder is the first of ``HOOKLOOP_RECORDINGS`` (``os.pathsep``-separated, as for ``scripts/conformance``)
+or of ``shared/provider-recordings`` next to any parent of this repository that holds the shared recordings.
+When there is none, ``RECORDINGS`` is None and the ``test_recorded_*.py`` modules are not collected (see
+conftest.py): the synthetic fixtures under ``fixtures/`` cover the same cases.
 """
 
 from __future__ import annotations
@@ -16,16 +17,13 @@ from typing import Any
 
 from providers.wire import Reply, WireServer
 
+_MARKER = "chat_openrouter_kimi_a.json"  # one of the shared recordings these tests replay
+
 
 def _find() -> Path | None:
-    named = os.environ.get("HOOKLOOP_PROVIDER_RECORDINGS")
-    if named:
-        return Path(named) if Path(named).is_dir() else None
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent / "shared" / "provider-recordings"
-        if candidate.is_dir():
-            return candidate
-    return None
+    named = [Path(p) for p in os.environ.get("HOOKLOOP_RECORDINGS", "").split(os.pathsep) if p]
+    shared = [parent / "shared" / "provider-recordings" for parent in Path(__file__).resolve().parents]
+    return next((folder for folder in [*named, *shared] if (folder / _MARKER).is_file()), None)
 
 
 RECORDINGS = _find()
