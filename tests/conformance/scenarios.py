@@ -65,16 +65,4 @@ KNOWN_FAILING: dict[str, str] = {
     "anth_pause_turn_stream": f"{_ISSUE} 1+2: server_tool_use blocks crash the stream; pause_turn ends the run",
     "anth_tool_search_stream": f"{_ISSUE} 1: server_tool_use / tool_search_tool_result blocks crash the stream",
     "anth_web_search_stream": f"{_ISSUE} 1: server_tool_use / web_search_tool_result blocks crash the stream",
-    "chat_openrouter_kimi_a": f"{_ISSUE} 4: [DONE] without finish_reason is a connection error",
-    "chat_openrouter_kimi_b": f"{_ISSUE} 4: [DONE] without finish_reason is a connection error",
-    "chat_groq_tool_use_failed": f"{_ISSUE} 6: in-stream invalid_request_error classified retryable",
-    "chat_openrouter_stream_error": f"{_ISSUE} 6: in-stream error code 400 classified retryable",
-    "chat_mistral_thinking_chunks_stream": "not filed yet (conformance report): Mistral's typed content chunks "
-    "(delta.content a list of thinking/text parts) crash OpenAIChatClient with a TypeError",
-    "resp_400_reasoning_without_following": f"{_ISSUE} 3: assistant message id dropped after reasoning",
-    "resp_bedrock_reasoning_tools": f"{_ISSUE} 3: function_call item ids dropped",
-    "resp_deepseek_reasoning_tool": f"{_ISSUE} 3: function_call item ids dropped",
-    "resp_llm_tool_stream": f"{_ISSUE} 3: function_call item ids dropped",
-    "resp_phase_reasoning_text_call": f"{_ISSUE} 3: message id / phase / status and function_call ids dropped",
-    "resp_usage_reasoning_call": f"{_ISSUE} 3: function_call item ids dropped",
 }

@@ -90,12 +90,14 @@ async def test_reasoning_and_parallel_function_calls_are_sent_back_unchanged(
             "type": "function_call",
             "call_id": "call_Ba9rH3sN4pTqNUC1MGYgKy0M",
             "name": "get_weather",
+            "id": "fc_6820f3859b8c81918e7b4ba0c0c5a51f",  # the output item id, kept
             "arguments": '{"location": "Paris"}',
         },
         {
             "type": "function_call",
             "call_id": "call_Kt3kqUoyN7QKfQzHCAQXn6Ho",
             "name": "get_weather",
+            "id": "fc_6820f385a6ac8191bc2ddf3ad3a9a1d7",
             "arguments": '{"location": "Tokyo", "unit": "celsius"}',
         },
         {"type": "function_call_output", "call_id": "call_Ba9rH3sN4pTqNUC1MGYgKy0M", "output": "Paris: 18 celsius"},

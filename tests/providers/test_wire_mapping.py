@@ -147,6 +147,10 @@ def test_chat_malformed_arguments_go_back_as_the_model_wrote_them() -> None:
 # -- Responses ----------------------------------------------------------------------------------------------
 
 
+def native(item_id: str, **more: str) -> Any:
+    return freeze_object({"provider": "openai-responses", "id": item_id, **more})
+
+
 def test_responses_round_trip_sends_the_reasoning_item_unchanged() -> None:
     item = {
         "id": "rs_1",
@@ -156,9 +160,26 @@ def test_responses_round_trip_sends_the_reasoning_item_unchanged() -> None:
     }
     reasoning = Reasoning(text="Two cities.", signature=reasoning_signature(item), provider="openai-responses")
     items = conversation(reasoning)
+    # as the stream built them: the preamble and the calls keep their output item ids (and the phase)
+    items[2] = Message(
+        role="assistant", content=(TextPart(text="Let me check both."),), meta=native("msg_1", phase="commentary")
+    )
+    items[3] = ToolCall(
+        call_id="c1", name="get_weather", arguments=freeze_object({"location": "Paris"}), meta=native("fc_1")
+    )
     instructions, wire, tools = to_responses("Be brief.", items, [TOOL])
     assert instructions == "Be brief."
     assert wire[1] == item
+    assert wire[2] == {
+        "type": "message",
+        "role": "assistant",
+        "id": "msg_1",
+        "status": "completed",
+        "phase": "commentary",
+        "content": [{"type": "output_text", "text": "Let me check both.", "annotations": []}],
+    }
+    assert wire[3]["id"] == "fc_1"
+    assert "id" not in wire[4]
     image = {"type": "input_image", "image_url": f"data:image/png;base64,{IMAGE.data}", "detail": "auto"}
     assert wire[0]["content"][1] == image
     assert [w["type"] for w in wire] == [
@@ -172,7 +193,81 @@ def test_responses_round_trip_sends_the_reasoning_item_unchanged() -> None:
     assert shape(back) == shape(expected)
 
 
+def test_responses_parts_of_one_output_message_go_back_as_one_message() -> None:
+    items: list[Item] = [
+        Message.user("q"),
+        Message(role="assistant", content=(TextPart(text="Part one."),), meta=native("msg_2", phase="final_answer")),
+        Message(role="assistant", content=(TextPart(text="I can't."),), meta=native("msg_2", content="refusal")),
+        Message(role="assistant", content=(TextPart(text="other"),), meta=native("msg_3")),
+    ]
+    _, wire, _ = to_responses(None, items, [])
+    assert wire[1:] == [
+        {
+            "type": "message",
+            "role": "assistant",
+            "id": "msg_2",
+            "status": "completed",
+            "phase": "final_answer",
+            "content": [
+                {"type": "output_text", "text": "Part one.", "annotations": []},
+                {"type": "refusal", "refusal": "I can't."},
+            ],
+        },
+        {
+            "type": "message",
+            "role": "assistant",
+            "id": "msg_3",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": "other", "annotations": []}],
+        },
+    ]
+    # ids another provider put in meta are not this API's: the message goes back without them
+    foreign = Message(role="assistant", content=(TextPart(text="hi"),), meta=freeze_object({"id": "msg_x"}))
+    assert "id" not in to_responses(None, [Message.user("q"), foreign], [])[1][1]
+
+
+def rs(item_id: str = "rs_1") -> Reasoning:
+    signature = reasoning_signature({"id": item_id, "type": "reasoning", "summary": [], "encrypted_content": "gA"})
+    return Reasoning(text="", signature=signature, provider="openai-responses")
+
+
+def test_responses_leaves_out_reasoning_the_api_would_reject_without_its_following_item() -> None:
+    kept_msg = Message(role="assistant", content=(TextPart(text="a"),), meta=native("msg_1"))
+    cases: list[tuple[list[Item], list[str]]] = [
+        # the recorded HTTP 400: an rs_ reasoning followed by an assistant message that lost its id
+        ([Message.user("q"), rs(), Message.assistant("rebuilt"), Message.user("more")], ["message"] * 3),
+        ([Message.user("q"), rs()], ["message"]),  # the reply ended with the reasoning
+        ([Message.user("q"), rs(), Message.user("next")], ["message", "message"]),
+        ([Message.user("q"), rs(), kept_msg], ["message", "reasoning", "message"]),
+        ([Message.user("q"), rs(), rs("rs_2"), kept_msg], ["message", "reasoning", "reasoning", "message"]),
+        # another server's reasoning (DeepSeek: uuid ids) before an id-less call is its own business: kept
+        (
+            [Message.user("q"), rs("fa6f3a83"), call("c1"), result("c1", "r")],
+            ["message", "reasoning", "function_call", "function_call_output"],
+        ),
+    ]  # fmt: skip
+    for items, kinds in cases:
+        _, wire, _ = to_responses(None, items, [])
+        assert [w["type"] for w in wire] == kinds, items
+
+
 def test_responses_drops_reasoning_of_other_providers() -> None:
     anthropic = Reasoning(text="t", signature="EqQB", provider="anthropic")
     _, wire, _ = to_responses(None, [Message.user("q"), anthropic, Message.assistant("a")], [])
     assert [w["type"] for w in wire] == ["message", "message"]
+
+
+def test_responses_reasoning_goes_back_whole_less_its_null_fields() -> None:
+    done = {
+        "id": "rs_9",
+        "type": "reasoning",
+        "status": "completed",
+        "content": None,
+        "encrypted_content": "gAAAAB",
+        "summary": [{"type": "summary_text", "text": "t"}],
+        "future_field": {"kept": True},
+    }
+    reasoning = Reasoning(text="t", signature=reasoning_signature(done), provider="openai-responses")
+    answer = Message(role="assistant", content=(TextPart(text="a"),), meta=native("msg_9"))
+    _, wire, _ = to_responses(None, [Message.user("q"), reasoning, answer], [])
+    assert wire[1] == {k: v for k, v in done.items() if v is not None}

@@ -91,16 +91,72 @@ class SdkErrors(NamedTuple):
         )
 
 
-def _body_error(body: object) -> tuple[str | None, str | None]:
-    """(error type or code, message) from a provider error body, if it has them."""
+def http_like_code(fields: Mapping[str, object]) -> int | None:
+    """The HTTP status an error object carries in its own fields (``status_code``, ``status``, a numeric
+    ``code``: what OpenRouter, Groq and other gateways put in errors inside a 200 stream), else None."""
+    for key in ("status_code", "status", "code", "http_status"):
+        value = fields.get(key)
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, str) and len(value) == 3 and value.isdigit():
+            value = int(value)
+        if isinstance(value, int) and 100 <= value <= 599:
+            return value
+    return None
+
+
+class _ErrorBody(NamedTuple):
+    code: str | None  # the provider's error code (a name such as "tool_use_failed"; numbers are in status)
+    type: str | None  # the provider's error type ("invalid_request_error", "overloaded_error", …)
+    message: str | None
+    status: int | None  # an HTTP-like status carried by the error object itself
+
+
+def _error_body(body: object) -> _ErrorBody:
+    """What a provider error body (``{"error": {...}}`` or the inner object itself) says."""
     if not isinstance(body, Mapping):
-        return None, None
+        return _ErrorBody(None, None, body if isinstance(body, str) and body else None, None)
     inner = body.get("error", body)
     if not isinstance(inner, Mapping):
-        return None, inner if isinstance(inner, str) else None
-    kind = inner.get("code") or inner.get("type")
-    message = inner.get("message")
-    return (str(kind) if kind is not None else None), (message if isinstance(message, str) else None)
+        return _ErrorBody(None, None, inner if isinstance(inner, str) and inner else None, http_like_code(body))
+    code, kind, message = inner.get("code"), inner.get("type"), inner.get("message")
+    return _ErrorBody(
+        code if isinstance(code, str) and code and not code.isdigit() else None,
+        kind if isinstance(kind, str) and kind and kind != "error" else None,
+        message if isinstance(message, str) and message else None,
+        http_like_code(inner),
+    )
+
+
+def classify_error_object(
+    fields: Mapping[str, object] | object,
+    *,
+    provider: str,
+    what: str = "stream error",
+    status_code: int | None = None,
+    request_id: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    default_message: str | None = None,
+) -> ProviderError:
+    """The hookloop error for a provider error object: ``{"error": {...}}``, the inner object, or an error
+    event's own fields (``code``, ``type``, ``message``, ``status_code``).
+
+    An error inside a 200 stream is classified by the HTTP-like code it carries (``{"error": {"code": 400}}``,
+    Groq's ``"status_code": 400``), like an HTTP error with that status: 4xx other than 408/429 is not
+    retryable; 429, 5xx and overloaded stay retryable. ``status_code`` (the real HTTP status) wins over it.
+    """
+    error = _error_body(fields)
+    status = status_code if status_code is not None else error.status
+    label = error.code or error.type or (str(status) if status is not None else "error")
+    return classify(
+        provider=provider,
+        message=f"{provider} {what} ({label}): {error.message or default_message or 'no message'}",
+        status_code=status,
+        error_type=error.code or error.type,
+        other_type=error.type if error.code else None,
+        request_id=request_id,
+        headers=headers,
+    )
 
 
 def map_sdk_error(exc: BaseException, *, provider: str, sdk: SdkErrors) -> ProviderError | None:
@@ -115,37 +171,27 @@ def map_sdk_error(exc: BaseException, *, provider: str, sdk: SdkErrors) -> Provi
         return ProviderConnectionError(
             f"{provider}: the connection broke mid-stream ({type(exc).__name__}: {exc})", provider=provider
         )
+    body: object = getattr(exc, "body", None)
+    sdk_message = getattr(exc, "message", None) or str(exc)
+    if not isinstance(body, Mapping) or not body:
+        body = {"message": sdk_message, "code": getattr(exc, "code", None), "type": getattr(exc, "type", None)}
     if isinstance(exc, sdk.status):
         status: int | None = getattr(exc, "status_code", None)
         response = getattr(exc, "response", None)
-        headers = getattr(response, "headers", None)
-        body = getattr(exc, "body", None)
-        kind, api_message = _body_error(body)
-        kind = getattr(exc, "code", None) or kind or getattr(exc, "type", None)
         request_id = getattr(exc, "request_id", None)
-        if response is not None and getattr(response, "status_code", None) == 200:
-            status = None  # an error event inside a 200 stream: the status says nothing
-        where = f"HTTP {status}" if status is not None else "stream error"
-        text = api_message or getattr(exc, "message", None) or str(exc)
-        return classify(
+        in_stream = response is not None and getattr(response, "status_code", None) == 200
+        return classify_error_object(
+            body,
             provider=provider,
-            message=f"{provider} {where} ({kind or 'error'}): {text}",
-            status_code=status,
-            error_type=kind,
+            # an error event inside a 200 stream: the 200 says nothing; the error's own code may
+            what="stream error" if in_stream else f"HTTP {status}",
+            status_code=None if in_stream else status,
             request_id=request_id if isinstance(request_id, str) else None,
-            headers=headers,
+            headers=getattr(response, "headers", None),
+            default_message=sdk_message,
         )
     if isinstance(exc, sdk.api):
-        body = getattr(exc, "body", None)
-        kind, api_message = _body_error(body if isinstance(body, Mapping) and "error" in body else {"error": body})
-        kind = getattr(exc, "code", None) or getattr(exc, "type", None) or kind
-        text = api_message or getattr(exc, "message", None) or str(exc)
-        return classify(
-            provider=provider,
-            message=f"{provider} stream error ({kind or 'error'}): {text}",
-            status_code=None,
-            error_type=kind,
-        )
+        return classify_error_object(body, provider=provider, default_message=sdk_message)
     return None
 
 

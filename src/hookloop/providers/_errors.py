@@ -41,8 +41,9 @@ __all__ = [
 
 
 class ProviderError(ClientError):
-    """A model provider failed. Carries what the provider said: ``status_code`` (None for failures inside a
-    stream or without a response), ``error_type`` (the provider's own error type or code) and ``request_id``."""
+    """A model provider failed. Carries what the provider said: ``status_code`` (the HTTP status; for a
+    failure inside a stream the HTTP-like code the error carried, if any; None without either),
+    ``error_type`` (the provider's own error type or code) and ``request_id``."""
 
     default_retryable = True
 
@@ -133,9 +134,12 @@ _OVERFLOW_MARKERS = (
 )
 
 
+_OVERFLOW_CODES = ("context_length_exceeded", "model_context_window_exceeded")
+
+
 def is_context_overflow(message: str, code: str | None) -> bool:
     """Whether an error message or code says the prompt did not fit the context window."""
-    if code in ("context_length_exceeded", "model_context_window_exceeded"):
+    if code in _OVERFLOW_CODES:
         return True
     lowered = message.lower()
     return any(marker in lowered for marker in _OVERFLOW_MARKERS)
@@ -171,22 +175,29 @@ def classify(
     error_type: str | None,
     request_id: str | None = None,
     headers: Mapping[str, str] | None = None,
+    other_type: str | None = None,
 ) -> ProviderError:
     """Build the hookloop error for a provider failure from its status, error type/code and message.
 
     ``error_type`` is the provider's type or code (``overloaded_error``, ``rate_limit_exceeded``,
-    ``context_length_exceeded`` …); it decides first, then the HTTP status.
+    ``context_length_exceeded`` …), ``other_type`` a second one when the provider gave both (Groq: code
+    ``tool_use_failed``, type ``invalid_request_error``); a known one decides first, then the HTTP status
+    (for an error inside a stream: the HTTP-like code it carried).
     """
     kind = (error_type or "").lower()
+    kinds = (kind, (other_type or "").lower())
 
     def build(cls: type[ProviderError]) -> ProviderError:
         return cls(message, provider=provider, status_code=status_code, error_type=error_type, request_id=request_id)
 
-    if is_context_overflow(message, kind) and status_code in (None, 400, 413, 422):
+    def known(*names: str) -> bool:
+        return kinds[0] in names or kinds[1] in names
+
+    if (is_context_overflow(message, kind) or known(*_OVERFLOW_CODES)) and status_code in (None, 400, 413, 422):
         return build(ContextOverflowError)
-    if kind in ("authentication_error", "permission_error", "invalid_api_key") or status_code in (401, 403):
+    if known("authentication_error", "permission_error", "invalid_api_key") or status_code in (401, 403):
         return build(AuthenticationError)
-    if kind in ("rate_limit_error", "rate_limit_exceeded", "insufficient_quota") or status_code == 429:
+    if known("rate_limit_error", "rate_limit_exceeded", "insufficient_quota") or status_code == 429:
         return RateLimitError(
             message,
             provider=provider,
@@ -195,13 +206,13 @@ def classify(
             request_id=request_id,
             retry_after=parse_retry_after(headers),
             # OpenAI's insufficient_quota is a 429 that no retry cures.
-            retryable=kind != "insufficient_quota",
+            retryable=not known("insufficient_quota"),
         )
-    if kind in ("overloaded_error", "overloaded", "server_is_overloaded", "slow_down") or status_code in (503, 529):
+    if known("overloaded_error", "overloaded", "server_is_overloaded", "slow_down") or status_code in (503, 529):
         return build(OverloadedError)
-    if kind in ("timeout_error", "request_timeout") or status_code in (408, 504):
+    if known("timeout_error", "request_timeout") or status_code in (408, 504):
         return build(ProviderTimeoutError)
-    if kind in ("invalid_request_error", "not_found_error", "request_too_large", "invalid_prompt") or (
+    if known("invalid_request_error", "not_found_error", "request_too_large", "invalid_prompt") or (
         status_code is not None and 400 <= status_code < 500
     ):
         return build(InvalidRequestError)

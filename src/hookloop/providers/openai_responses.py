@@ -10,20 +10,31 @@ Streams ``responses.create(stream=True)``, stateless by default (``store=False``
 =====================================================  ====================================================
 wire event                                             hookloop stream event
 =====================================================  ====================================================
-``response.output_item.added`` function_call           ``BlockStart("tool_call", call_id, name)``
+``response.output_item.added`` function_call           ``BlockStart("tool_call", call_id, name, meta={id})``
 ``response.function_call_arguments.delta``             ``ToolCallDelta``
-``response.output_item.added`` reasoning               ``BlockStart("thinking")``
+``response.output_item.added`` reasoning               ``BlockStart("thinking", meta={id})``
 ``response.reasoning_summary_text.delta`` (and         ``ThinkingDelta(text)``
 ``response.reasoning_text.delta``)
 ``response.output_item.done`` reasoning                ``ThinkingDelta(signature=<the item as JSON>)`` + ``BlockStop``
-``response.output_text.delta`` / ``refusal.delta``     ``BlockStart("text")`` on first sight, ``TextDelta``
+``response.output_text.delta`` / ``refusal.delta``     ``BlockStart("text", meta={id, phase})`` on first sight,
+                                                       ``TextDelta``
 ``response.output_item.done`` message / function_call  ``BlockStop`` for its blocks
+``response.output_item.done`` any other item type      ``NativeBlock`` (the item whole: web search, file search,
+                                                       code interpreter, image generation, MCP, computer calls…)
 ``response.completed`` / ``response.incomplete``       ``UsageEvent`` + ``StopEvent``
 ``response.failed``, ``error``, HTTP errors            a provider error (raised)
 =====================================================  ====================================================
 
 One block per (output item, content part), numbered in order of first appearance. A stream that ends before
 ``response.completed``/``response.incomplete`` raises :class:`ProviderConnectionError`.
+
+Identity: the API needs every output item back as it was — a reasoning item is rejected (HTTP 400 "provided
+without its required following item") unless the item that followed it comes back with its id. So each block's
+``meta`` (hence its item's ``meta``) is ``{"provider": <this client's provider>, "id": <output item id>}`` plus
+the message's ``phase`` (``commentary`` / ``final_answer``) and ``content: "refusal"`` for a refusal part;
+:mod:`~hookloop.providers._responses_wire` sends them back (status ``completed``), reasoning goes back whole
+from its signature (``encrypted_content`` included), built-in tool items as the :class:`ProviderBlock` they
+became, all in reply order.
 """
 
 from __future__ import annotations
@@ -31,14 +42,22 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from hookloop.providers._common import SdkOwner, map_sdk_error, require_model, split_tokens
-from hookloop.providers._errors import ProviderConnectionError, classify
-from hookloop.providers._responses_wire import PROVIDER, reasoning_signature, reasoning_text, to_responses
+from hookloop._frozen import EMPTY, FrozenDict, freeze_object
+from hookloop.providers._common import SdkOwner, classify_error_object, map_sdk_error, require_model, split_tokens
+from hookloop.providers._errors import ProviderConnectionError
+from hookloop.providers._responses_wire import (
+    PROVIDER,
+    item_meta,
+    reasoning_signature,
+    reasoning_text,
+    to_responses,
+)
 from hookloop.providers.base import LLMRequest
 from hookloop.providers.openai_chat import SDK_ERRORS, build_sdk_client
 from hookloop.stream import (
     BlockStart,
     BlockStop,
+    NativeBlock,
     StopEvent,
     StopReason,
     StreamEvent,
@@ -142,34 +161,40 @@ class OpenAIResponsesClient(SdkOwner[openai.AsyncOpenAI]):
         streamed: set[int] = set()  # blocks that received a delta
         summary_at: dict[int, int] = {}  # reasoning block → last summary_index seen
         open_blocks: set[int] = set()
+        messages: dict[int, dict[str, Any]] = {}  # output_index → the meta of that message item's text blocks
         calls = False
         finished: StopReason | None = None
         try:
             async for event in sdk_stream:
                 if event.type == "response.output_text.delta" or event.type == "response.refusal.delta":
+                    if not isinstance(event.delta, str):
+                        continue  # a malformed delta carries no text
                     key = (event.output_index, event.content_index)
                     block = parts.get(key)
                     if block is None:
                         block = parts[key] = len(parts)
                         open_blocks.add(block)
-                        yield BlockStart(block, "text")
+                        kind = "refusal" if event.type == "response.refusal.delta" else None
+                        yield BlockStart(block, "text", meta=_text_meta(messages.get(event.output_index), kind))
                     streamed.add(block)
                     yield TextDelta(block, event.delta)
                 elif event.type == "response.function_call_arguments.delta":
                     block = parts.get((event.output_index, -1))
-                    if block is not None and event.delta:
+                    if block is not None and event.delta and isinstance(event.delta, str):
                         streamed.add(block)
                         yield ToolCallDelta(block, event.delta)
                 elif (
                     event.type == "response.reasoning_summary_text.delta"
                     or event.type == "response.reasoning_text.delta"
                 ):
+                    if not isinstance(event.delta, str):
+                        continue
                     key = (event.output_index, -1)
                     block = parts.get(key)
-                    if block is None:
+                    if block is None:  # a server that sent no output_item.added
                         block = parts[key] = len(parts)
                         open_blocks.add(block)
-                        yield BlockStart(block, "thinking")
+                        yield BlockStart(block, "thinking", meta=freeze_object(item_meta(provider, event.item_id)))
                     part: int | None = getattr(event, "summary_index", None)
                     if part is None:
                         part = getattr(event, "content_index", 0)
@@ -180,20 +205,30 @@ class OpenAIResponsesClient(SdkOwner[openai.AsyncOpenAI]):
                     yield ThinkingDelta(block, event.delta)
                 elif event.type == "response.output_item.added":
                     item = event.item
-                    if item.type == "function_call":
+                    if item.type == "message":
+                        messages[event.output_index] = item_meta(provider, item.id, getattr(item, "phase", None))
+                    elif item.type == "function_call":
                         calls = True
                         block = parts[(event.output_index, -1)] = len(parts)
                         open_blocks.add(block)
-                        yield BlockStart(block, "tool_call", call_id=item.call_id, name=item.name)
+                        meta = freeze_object(item_meta(provider, item.id)) if item.id else EMPTY
+                        yield BlockStart(block, "tool_call", call_id=item.call_id, name=item.name, meta=meta)
                         if item.arguments:
                             streamed.add(block)
                             yield ToolCallDelta(block, item.arguments)
                     elif item.type == "reasoning":
                         block = parts[(event.output_index, -1)] = len(parts)
                         open_blocks.add(block)
-                        yield BlockStart(block, "thinking")
+                        yield BlockStart(block, "thinking", meta=freeze_object(item_meta(provider, item.id)))
+                    else:  # a built-in tool item (web search, code interpreter, MCP …): kept whole at done
+                        parts[(event.output_index, -1)] = len(parts)
                 elif event.type == "response.output_item.done":
-                    for done in _item_done(event.output_index, event.item, parts, streamed):
+                    done_item = event.item
+                    if done_item.type == "message" and event.output_index not in messages:
+                        messages[event.output_index] = item_meta(
+                            provider, done_item.id, getattr(done_item, "phase", None)
+                        )
+                    for done in _item_done(event.output_index, done_item, parts, streamed, messages, provider):
                         if isinstance(done, BlockStop):
                             open_blocks.discard(done.index)
                         yield done
@@ -219,20 +254,11 @@ class OpenAIResponsesClient(SdkOwner[openai.AsyncOpenAI]):
                     yield StopEvent(finished)
                 elif event.type == "response.failed":
                     error = event.response.error
-                    raise classify(
-                        provider=provider,
-                        message=f"{provider} response failed ({getattr(error, 'code', None) or 'error'}): "
-                        f"{getattr(error, 'message', None) or 'no message'}",
-                        status_code=None,
-                        error_type=getattr(error, "code", None),
+                    raise classify_error_object(
+                        error.to_dict() if error is not None else {}, provider=provider, what="response failed"
                     )
                 elif event.type == "error":
-                    raise classify(
-                        provider=provider,
-                        message=f"{provider} stream error ({event.code or 'error'}): {event.message}",
-                        status_code=None,
-                        error_type=event.code,
-                    )
+                    raise classify_error_object(event.to_dict(), provider=provider)
         except Exception as exc:
             mapped = map_sdk_error(exc, provider=provider, sdk=SDK_ERRORS)
             if mapped is None:
@@ -247,16 +273,31 @@ class OpenAIResponsesClient(SdkOwner[openai.AsyncOpenAI]):
             )
 
 
+def _text_meta(message: dict[str, Any] | None, kind: str | None) -> FrozenDict:
+    """The meta of one text block of an output message: the message's id and phase (and ``content:
+    refusal`` for a refusal part), so the message goes back with them."""
+    if message is None:
+        return EMPTY
+    return freeze_object(message | {"content": kind} if kind else message)
+
+
 def _item_done(
-    output_index: int, item: Any, parts: dict[tuple[int, int], int], streamed: set[int]
+    output_index: int,
+    item: Any,
+    parts: dict[tuple[int, int], int],
+    streamed: set[int],
+    messages: dict[int, dict[str, Any]],
+    provider: str,
 ) -> list[StreamEvent]:
-    """Events for a finished output item: what its deltas did not carry, then its BlockStops."""
+    """Events for a finished output item: what its deltas did not carry, then its BlockStops (a built-in tool
+    item: one NativeBlock holding it whole)."""
     events: list[StreamEvent] = []
     if item.type == "function_call":
         block = parts.get((output_index, -1))
         if block is None:  # a server that sent no output_item.added
             block = parts[(output_index, -1)] = len(parts)
-            events.append(BlockStart(block, "tool_call", call_id=item.call_id, name=item.name))
+            meta = freeze_object(item_meta(provider, item.id)) if item.id else EMPTY
+            events.append(BlockStart(block, "tool_call", call_id=item.call_id, name=item.name, meta=meta))
         if block not in streamed and item.arguments:
             events.append(ToolCallDelta(block, item.arguments))
         events.append(BlockStop(block))
@@ -265,7 +306,7 @@ def _item_done(
         block = parts.get((output_index, -1))
         if block is None:
             block = parts[(output_index, -1)] = len(parts)
-            events.append(BlockStart(block, "thinking"))
+            events.append(BlockStart(block, "thinking", meta=freeze_object(item_meta(provider, item.id))))
         if block not in streamed:
             text = reasoning_text(data)
             if text:
@@ -276,13 +317,20 @@ def _item_done(
         for content_index, content in enumerate(item.content):
             key = (output_index, content_index)
             block = parts.get(key)
-            said: str | None = getattr(content, "text", None) or getattr(content, "refusal", None)
+            refusal: str | None = getattr(content, "refusal", None)
+            said: str | None = getattr(content, "text", None) or refusal
             if block is None:
                 if not said:
                     continue
                 block = parts[key] = len(parts)
-                events.append(BlockStart(block, "text"))
+                kind = "refusal" if content.type == "refusal" else None
+                events.append(BlockStart(block, "text", meta=_text_meta(messages.get(output_index), kind)))
             if block not in streamed and said:
                 events.append(TextDelta(block, said))
             events.append(BlockStop(block))
+    else:
+        block = parts.get((output_index, -1))
+        if block is None:
+            block = parts[(output_index, -1)] = len(parts)
+        events.append(NativeBlock(block, provider, freeze_object(item.to_dict())))
     return events
