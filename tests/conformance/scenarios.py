@@ -60,9 +60,4 @@ SCENARIOS: dict[str, Scenario] = {
     ),
 }
 
-_ISSUE = "issue 11 item"
-KNOWN_FAILING: dict[str, str] = {
-    "anth_pause_turn_stream": f"{_ISSUE} 1+2: server_tool_use blocks crash the stream; pause_turn ends the run",
-    "anth_tool_search_stream": f"{_ISSUE} 1: server_tool_use / tool_search_tool_result blocks crash the stream",
-    "anth_web_search_stream": f"{_ISSUE} 1: server_tool_use / web_search_tool_result blocks crash the stream",
-}
+KNOWN_FAILING: dict[str, str] = {}
