@@ -65,8 +65,17 @@ from typing import TYPE_CHECKING
 
 from ._events import EventHooks
 from ._firing import HOOK_NAME, CommandHookCancelled
-from .config import HookConfig, SettingsLayer, merge_layers, read_settings_file, resolve_hookloop_home, settings_sources
+from .config import (
+    HookConfig,
+    SettingsLayer,
+    merge_layers,
+    plugin_hooks,
+    read_settings_file,
+    resolve_hookloop_home,
+    settings_sources,
+)
 from .discovery import cline_hook_dirs, discover_cline_scripts
+from .environment import SessionEnvFiles
 from .model import ConfiguredHook, Diagnostic, HookSource
 from .runner import RunnerOptions
 from .trust import apply_trust, is_trusted
@@ -99,12 +108,21 @@ class CommandHooks:
         options: RunnerOptions | None = None,
         background_grace: float = 1.5,
         diagnostics: Sequence[Diagnostic] = (),
+        hookloop_home: Path | None = None,
     ) -> None:
         opts = options or RunnerOptions()
         if opts.http_url_allowlist is None and config.http_url_allowlist is not None:
             opts = replace(opts, http_url_allowlist=config.http_url_allowlist)
         if opts.http_env_allowlist is None and config.http_env_allowlist is not None:
             opts = replace(opts, http_env_allowlist=config.http_env_allowlist)
+        env = config.env
+        if env and not opts.settings_env:
+            opts = replace(opts, settings_env=tuple(env.items()))
+        if config.env_allowlist and not opts.env_allowlist:
+            opts = replace(opts, env_allowlist=config.env_allowlist)
+        if opts.session_env_files is None:
+            own_home = hookloop_home if hookloop_home is not None else resolve_hookloop_home()
+            opts = replace(opts, session_env_files=SessionEnvFiles(own_home / "session-env"))
         self.config = config
         self.project_dir = str(Path(project_dir).resolve())
         self.options = opts
@@ -153,7 +171,14 @@ class CommandHooks:
             count = len(config.project_hooks)
             message = f"{count} project hook(s) run without recorded trust (trust_project=True)"
             extra.append(Diagnostic(severity="info", file=str(project), path="", message=message))
-        return cls(config, project_dir=project, options=options, background_grace=background_grace, diagnostics=extra)
+        return cls(
+            config,
+            project_dir=project,
+            options=options,
+            background_grace=background_grace,
+            diagnostics=extra,
+            hookloop_home=own_home,
+        )
 
     @property
     def hooks(self) -> tuple[ConfiguredHook, ...]:
@@ -176,6 +201,8 @@ class CommandHooks:
             for diagnostic in self._diagnostics:
                 if diagnostic.severity != "info":
                     _log.warning("command hooks: %s", diagnostic)
+        if worker not in self._installed:
+            self._attach_bash(worker)
         if self.config.hooks and worker not in self._installed:
             self._installed.add(worker)
             EventHooks(
@@ -185,6 +212,17 @@ class CommandHooks:
                 options=self.options,
                 background_grace=self.background_grace,
             ).register()
+
+    def _attach_bash(self, worker: Worker) -> None:
+        """Give the Worker's Bash tools the settings ``env`` block and the session env files that
+        SessionStart / Setup / CwdChanged / FileChanged hooks write (``CLAUDE_ENV_FILE``)."""
+        from hookloop.tools.builtin import BashTool
+
+        files = self.options.session_env_files
+        env = dict(self.options.settings_env)
+        for tool in worker.tools:
+            if isinstance(tool, BashTool):
+                tool.attach_session_env(env, None if files is None else files.script)
 
 
 def _load_config(
@@ -217,4 +255,7 @@ def _load_config(
     if include_cline:
         folders = cline_hook_dirs(project, home=home, hookloop_home=hookloop_home)
         scripts, found = discover_cline_scripts(folders, platform=platform)
-    return merge_layers(layers, scripts=scripts, script_diagnostics=(*found, *missing))
+    plugins, plugin_notes = plugin_hooks(layers, home=home, project_dir=project) if include_claude else ((), ())
+    return merge_layers(
+        layers, scripts=scripts, script_diagnostics=(*plugin_notes, *found, *missing), plugin_hooks=plugins
+    )

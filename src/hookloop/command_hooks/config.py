@@ -15,14 +15,23 @@ Layers, lowest precedence first (configuration order follows it; within a file, 
     hookloop-project <project>/.hookloop/settings.json
     claude-local     <project>/.claude/settings.local.json        (skipped with include_claude=False)
     hookloop-local   <project>/.hookloop/settings.local.json
+    then hooks of enabled Claude Code plugins (see :mod:`hookloop.command_hooks.plugins`)
     then Cline scripts (see :mod:`hookloop.command_hooks.discovery`)
 
-Hook arrays **merge** across layers (nothing replaces anything). The same handler — same event, type,
-command (or URL), args and matcher — defined more than once runs once: the definition from the
-highest-precedence layer (the last one) is kept, at its own position, and an info diagnostic names the copies.
-Scalar settings follow "the highest layer that sets it wins" (``disableAllHooks``), except the HTTP allowlists
-(``allowedHttpHookUrls``, ``httpHookAllowedEnvVars``), which intersect across the layers that set them so a
-project file can narrow but never widen what the user allowed.
+Hook arrays **merge** across layers (nothing replaces anything). Identical handlers are merged per firing, as
+Claude Code does (:func:`dedupe`): among the handlers that match one firing (matcher and ``if`` already
+applied), a command handler with the same command string and ``args`` — an HTTP handler with the same URL —
+defined in more than one settings file runs once, as the highest-precedence file defines it. Handlers that
+differ only in ``if`` therefore both stay (each runs when its own rule matches), copies within one file all
+run, and plugin hooks are never merged. Scalar settings follow "the highest layer that sets it wins"
+(``disableAllHooks``), except the HTTP allowlists (``allowedHttpHookUrls``, ``httpHookAllowedEnvVars``), which
+intersect across the layers that set them so a project file can narrow but never widen what the user allowed.
+
+``env`` blocks (``{"env": {"NAME": "value"}}``) merge per name, higher layers winning; they apply to every hook
+and to the Bash tool (a project file's block only when the project is trusted). ``commandHookAllowedEnvVars``
+(an array of names or ``PREFIX*`` patterns, hookloop's setting) passes secrets to hooks that would otherwise be
+withheld (:mod:`hookloop.command_hooks.environment`); it is read from user-level files only (a project file
+setting it gets a warning). ``enabledPlugins`` is read for plugins.
 
 Errors never stop loading: a malformed entry or an unknown event name becomes a :class:`Diagnostic` naming
 the file and the JSON path (``hooks.PreToolUse[0].hooks[1].timeout: expected a positive number``), that entry
@@ -58,14 +67,18 @@ from .model import (
     HttpHandler,
     Severity,
 )
+from .plugins import enabled_plugins, load_plugin_hooks
 
 __all__ = [
     "HookConfig",
     "SettingsLayer",
+    "dedup_key",
+    "dedupe",
     "launcher_for",
     "load_hook_config",
     "merge_layers",
     "parse_settings",
+    "plugin_hooks",
     "read_settings_file",
     "resolve_hookloop_home",
     "settings_sources",
@@ -79,6 +92,7 @@ _COMMAND_FIELDS = frozenset(
 _HTTP_FIELDS = frozenset({"type", "url", "headers", "allowedEnvVars", "timeout", "if", "failClosed", "statusMessage"})
 _GROUP_FIELDS = frozenset({"matcher", "hooks"})
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _Common: TypeAlias = tuple[float | None, str | None, bool, str | None]
 """timeout, ``if`` condition, failClosed, statusMessage"""
 
@@ -121,6 +135,12 @@ class SettingsLayer:
     disable_all_hooks: bool | None = None
     allowed_http_hook_urls: tuple[str, ...] | None = None
     http_hook_allowed_env_vars: tuple[str, ...] | None = None
+    env: tuple[tuple[str, str], ...] = ()
+    """The ``env`` block: variables set for hooks and the Bash tool."""
+    hook_env_allowlist: tuple[str, ...] | None = None
+    """``commandHookAllowedEnvVars`` (honoured from user-level files only)."""
+    enabled_plugins: tuple[tuple[str, bool], ...] = ()
+    """``enabledPlugins``: plugin id (``name@marketplace``) → enabled."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -139,6 +159,19 @@ class HookConfig:
     """URL patterns (``*`` wildcards) HTTP hooks may target; ``None`` = no restriction, ``()`` = none."""
     http_env_allowlist: tuple[str, ...] | None = None
     """Env var names HTTP hook headers may interpolate (intersected with each hook's own list)."""
+    env_layers: tuple[tuple[HookSource, tuple[tuple[str, str], ...]], ...] = ()
+    """Each settings file's ``env`` block, lowest precedence first (see :attr:`env`)."""
+    env_allowlist: tuple[str, ...] = ()
+    """``commandHookAllowedEnvVars`` of the user-level files (union): secrets hooks may still inherit."""
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The merged settings ``env`` block (a higher layer wins per name): applied to every hook and to the
+        Bash tool. Project-level blocks are left out with the project hooks of an untrusted project."""
+        merged: dict[str, str] = {}
+        for _, pairs in self.env_layers:
+            merged.update(pairs)
+        return merged
 
     def for_event(self, event: str, target: str | None = None) -> tuple[ConfiguredHook, ...]:
         """The hooks to run for one firing of ``event`` whose matcher target (tool name, source …) is
@@ -161,10 +194,47 @@ class HookConfig:
         """Hooks from project-level sources (they run only when the project configuration is trusted)."""
         return tuple(hook for hook in self.hooks if hook.source.project_level)
 
+    @property
+    def project_env(self) -> tuple[tuple[HookSource, tuple[tuple[str, str], ...]], ...]:
+        """``env`` blocks from project-level files (applied only when the project is trusted)."""
+        return tuple(layer for layer in self.env_layers if layer[0].project_level)
+
     def without_project_hooks(self, reason: Diagnostic) -> HookConfig:
-        """The same configuration minus project-level hooks, with ``reason`` added to the diagnostics."""
+        """The same configuration minus project-level hooks and ``env`` blocks, with ``reason`` added to the
+        diagnostics."""
         kept = tuple(hook for hook in self.hooks if not hook.source.project_level)
-        return replace(self, hooks=kept, diagnostics=(*self.diagnostics, reason))
+        env = tuple(layer for layer in self.env_layers if not layer[0].project_level)
+        return replace(self, hooks=kept, env_layers=env, diagnostics=(*self.diagnostics, reason))
+
+
+def dedupe(hooks: tuple[ConfiguredHook, ...]) -> tuple[ConfiguredHook, ...]:
+    """Claude Code's dedup of one firing's matching handlers (``hooks`` in configuration order, after the
+    matcher and ``if`` filters): a command handler with the same command string, ``args`` and ``shell`` — an HTTP
+    handler with the same URL — defined in **more than one settings file** runs once, as the highest-precedence
+    file (the last) defines it. Copies inside one file all run (each is its own entry there), and plugin hooks
+    are never merged with anything (Claude Code keeps plugin copies separate). Pure; returns ``hooks`` itself
+    when nothing is dropped."""
+    if len(hooks) < 2:
+        return hooks
+    owner: dict[tuple[object, ...], str] = {}
+    for hook in hooks:
+        key = dedup_key(hook)
+        if key is not None:
+            owner[key] = hook.source.path
+    if len(owner) == sum(1 for hook in hooks if dedup_key(hook) is not None):
+        return hooks
+    return tuple(hook for hook in hooks if (key := dedup_key(hook)) is None or owner[key] == hook.source.path)
+
+
+def dedup_key(hook: ConfiguredHook) -> tuple[object, ...] | None:
+    """What makes two settings handlers "the same handler" for :func:`dedupe`; ``None`` for handlers that are
+    never merged (plugin hooks, Cline scripts — those are deduplicated by resolved path when found)."""
+    handler: Handler = hook.handler
+    if hook.source.kind == "claude-plugin" or isinstance(handler, ClineScript):
+        return None
+    if isinstance(handler, CommandHandler):
+        return (hook.event, "command", handler.command, handler.args, handler.shell)
+    return (hook.event, "http", handler.url)
 
 
 def load_hook_config(
@@ -196,7 +266,25 @@ def load_hook_config(
     if include_cline:
         dirs = cline_hook_dirs(project, home=home_dir, hookloop_home=own_home)
         scripts, script_diagnostics = discover_cline_scripts(dirs, platform=platform or sys.platform)
-    return merge_layers(layers, scripts=scripts, script_diagnostics=script_diagnostics)
+    plugins: tuple[ConfiguredHook, ...] = ()
+    plugin_diagnostics: tuple[Diagnostic, ...] = ()
+    if include_claude:
+        plugins, plugin_diagnostics = plugin_hooks(layers, home=home_dir, project_dir=project)
+    return merge_layers(
+        layers,
+        scripts=scripts,
+        script_diagnostics=(*plugin_diagnostics, *script_diagnostics),
+        plugin_hooks=plugins,
+    )
+
+
+def plugin_hooks(
+    layers: list[SettingsLayer], *, home: Path, project_dir: Path
+) -> tuple[tuple[ConfiguredHook, ...], tuple[Diagnostic, ...]]:
+    """The hooks of the Claude Code plugins the layers' ``enabledPlugins`` turn on (see
+    :mod:`hookloop.command_hooks.plugins`)."""
+    enabled = enabled_plugins([(layer.source, layer.enabled_plugins) for layer in layers])
+    return load_plugin_hooks(enabled, home=home, project_dir=project_dir)
 
 
 def read_settings_file(source: HookSource) -> SettingsLayer | None:
@@ -229,6 +317,9 @@ def parse_settings(data: object, source: HookSource) -> SettingsLayer:
         disable_all_hooks=parser.optional_bool(obj, "disableAllHooks"),
         allowed_http_hook_urls=parser.optional_strings(obj, "allowedHttpHookUrls"),
         http_hook_allowed_env_vars=parser.optional_strings(obj, "httpHookAllowedEnvVars"),
+        env=parser.env_block(obj),
+        hook_env_allowlist=parser.optional_strings(obj, "commandHookAllowedEnvVars"),
+        enabled_plugins=parser.enabled_plugins(obj),
     )
 
 
@@ -237,33 +328,21 @@ def merge_layers(
     *,
     scripts: tuple[ConfiguredHook, ...] = (),
     script_diagnostics: tuple[Diagnostic, ...] = (),
+    plugin_hooks: tuple[ConfiguredHook, ...] = (),
 ) -> HookConfig:
-    """Merge parsed layers (lowest precedence first) and discovered scripts into one :class:`HookConfig`.
+    """Merge parsed layers (lowest precedence first), installed plugins' hooks and discovered scripts into one
+    :class:`HookConfig`.
 
-    Pure. Deduplicates identical handlers (the highest-precedence definition wins), resolves
-    ``disableAllHooks`` (highest layer that sets it) and intersects the HTTP allowlists.
+    Pure. Keeps every handler (identical handlers from several files are merged per firing by
+    :func:`dedupe`; an info diagnostic names the copies), resolves ``disableAllHooks`` (highest layer that sets
+    it), intersects the HTTP allowlists, collects the ``env`` blocks and the user-level
+    ``commandHookAllowedEnvVars``.
     """
     diagnostics: list[Diagnostic] = [d for layer in layers for d in layer.diagnostics]
     diagnostics.extend(script_diagnostics)
-    all_hooks = [hook for layer in layers for hook in layer.hooks]
-    winners: dict[tuple[object, ...], int] = {}
-    for index, hook in enumerate(all_hooks):
-        winners[_dedup_key(hook)] = index
-    kept: list[ConfiguredHook] = []
-    for index, hook in enumerate(all_hooks):
-        winner = winners[_dedup_key(hook)]
-        if winner == index:
-            kept.append(hook)
-            continue
-        used = all_hooks[winner]
-        diagnostics.append(
-            Diagnostic(
-                severity="info",
-                file=hook.source.path,
-                path=hook.json_path,
-                message=f"same handler as {used.source.path}: {used.json_path}; it runs once, as defined there",
-            )
-        )
+    kept: list[ConfiguredHook] = [hook for layer in layers for hook in layer.hooks]
+    diagnostics.extend(_duplicate_notes(kept))
+    kept.extend(plugin_hooks)
     kept.extend(scripts)
 
     disabled = False
@@ -275,13 +354,52 @@ def merge_layers(
             Diagnostic(severity="info", file="", path="disableAllHooks", message="all command hooks are disabled")
         )
         kept = []
+    allow: list[str] = []
+    for layer in layers:
+        if layer.hook_env_allowlist is None:
+            continue
+        if layer.source.project_level:
+            diagnostics.append(
+                Diagnostic(
+                    severity="warning",
+                    file=layer.source.path,
+                    path="commandHookAllowedEnvVars",
+                    message="ignored: only user settings files may pass secrets to hooks",
+                )
+            )
+            continue
+        allow.extend(v for v in layer.hook_env_allowlist if v not in allow)
     return HookConfig(
         hooks=tuple(kept),
         diagnostics=tuple(diagnostics),
         disabled=disabled,
         http_url_allowlist=_intersect(layer.allowed_http_hook_urls for layer in layers),
         http_env_allowlist=_intersect(layer.http_hook_allowed_env_vars for layer in layers),
+        env_layers=tuple((layer.source, layer.env) for layer in layers if layer.env),
+        env_allowlist=tuple(allow),
     )
+
+
+def _duplicate_notes(hooks: list[ConfiguredHook]) -> Iterator[Diagnostic]:
+    """Info diagnostics for handlers defined in several files with the same matcher and ``if``: they run once
+    (see :func:`dedupe`), as the last file defines them."""
+    last: dict[tuple[object, ...], ConfiguredHook] = {}
+    for hook in hooks:
+        key = dedup_key(hook)
+        if key is not None:
+            last[(*key, None if is_match_all(hook.matcher) else hook.matcher, hook.condition)] = hook
+    for hook in hooks:
+        key = dedup_key(hook)
+        if key is None:
+            continue
+        used = last[(*key, None if is_match_all(hook.matcher) else hook.matcher, hook.condition)]
+        if used.source.path != hook.source.path:
+            yield Diagnostic(
+                severity="info",
+                file=hook.source.path,
+                path=hook.json_path,
+                message=f"same handler as {used.source.path}: {used.json_path}; it runs once, as defined there",
+            )
 
 
 def _intersect(lists: Iterator[tuple[str, ...] | None]) -> tuple[str, ...] | None:
@@ -291,17 +409,6 @@ def _intersect(lists: Iterator[tuple[str, ...] | None]) -> tuple[str, ...] | Non
             continue
         result = values if result is None else tuple(v for v in result if v in values)
     return result
-
-
-def _dedup_key(hook: ConfiguredHook) -> tuple[object, ...]:
-    matcher = None if is_match_all(hook.matcher) else hook.matcher
-    handler: Handler = hook.handler
-    if isinstance(handler, CommandHandler):
-        return (hook.event, "command", handler.command, handler.args, matcher)
-    if isinstance(handler, HttpHandler):
-        return (hook.event, "http", handler.url, handler.headers, matcher)
-    assert isinstance(handler, ClineScript)
-    return (hook.event, "cline", os.path.realpath(handler.path))
 
 
 def _file_diag(source: HookSource, message: str) -> Diagnostic:
@@ -359,6 +466,43 @@ class _Parser:
         # A malformed allowlist must not widen access: treat it as allowing nothing.
         self.report("error", key, f"expected an array of strings, got {_describe(value)}; treated as empty")
         return ()
+
+    def env_block(self, obj: Mapping[str, object]) -> tuple[tuple[str, str], ...]:
+        value = obj.get("env")
+        if value is None:
+            return ()
+        if not isinstance(value, dict):
+            self.expected("env", "an object of variable names to strings", value)
+            return ()
+        pairs: list[tuple[str, str]] = []
+        for name, raw in value.items():
+            path = _child("env", str(name))
+            if not _ENV_NAME.fullmatch(str(name)):
+                self.report("warning", path, "not a valid environment variable name; ignored")
+            elif isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
+                self.report("warning", path, f"expected a string, got {_describe(raw)}; ignored")
+            elif isinstance(raw, str) and "\0" in raw:
+                self.report("warning", path, "contains a NUL character; ignored")
+            else:
+                pairs.append((str(name), raw if isinstance(raw, str) else json.dumps(raw)))
+        return tuple(pairs)
+
+    def enabled_plugins(self, obj: Mapping[str, object]) -> tuple[tuple[str, bool], ...]:
+        value = obj.get("enabledPlugins")
+        if value is None:
+            return ()
+        if not isinstance(value, dict):
+            self.expected("enabledPlugins", 'an object of plugin ids ("name@marketplace") to booleans', value)
+            return ()
+        found: list[tuple[str, bool]] = []
+        for plugin, flag in value.items():
+            if isinstance(flag, bool):
+                found.append((str(plugin), flag))
+            elif isinstance(flag, list):  # an older shape: a list of enabled things counts as enabled
+                found.append((str(plugin), True))
+            else:
+                self.expected(_child("enabledPlugins", str(plugin)), "a boolean", flag)
+        return tuple(found)
 
     def settings(self, data: object) -> Iterator[ConfiguredHook]:
         if not isinstance(data, dict):
