@@ -59,7 +59,6 @@ import logging
 import os
 import weakref
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -75,7 +74,7 @@ from .config import (
     settings_sources,
 )
 from .discovery import cline_hook_dirs, discover_cline_scripts
-from .environment import SessionEnvFiles
+from .dryrun import runner_options
 from .model import ConfiguredHook, Diagnostic, HookSource
 from .runner import RunnerOptions
 from .trust import apply_trust, is_trusted
@@ -110,19 +109,7 @@ class CommandHooks:
         diagnostics: Sequence[Diagnostic] = (),
         hookloop_home: Path | None = None,
     ) -> None:
-        opts = options or RunnerOptions()
-        if opts.http_url_allowlist is None and config.http_url_allowlist is not None:
-            opts = replace(opts, http_url_allowlist=config.http_url_allowlist)
-        if opts.http_env_allowlist is None and config.http_env_allowlist is not None:
-            opts = replace(opts, http_env_allowlist=config.http_env_allowlist)
-        env = config.env
-        if env and not opts.settings_env:
-            opts = replace(opts, settings_env=tuple(env.items()))
-        if config.env_allowlist and not opts.env_allowlist:
-            opts = replace(opts, env_allowlist=config.env_allowlist)
-        if opts.session_env_files is None:
-            own_home = hookloop_home if hookloop_home is not None else resolve_hookloop_home()
-            opts = replace(opts, session_env_files=SessionEnvFiles(own_home / "session-env"))
+        opts = runner_options(config, options, hookloop_home=hookloop_home)
         self.config = config
         self.project_dir = str(Path(project_dir).resolve())
         self.options = opts
