@@ -283,7 +283,11 @@ def replay_cmd(
         raise typer.BadParameter(str(exc)) from exc
     console = Console(soft_wrap=True, highlight=False, stderr=output_format == "json")
     config = _runnable(cwd, no_claude_settings, trust_project_hooks, console)
-    entries = asyncio.run(replay(steps, config, project_dir=cwd.resolve(), policy=policy))
+    from hookloop.command_hooks.dryrun import runner_options
+
+    entries = asyncio.run(
+        replay(steps, config, project_dir=cwd.resolve(), policy=policy, options=runner_options(config))
+    )
     if output_format == "json":
         print(json.dumps({"transcript": str(transcript), "entries": [e.to_json() for e in entries]}, indent=2))
         return

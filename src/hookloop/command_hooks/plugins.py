@@ -8,19 +8,19 @@ Layout (Claude Code's, under ``~/.claude/plugins/``)::
                                  {"scope": "project", "projectPath": "/abs/project", "installPath": …}]}}
                              (version 1: one object per plugin instead of a list)
     known_marketplaces.json  {"<marketplace>": {"installLocation": "/…/marketplaces/<marketplace>", …}}
+                             (where marketplaces are checked out; not read: only installed copies run)
     data/<id>/               a plugin's persistent folder (``CLAUDE_PLUGIN_DATA``; ``id`` is the plugin id
                              with every character outside ``A-Za-z0-9_-`` replaced by ``-``)
 
 A plugin runs when **enabled** — ``enabledPlugins: {"<name>@<marketplace>": true}`` in a settings file, the
 highest layer that names it winning — and **installed** for this project: an ``installed_plugins.json`` entry of
 scope ``user`` or ``managed``, or of scope ``project`` / ``local`` whose ``projectPath`` is this project, whose
-``installPath`` exists. (A plugin enabled but not installed there falls back to
-``<marketplace installLocation>/plugins/<name>`` or the marketplace folder itself when that holds the plugin;
-otherwise an info diagnostic says it was not found.) Its hooks are ``<root>/hooks/hooks.json`` plus any files
-the manifest ``.claude-plugin/plugin.json`` names in ``hooks`` (a path or a list of paths relative to the
-root; an inline object is read too), each with Claude Code's settings shape. Hooks run with
-``CLAUDE_PLUGIN_ROOT`` set to the root (``${CLAUDE_PLUGIN_ROOT}`` in a command is the shell's, or is
-substituted in exec form) and ``CLAUDE_PLUGIN_DATA`` (created on first use).
+``installPath`` exists. A plugin enabled but not installed there does not run (an info diagnostic says so; a
+marketplace's checkout is never run from: Claude Code runs only installed copies). Its hooks are
+``<root>/hooks/hooks.json`` plus any files the manifest ``.claude-plugin/plugin.json`` names in ``hooks`` (a path
+or a list of paths inside the root; an inline object is read too), each with Claude Code's settings shape.
+Hooks run with ``CLAUDE_PLUGIN_ROOT`` set to the root (``${CLAUDE_PLUGIN_ROOT}`` in a command is the shell's, or
+is substituted in exec form) and ``CLAUDE_PLUGIN_DATA`` (created when the plugin has hooks).
 
 Trust: the user installed the plugin, so a plugin the user's settings enable runs like a user hook. A plugin
 enabled (to true) by a project-level file (``.claude/settings.json``, ``.claude/settings.local.json``,
@@ -86,11 +86,10 @@ def load_plugin_hooks(
         return (), ()
     diagnostics: list[Diagnostic] = []
     installed = _read_installed(plugins_dir(home), project_dir, diagnostics)
-    marketplaces = _read_marketplaces(plugins_dir(home), diagnostics)
     hooks: list[ConfiguredHook] = []
     for plugin_id in sorted(enabled):
         source = enabled[plugin_id]
-        root = installed.get(plugin_id) or _from_marketplace(plugin_id, marketplaces)
+        root = installed.get(plugin_id)
         if root is None:
             diagnostics.append(
                 Diagnostic(
@@ -160,28 +159,6 @@ def _entry_root(entry: object, project_dir: Path) -> Path | None:
         return None
     root = Path(os.path.expanduser(entry["installPath"]))
     return _resolve(root) if root.is_dir() else None
-
-
-def _read_marketplaces(folder: Path, diagnostics: list[Diagnostic]) -> dict[str, Path]:
-    data = _read_json(folder / "known_marketplaces.json", diagnostics)
-    found: dict[str, Path] = {}
-    if isinstance(data, dict):
-        for name, entry in data.items():
-            location = entry.get("installLocation") if isinstance(entry, dict) else None
-            if isinstance(location, str):
-                found[str(name)] = Path(os.path.expanduser(location))
-    return found
-
-
-def _from_marketplace(plugin_id: str, marketplaces: Mapping[str, Path]) -> Path | None:
-    name, _, marketplace = plugin_id.rpartition("@")
-    location = marketplaces.get(marketplace)
-    if not name or location is None or "/" in name or name in (".", ".."):
-        return None
-    for candidate in (location / "plugins" / name, location / name):
-        if (candidate / "hooks" / "hooks.json").is_file() or (candidate / ".claude-plugin").is_dir():
-            return _resolve(candidate)
-    return None
 
 
 def _resolve(path: Path) -> Path:
