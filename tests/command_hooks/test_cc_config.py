@@ -617,3 +617,30 @@ def test_a_project_scoped_install_applies_only_to_its_project(setup: Setup, tmp_
     assert any("not installed for this project" in d.message for d in loaded.diagnostics)
     install_plugin(setup, scope="project", project_path=str(setup.project))
     assert len(setup.load().hooks) == 1
+
+
+def test_a_cline_name_also_runs_the_claude_hooks_of_the_same_moment(setup: Setup) -> None:
+    log = cline_scripts(setup, "TaskStart")
+    banner = setup.script(setup.home / "bin" / "banner", 'cat >/dev/null; echo "session banner"')
+    group = [{"matcher": "startup", "hooks": [{"type": "command", "command": str(banner)}]}]
+    setup.user_settings({"hooks": {"SessionStart": group}})
+    report = setup.hooks_test("TaskStart", {"session_id": "s-9", "prompt": "hi"})
+    assert [h["command"] for h in report["hooks"]] == [str(banner), str(setup.home / "Documents/Cline/Hooks/TaskStart")]
+    assert report["target"] == "startup"
+    assert "session banner" in report["merged"]["additional_context"][0]
+    (received,) = logged(log)
+    assert received["taskStart"]["initialTask"] == "hi"
+
+
+def test_plugin_manifest_hook_files_stay_inside_the_plugin(setup: Setup) -> None:
+    root = install_plugin(setup)
+    (root / "hooks" / "hooks.json").unlink()
+    extra = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/stop.sh"}]}]}}
+    setup.write(root / "config" / "more.json", json.dumps(extra))
+    setup.write(setup.root / "outside.json", json.dumps(extra))
+    manifest = {"name": "safety-net", "hooks": ["./config/more.json", "../../../../../../outside.json"]}
+    setup.write(root / ".claude-plugin" / "plugin.json", json.dumps(manifest))
+    setup.user_settings({"enabledPlugins": {"safety-net@community": True}})
+    loaded = setup.load()
+    assert [(h.event, h.source.path) for h in loaded.hooks] == [("Stop", str(root / "config" / "more.json"))]
+    assert any("outside the plugin folder" in d.message for d in loaded.diagnostics)

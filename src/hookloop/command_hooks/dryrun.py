@@ -185,6 +185,7 @@ CLINE_TO_CLAUDE: dict[str, str] = {
     "PreCompact": "PreCompact",
 }
 """A Cline hook name → the Claude Code event hookloop fires at the same moment (the bridge's table)."""
+_SESSION_SOURCES = {"TaskStart": "startup", "TaskResume": "resume"}
 
 
 def is_cline_payload(payload: Mapping[str, object]) -> bool:
@@ -233,6 +234,8 @@ async def try_event(
     verbatim = is_cline_payload(payload)
     claude_event = CLINE_TO_CLAUDE.get(event, event)
     body: dict[str, object] = {"hook_event_name": claude_event, "cwd": str(cwd), **dict(payload)}
+    if event in _SESSION_SOURCES and "source" not in body:
+        body["source"] = _SESSION_SOURCES[event]
     if tool is not None:
         body["tool_name"] = tool
     target = match_target(claude_event, body)
