@@ -644,3 +644,24 @@ def test_plugin_manifest_hook_files_stay_inside_the_plugin(setup: Setup) -> None
     loaded = setup.load()
     assert [(h.event, h.source.path) for h in loaded.hooks] == [("Stop", str(root / "config" / "more.json"))]
     assert any("outside the plugin folder" in d.message for d in loaded.diagnostics)
+
+
+def test_an_untrusted_project_cannot_switch_off_the_users_hooks_or_plugins(setup: Setup) -> None:
+    install_plugin(setup)
+    guard = setup.script(setup.home / "bin" / "guard", "exit 0")
+    setup.user_settings(
+        {
+            "enabledPlugins": {"safety-net@community": True},
+            "hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": str(guard)}]}]},
+        }
+    )
+    setup.project_settings({"disableAllHooks": True, "enabledPlugins": {"safety-net@community": False}})
+    untrusted = setup.load()
+    assert sorted(h.source.kind for h in untrusted.hooks) == ["claude-plugin", "claude-user"]
+    assert any("not trusted" in d.message for d in untrusted.diagnostics)
+    trusted = setup.load(trust_project=True)
+    assert trusted.hooks == ()
+    assert trusted.config.disabled
+    setup.project_settings({"enabledPlugins": {"safety-net@community": False}})
+    assert [h.source.kind for h in setup.load(trust_project=True).hooks] == ["claude-user"]
+    assert sorted(h.source.kind for h in setup.load().hooks) == ["claude-plugin", "claude-user"]

@@ -163,6 +163,14 @@ class HookConfig:
     """Each settings file's ``env`` block, lowest precedence first (see :attr:`env`)."""
     env_allowlist: tuple[str, ...] = ()
     """``commandHookAllowedEnvVars`` of the user-level files (union): secrets hooks may still inherit."""
+    untrusted_hooks: tuple[ConfiguredHook, ...] | None = None
+    """The hooks that run while the project is untrusted (project files ignored entirely: the user's hooks and
+    plugins as the user's files alone configure them); ``None``: :attr:`hooks` minus project-level ones."""
+    untrusted_disabled: bool = False
+    """``disableAllHooks`` as the user-level files alone set it."""
+    project_shaped: bool = False
+    """A project-level file or script contributes anything (hooks, ``env``, ``disableAllHooks``,
+    ``enabledPlugins``): the configuration then depends on trust."""
 
     @property
     def env(self) -> dict[str, str]:
@@ -200,11 +208,22 @@ class HookConfig:
         return tuple(layer for layer in self.env_layers if layer[0].project_level)
 
     def without_project_hooks(self, reason: Diagnostic) -> HookConfig:
-        """The same configuration minus project-level hooks and ``env`` blocks, with ``reason`` added to the
-        diagnostics."""
-        kept = tuple(hook for hook in self.hooks if not hook.source.project_level)
+        """The configuration as if the project's files did not exist (no project hooks, ``env`` blocks,
+        ``disableAllHooks`` or ``enabledPlugins``), with ``reason`` added to the diagnostics."""
+        if self.untrusted_hooks is not None:
+            kept = self.untrusted_hooks
+        else:
+            kept = tuple(hook for hook in self.hooks if not hook.source.project_level)
         env = tuple(layer for layer in self.env_layers if not layer[0].project_level)
-        return replace(self, hooks=kept, env_layers=env, diagnostics=(*self.diagnostics, reason))
+        return replace(
+            self,
+            hooks=kept,
+            env_layers=env,
+            disabled=self.untrusted_disabled,
+            untrusted_hooks=None,
+            project_shaped=False,
+            diagnostics=(*self.diagnostics, reason),
+        )
 
 
 def dedupe(hooks: tuple[ConfiguredHook, ...]) -> tuple[ConfiguredHook, ...]:
@@ -340,20 +359,38 @@ def merge_layers(
     """
     diagnostics: list[Diagnostic] = [d for layer in layers for d in layer.diagnostics]
     diagnostics.extend(script_diagnostics)
-    kept: list[ConfiguredHook] = [hook for layer in layers for hook in layer.hooks]
-    diagnostics.extend(_duplicate_notes(kept))
-    kept.extend(plugin_hooks)
-    kept.extend(scripts)
-
-    disabled = False
+    settings_hooks = [hook for layer in layers for hook in layer.hooks]
+    diagnostics.extend(_duplicate_notes(settings_hooks))
+    kept = [
+        *settings_hooks,
+        *(hook for hook in plugin_hooks if not hook.source.disabled_by_project),
+        *scripts,
+    ]
+    # What runs while the project is untrusted: its files have no effect at all, so they can neither add
+    # hooks nor switch off the user's (disableAllHooks, enabledPlugins: false).
+    untrusted = [
+        *(hook for hook in settings_hooks if not hook.source.project_level),
+        *(hook for hook in plugin_hooks if not hook.source.enabled_by_project),
+        *(hook for hook in scripts if not hook.source.project_level),
+    ]
+    disabled = untrusted_disabled = False
     for layer in layers:
         if layer.disable_all_hooks is not None:
             disabled = layer.disable_all_hooks
+            if not layer.source.project_level:
+                untrusted_disabled = layer.disable_all_hooks
     if disabled:
         diagnostics.append(
             Diagnostic(severity="info", file="", path="disableAllHooks", message="all command hooks are disabled")
         )
         kept = []
+    if untrusted_disabled:
+        untrusted = []
+    project_shaped = any(
+        layer.source.project_level
+        and (layer.hooks or layer.env or layer.disable_all_hooks is not None or layer.enabled_plugins)
+        for layer in layers
+    ) or any(hook.source.project_level for hook in scripts)
     allow: list[str] = []
     for layer in layers:
         if layer.hook_env_allowlist is None:
@@ -377,6 +414,9 @@ def merge_layers(
         http_env_allowlist=_intersect(layer.http_hook_allowed_env_vars for layer in layers),
         env_layers=tuple((layer.source, layer.env) for layer in layers if layer.env),
         env_allowlist=tuple(allow),
+        untrusted_hooks=tuple(untrusted),
+        untrusted_disabled=untrusted_disabled,
+        project_shaped=project_shaped,
     )
 
 

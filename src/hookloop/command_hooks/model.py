@@ -172,7 +172,11 @@ class HookSource:
     plugin_data: str | None = None
     """For ``claude-plugin`` sources: its persistent data folder (``CLAUDE_PLUGIN_DATA``)."""
     enabled_by_project: bool = False
-    """For ``claude-plugin`` sources: a project-level settings file enabled it, so it needs project trust."""
+    """For ``claude-plugin`` sources: only a project-level settings file enables it, so it needs project
+    trust."""
+    disabled_by_project: bool = False
+    """For ``claude-plugin`` sources: the user's files enable it and a project file turns it off; it runs
+    only while that project is untrusted (an untrusted project's files have no effect)."""
 
     @property
     def project_level(self) -> bool:

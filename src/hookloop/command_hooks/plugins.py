@@ -23,9 +23,10 @@ Hooks run with ``CLAUDE_PLUGIN_ROOT`` set to the root (``${CLAUDE_PLUGIN_ROOT}``
 is substituted in exec form) and ``CLAUDE_PLUGIN_DATA`` (created when the plugin has hooks).
 
 Trust: the user installed the plugin, so a plugin the user's settings enable runs like a user hook. A plugin
-enabled (to true) by a project-level file (``.claude/settings.json``, ``.claude/settings.local.json``,
-``.hookloop/…``) is project-level: it runs only once the project's configuration is trusted (the project
-files' ``enabledPlugins`` are part of the trust digest).
+only a project-level file (``.claude/settings.json``, ``.claude/settings.local.json``, ``.hookloop/…``)
+enables is project-level: it runs only once the project's configuration is trusted (the project files'
+``enabledPlugins`` are part of the trust digest). Likewise a project file turning a user's plugin off counts
+only once the project is trusted: an untrusted repository cannot switch off the user's safety nets.
 """
 
 from __future__ import annotations
@@ -39,20 +40,9 @@ from pathlib import Path
 
 from .model import ConfiguredHook, Diagnostic, HookSource
 
-__all__ = ["InstalledPlugin", "enabled_plugins", "load_plugin_hooks", "plugin_data_dir", "plugins_dir"]
+__all__ = ["Enabled", "enabled_plugins", "load_plugin_hooks", "plugin_data_dir", "plugins_dir"]
 
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class InstalledPlugin:
-    """One enabled plugin with its folder."""
-
-    id: str
-    """``name@marketplace``."""
-    root: Path
-    enabled_by: HookSource
-    """The settings file whose ``enabledPlugins`` decided it is on."""
 
 
 def plugins_dir(home: Path) -> Path:
@@ -65,18 +55,38 @@ def plugin_data_dir(home: Path, plugin_id: str) -> Path:
     return plugins_dir(home) / "data" / _ID_UNSAFE.sub("-", plugin_id)
 
 
-def enabled_plugins(layers: Sequence[tuple[HookSource, Sequence[tuple[str, bool]]]]) -> dict[str, HookSource]:
-    """Plugin id → the settings file that enabled it, from each layer's ``enabledPlugins`` (lowest precedence
-    first; the highest layer naming a plugin decides, so a project file can turn a user's plugin off)."""
-    state: dict[str, tuple[bool, HookSource]] = {}
+@dataclass(frozen=True, slots=True)
+class Enabled:
+    """How the settings switch one plugin: on with all files (``source`` decided), on with the user's alone."""
+
+    source: HookSource
+    by_all: bool
+    by_user: bool
+
+
+def enabled_plugins(layers: Sequence[tuple[HookSource, Sequence[tuple[str, bool]]]]) -> dict[str, Enabled]:
+    """Plugin id → how ``enabledPlugins`` switches it (lowest precedence first; the highest layer naming a
+    plugin decides). ``by_all``: with every file; ``by_user``: with the user-level files alone (what counts
+    while the project is untrusted). Only plugins on in either view are returned."""
+    full: dict[str, tuple[bool, HookSource]] = {}
+    user: dict[str, tuple[bool, HookSource]] = {}
     for source, pairs in layers:
         for plugin, flag in pairs:
-            state[plugin] = (flag, source)
-    return {plugin: source for plugin, (flag, source) in state.items() if flag}
+            full[plugin] = (flag, source)
+            if not source.project_level:
+                user[plugin] = (flag, source)
+    found: dict[str, Enabled] = {}
+    for plugin in {*full, *user}:
+        on_all = full.get(plugin, (False, None))[0]
+        on_user = user.get(plugin, (False, None))[0]
+        if on_all or on_user:
+            source = user[plugin][1] if on_user else full[plugin][1]
+            found[plugin] = Enabled(source=source, by_all=on_all, by_user=on_user)
+    return found
 
 
 def load_plugin_hooks(
-    enabled: Mapping[str, HookSource], *, home: Path, project_dir: Path
+    enabled: Mapping[str, Enabled], *, home: Path, project_dir: Path
 ) -> tuple[tuple[ConfiguredHook, ...], tuple[Diagnostic, ...]]:
     """The hooks of every enabled, installed plugin (plugins in id order, each file in file order), and what
     went wrong finding or parsing them. Never raises for bad content."""
@@ -88,7 +98,8 @@ def load_plugin_hooks(
     installed = _read_installed(plugins_dir(home), project_dir, diagnostics)
     hooks: list[ConfiguredHook] = []
     for plugin_id in sorted(enabled):
-        source = enabled[plugin_id]
+        switch = enabled[plugin_id]
+        source = switch.source
         root = installed.get(plugin_id)
         if root is None:
             diagnostics.append(
@@ -108,7 +119,8 @@ def load_plugin_hooks(
                 plugin=plugin_id,
                 plugin_root=str(root),
                 plugin_data=str(data_dir),
-                enabled_by_project=source.project_level,
+                enabled_by_project=not switch.by_user,
+                disabled_by_project=not switch.by_all,
             )
             layer = parse_settings({"hooks": document} if document is not None else {}, plugin_source)
             hooks.extend(layer.hooks)

@@ -4,13 +4,13 @@ after every change.
 What is trusted is a **digest** of everything project-level that decides which code runs
 (:func:`project_config_digest`): the ``hooks`` value of each project settings file (``.claude/settings.json``,
 ``.claude/settings.local.json``, ``.hookloop/settings.json``, ``.hookloop/settings.local.json``; an unparsable
-file contributes the hash of its bytes) and, when present, its ``env`` block and ``enabledPlugins`` (both decide
-what code runs), every file under ``.clinerules/hooks/`` (path, content hash, executable
-bit), and the content of project files that a project command hook names (best effort: each word of the command
-and its ``args``, after substituting ``$CLAUDE_PROJECT_DIR``/``$HOOKLOOP_PROJECT_DIR``, that is a file inside the
-project). Editing any of these changes the digest, so the configuration must be trusted again. Claude's project
-files are always part of the digest, even when a run skips them, so trusting with one setting cannot smuggle
-them in for another.
+file contributes the hash of its bytes) and, when present, its ``env`` block, ``enabledPlugins`` and
+``disableAllHooks`` (they decide what code runs), every file under ``.clinerules/hooks/`` (path, content hash,
+executable bit), and the content of project files that a project command hook names (best effort: each word of
+the command and its ``args``, after substituting ``$CLAUDE_PROJECT_DIR``/``$HOOKLOOP_PROJECT_DIR``, that is a
+file inside the project). Editing any of these changes the digest, so the configuration must be trusted again.
+Claude's project files are always part of the digest, even when a run skips them, so trusting with one setting
+cannot smuggle them in for another.
 
 The store is ``$HOOKLOOP_HOME/trusted.json`` (default ``~/.hookloop/trusted.json``)::
 
@@ -53,7 +53,7 @@ _PROJECT_SETTINGS = (
     ("hookloop-local", (".hookloop", "settings.local.json")),
 )
 _PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "HOOKLOOP_PROJECT_DIR")
-_ALSO_TRUSTED = ("env", "enabledPlugins")
+_ALSO_TRUSTED = ("env", "enabledPlugins", "disableAllHooks")
 
 
 class TrustStoreError(HookloopError):
@@ -154,16 +154,20 @@ def untrust(project_dir: str | os.PathLike[str], *, hookloop_home: Path | None =
 def apply_trust(
     config: HookConfig, project_dir: str | os.PathLike[str], *, hookloop_home: Path | None = None
 ) -> HookConfig:
-    """``config`` unchanged when it has no project-level hooks or ``env`` blocks, or the project is trusted;
-    otherwise without them and with a warning diagnostic saying what was skipped and why."""
+    """``config`` unchanged when no project-level file shapes it (hooks, ``env``, ``disableAllHooks``,
+    ``enabledPlugins``, Cline scripts) or the project is trusted; otherwise the configuration as if the project's
+    files did not exist, with a warning diagnostic saying what was skipped and why."""
     skipped = config.project_hooks
     env_blocks = config.project_env
-    if not (skipped or env_blocks) or is_trusted(project_dir, hookloop_home=hookloop_home):
+    shaped = skipped or env_blocks or config.project_shaped
+    if not shaped or is_trusted(project_dir, hookloop_home=hookloop_home):
         return config
     project = Path(project_dir).resolve()
     what = f"{len(skipped)} project hook(s)"
     if env_blocks:
         what += f" and the env block of {len(env_blocks)} project settings file(s)"
+    if not (skipped or env_blocks):
+        what = "this project's settings (disableAllHooks / enabledPlugins)"
     reason = Diagnostic(
         severity="warning",
         file=str(project),
