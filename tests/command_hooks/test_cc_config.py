@@ -450,6 +450,7 @@ SECRETS = {
     "DATABASE_URL": "postgres://app:hunter2@db:5432/app",
     "NPM_AUTH": "x",
     "MYSERVICEAPIKEY": "x",
+    "CI_HELPER_VALUE": "github_pat_" + "A1b2" * 10,
 }
 
 
@@ -522,6 +523,12 @@ def test_secret_values_and_allowlist_patterns() -> None:
     assert is_secret("UPSTREAM", "https://user:pw@example.com/x")
     assert not is_secret("UPSTREAM", "https://example.com/a:b@c")  # the @ is in the path, not the authority
     assert not is_secret("HOMEPAGE", "https://example.com")
+    assert is_secret("LLM", "sk-ant-api03-" + "x" * 40)
+    assert is_secret("CI_THING", "ghp_" + "a" * 36)
+    assert is_secret("AWS", "AKIA" + "A" * 16)
+    assert is_secret("KEYFILE_TEXT", "-----BEGIN OPENSSH PRIVATE KEY-----\nabc")
+    assert not is_secret("EDITOR", "vim")
+    assert not is_secret("SHORT", "sk-1")
     assert env_allowed("AWS_PROFILE", ["AWS_*"])
     assert not env_allowed("XAWS_PROFILE", ["AWS_*"])
     assert not env_allowed("GITHUB_TOKEN", ["github_token"])

@@ -23,7 +23,9 @@
   ``DSN``), or
 * ends with ``KEY``, ``TOKEN``, ``SECRET`` or ``PASSWORD`` glued to another word (``GHTOKEN``, ``APIKEY``),
 
-or its value is a URL that carries a password (``scheme://user:password@host``). ``OTEL_*`` is covered by the
+or its value is a URL that carries a password (``scheme://user:password@host``) or starts like a well-known
+credential (:data:`SECRET_VALUE` — ``sk-…``, ``ghp_…``, ``github_pat_…``, ``glpat-…``, ``xoxb-…``, ``AKIA…``,
+``AIza…``, ``hf_…``, ``npm_…``, a PEM private key). ``OTEL_*`` is covered by the
 prefixes (Claude Code removes it from every subprocess). hookloop's own per-spawn token (``HOOKLOOP_SPAWN``) is
 added after the filter. The rule errs towards withholding: a hook that needs ``GITHUB_TOKEN`` or
 ``SSH_AUTH_SOCK`` gets it only when ``commandHookAllowedEnvVars`` names it.
@@ -48,6 +50,7 @@ from pathlib import Path
 __all__ = [
     "ENV_FILE_EVENTS",
     "SECRET_PREFIXES",
+    "SECRET_VALUE",
     "SECRET_WORDS",
     "SessionEnvFiles",
     "env_allowed",
@@ -111,6 +114,12 @@ SECRET_WORDS: frozenset[str] = frozenset(
 
 _GLUED_SUFFIXES = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 _URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@")
+SECRET_VALUE = re.compile(
+    r"\s*(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{16,}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|hf_[A-Za-z0-9]{30,}"
+    r"|npm_[A-Za-z0-9]{30,}|-----BEGIN [A-Z ]*PRIVATE KEY-----)"
+)
+"""Values that start like a well-known credential format, whatever the variable is called."""
 _PROTECTED = frozenset({"HOOKLOOP_SPAWN"})
 
 ENV_FILE_EVENTS: tuple[str, ...] = ("Setup", "SessionStart", "CwdChanged", "FileChanged")
@@ -132,8 +141,13 @@ def is_secret_name(name: str) -> bool:
 
 
 def is_secret(name: str, value: str) -> bool:
-    """Whether ``name=value`` is withheld from hooks: a secret name, or a value that is a URL with a password."""
-    return is_secret_name(name) or ("://" in value and _URL_PASSWORD.search(value) is not None)
+    """Whether ``name=value`` is withheld from hooks: a secret name, a value that is a URL with a password, or
+    one that starts like a well-known credential (:data:`SECRET_VALUE`)."""
+    return is_secret_name(name) or _secret_value(value)
+
+
+def _secret_value(value: str) -> bool:
+    return ("://" in value and _URL_PASSWORD.search(value) is not None) or SECRET_VALUE.match(value) is not None
 
 
 def env_allowed(name: str, allowlist: Iterable[str]) -> bool:
@@ -169,8 +183,9 @@ def hook_environment_bytes(
     return env
 
 
+@functools.lru_cache(maxsize=8192)
 def _withheld(key: bytes, value: bytes) -> bool:
-    return _secret_key(key) or (b"://" in value and _URL_PASSWORD.search(os.fsdecode(value)) is not None)
+    return _secret_key(key) or _secret_value(os.fsdecode(value))
 
 
 @functools.lru_cache(maxsize=4096)
