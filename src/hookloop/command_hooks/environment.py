@@ -46,6 +46,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "ENV_FILE_EVENTS",
@@ -175,7 +176,13 @@ def hook_environment_bytes(
     for key, value in settings_env.items():
         env[os.fsencode(key)] = os.fsencode(value)
     if scrub:
-        for raw_key in [k for k, v in env.items() if _withheld(k, v)]:
+        last_env, last_withheld = _LAST
+        if last_env is not None and last_env == env:  # C-speed: values compare by identity first
+            withheld = last_withheld
+        else:
+            withheld = tuple(raw_key for raw_key, raw_value in env.items() if _withheld(raw_key, raw_value))
+            _LAST[:] = [dict(env), withheld]
+        for raw_key in withheld:
             if not (allowlist and env_allowed(os.fsdecode(raw_key), allowlist)):
                 del env[raw_key]
     for key, value in overrides.items():
@@ -183,7 +190,11 @@ def hook_environment_bytes(
     return env
 
 
-@functools.lru_cache(maxsize=8192)
+_LAST: list[Any] = [None, ()]
+"""The last environment judged and the names it withholds: the environment rarely changes between spawns, so
+one dict comparison usually replaces the rule."""
+
+
 def _withheld(key: bytes, value: bytes) -> bool:
     return _secret_key(key) or _secret_value(os.fsdecode(value))
 
