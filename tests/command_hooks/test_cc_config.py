@@ -237,6 +237,7 @@ def test_an_installed_plugin_runs_in_hooks_test_and_list_shows_its_origin(setup:
     ]
     assert "plugin safety-net@community" in setup.cli("hooks", "list").stdout
     blocked = setup.hooks_test("PreToolUse", pre_tool("git reset --hard HEAD~3"))
+    assert [(h["plugin"], h["layer"]) for h in blocked["hooks"]] == [("safety-net@community", "Plugin")]
     assert blocked["merged"]["decision"] == "deny"
     assert "destructive command blocked" in blocked["merged"]["reason"]
     assert setup.hooks_test("PreToolUse", pre_tool("git status"))["merged"]["decision"] == "continue"

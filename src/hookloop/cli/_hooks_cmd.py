@@ -202,7 +202,8 @@ def hooks_test(
     (with the Cline payload hookloop would build); a Cline payload (it has hookName / clineVersion / taskId)
     goes verbatim to the Cline scripts of EVENT.
 
-    --format json prints one object: {"event", "target", "hooks": [{"source", "layer", "command", "matcher",
+    --format json prints one object: {"event", "target", "hooks": [{"source", "layer", "plugin", "protocol",
+    "command", "matcher",
     "exit_code", "outcome", "error", "timed_out", "duration_ms", "stdout", "stderr", "decision"}], "merged":
     {"decision", "reason", "updated_input", "additional_context", "system_message", "continue", "stop_reason",
     "replace_output", "errors"}, "env_file", "env_exports"}.

@@ -59,6 +59,8 @@ class HookRun:
         return {
             "source": self.hook.source.path,
             "layer": self.hook.source.label,
+            "plugin": self.hook.source.plugin,
+            "protocol": self.hook.protocol,
             "command": self.hook.name,
             "matcher": self.hook.matcher,
             "exit_code": o.exit_code,
