@@ -56,6 +56,9 @@ def test_handlers_differing_only_in_if_both_run_each_when_its_rule_matches(setup
     assert push["merged"]["decision"] == "deny"
     assert push["merged"]["reason"] == "force-push is not allowed here"
     assert setup.hooks_test("PreToolUse", pre_tool("ls"))["hooks"] == []
+    listed = json.loads(setup.cli("hooks", "list", "--format", "json").stdout)["hooks"]
+    assert [h["if"] for h in listed] == ["Bash(git commit:*)", "Bash(git push:*)"]
+    assert "Bash if Bash(git push:*)" in setup.cli("hooks", "list").stdout
     assert log.read_text().splitlines() == ["git commit -m wip", "git push --force origin main"]
 
 

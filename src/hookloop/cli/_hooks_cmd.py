@@ -95,6 +95,7 @@ def list_hooks(
             {
                 "event": hook.event,
                 "matcher": hook.matcher or "*",
+                "if": hook.condition,
                 "type": type(hook.handler).__name__.replace("Handler", "").replace("ClineScript", "cline").lower(),
                 "run": describe_handler(hook),
                 "timeout": hook.timeout,
@@ -118,7 +119,8 @@ def list_hooks(
     for row in rows:
         timeout = "default" if row["timeout"] is None else f"{row['timeout']:g}s"
         table.add_row(
-            str(row["event"]), str(row["matcher"]), str(row["type"]), str(row["run"]), timeout,
+            str(row["event"]), str(row["matcher"]) + (f" if {row['if']}" if row["if"] else ""), str(row["type"]),
+            str(row["run"]), timeout,
             _origin(row), str(row["trust"]),
         )  # fmt: skip
     console.print(table)
