@@ -37,9 +37,11 @@ def _runnable(cwd: Path, no_claude: bool, trust_project: bool, console: Console)
     if trust_project:
         return config
     trusted = apply_trust(config, cwd.resolve())
-    if len(trusted.hooks) < len(config.hooks):
+    if trusted is not config:
+        skipped = len(config.project_hooks)
         console.print(
-            f"[yellow]{len(config.hooks) - len(trusted.hooks)} project hook(s) are not trusted and do not run "
+            f"[yellow]this project's hook configuration is not trusted: its {skipped} hook(s) do not run and its "
+            "settings (env, disableAllHooks, enabledPlugins) have no effect "
             "(`hookloop hooks trust`, or --trust-project-hooks)[/]"
         )
     return trusted
