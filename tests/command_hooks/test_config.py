@@ -268,23 +268,29 @@ def make_layers(project: Path, home: Path) -> None:
 
 
 def test_layers_merge_in_precedence_order_and_dedupe(tmp_path: Path, home: Path) -> None:
+    from hookloop.command_hooks.config import dedupe
+
     project = tmp_path / "p"
     make_layers(project, home)
     config = load_hook_config(project, home=home, include_cline=False, environ={})
     assert [(h.name, h.source.kind) for h in config.hooks] == [
         ("claude-user", "claude-user"),
+        ("shared", "claude-user"),
         ("hookloop-user", "hookloop-user"),
         ("claude-project", "claude-project"),
         ("hookloop-project", "hookloop-project"),
-        ("shared", "claude-local"),  # defined twice: runs once, as the highest layer defines it
+        ("shared", "claude-local"),
         ("hookloop-local", "hookloop-local"),
     ]
-    assert config.hooks[4].timeout == 9.0
+    # defined in two files: one firing runs it once, as the highest layer defines it
+    fired = dedupe(config.for_event("Stop"))
+    assert [(h.name, h.source.kind) for h in fired if h.name == "shared"] == [("shared", "claude-local")]
+    assert next(h for h in fired if h.name == "shared").timeout == 9.0
     (dup,) = config.diagnostics
     assert dup.severity == "info"
     assert dup.file.endswith(".claude/settings.json")
     assert "runs once" in dup.message
-    assert [h.source.label for h in config.hooks] == ["User", "User", "Project", "Project", "Local", "Local"]
+    assert [h.source.label for h in config.hooks] == ["User", "User", "User", "Project", "Project", "Local", "Local"]
 
 
 def test_claude_files_can_be_skipped(tmp_path: Path, home: Path) -> None:
@@ -294,8 +300,8 @@ def test_claude_files_can_be_skipped(tmp_path: Path, home: Path) -> None:
     assert [h.name for h in config.hooks] == ["hookloop-user", "hookloop-project", "hookloop-local"]
 
 
-def test_dedup_keeps_handlers_that_differ_in_matcher_or_args() -> None:
-    from hookloop.command_hooks.config import merge_layers
+def test_one_file_keeps_every_handler_and_args_make_a_different_handler() -> None:
+    from hookloop.command_hooks.config import dedupe, merge_layers
 
     document = settings(
         "PreToolUse",
@@ -306,12 +312,10 @@ def test_dedup_keeps_handlers_that_differ_in_matcher_or_args() -> None:
         {"hooks": [cmd("b")]},
     )
     config = merge_layers([parse_settings(document, SOURCE)])
-    assert [(h.matcher, h.name, h.timeout) for h in config.hooks] == [
-        ("Bash", "a x", None),
-        ("Edit", "a", None),
-        ("Bash", "a", 3.0),
-        (None, "b", None),
-    ]
+    assert len(config.hooks) == 6
+    # all from one file: Claude Code merges only copies from different settings files
+    assert len(dedupe(config.for_event("PreToolUse", "Bash"))) == 5
+    assert not config.diagnostics
 
 
 def test_hookloop_home_from_environment(tmp_path: Path, home: Path) -> None:

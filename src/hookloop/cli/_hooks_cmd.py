@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import typer
@@ -44,9 +45,11 @@ def _runnable(cwd: Path, no_claude: bool, trust_project: bool, console: Console)
     if trust_project:
         return config
     trusted = apply_trust(config, cwd.resolve())
-    if len(trusted.hooks) < len(config.hooks):
+    if trusted is not config:
+        skipped = len(config.project_hooks)
         console.print(
-            f"[yellow]{len(config.hooks) - len(trusted.hooks)} project hook(s) are not trusted and do not run "
+            f"[yellow]this project's hook configuration is not trusted: its {skipped} hook(s) do not run and its "
+            "settings (env, disableAllHooks, enabledPlugins) have no effect "
             "(`hookloop hooks trust`, or --trust-project-hooks)[/]"
         )
     return trusted
@@ -94,6 +97,12 @@ def handler_type(hook: ConfiguredHook) -> str:
     return "cline" if isinstance(handler, ClineScript) else "http" if isinstance(handler, HttpHandler) else "command"
 
 
+def _origin(row: Mapping[str, object]) -> str:
+    if row.get("plugin"):
+        return f"plugin {row['plugin']}: {row['source']} [{row['layer']}]"
+    return f"{row['source']} [{row['layer']}]"
+
+
 @hooks_app.command("list")
 def list_hooks(
     cwd: Path = PROJECT,
@@ -110,12 +119,15 @@ def list_hooks(
             {
                 "event": hook.event,
                 "matcher": hook.matcher or "*",
+                "if": hook.condition,
                 "type": handler_type(hook),
                 "fires": hook.protocol == "cline" or hook.event not in NEVER_FIRED_EVENTS,
                 "run": describe_handler(hook),
                 "timeout": hook.timeout,
                 "source": hook.source.path,
                 "layer": hook.source.label,
+                "plugin": hook.source.plugin,
+                "plugin_root": hook.source.plugin_root,
                 "trust": ("trusted" if trusted else "untrusted (not run)") if project else "user",
             }
         )
@@ -133,8 +145,9 @@ def list_hooks(
         timeout = "default" if row["timeout"] is None else f"{row['timeout']:g}s"
         event = str(row["event"]) if row["fires"] else f"{row['event']} (never fired by hookloop)"
         table.add_row(
-            event, str(row["matcher"]), str(row["type"]), str(row["run"]), timeout,
-            f"{row['source']} [{row['layer']}]", str(row["trust"]),
+            event, str(row["matcher"]) + (f" if {row['if']}" if row["if"] else ""), str(row["type"]),
+            str(row["run"]), timeout,
+            _origin(row), str(row["trust"]),
         )  # fmt: skip
     console.print(table)
     if config.disabled:
@@ -194,9 +207,21 @@ TRUST = typer.Option(False, "--trust-project-hooks", help="Run untrusted project
 
 @hooks_app.command("test")
 def hooks_test(
-    event: str = typer.Argument(..., help="A Claude Code event name: PreToolUse, PostToolUse, Stop, …"),
-    input_file: str = typer.Option(..., "--input", help="The hook input as JSON (a file, or - for stdin)."),
+    event: str = typer.Argument(
+        ...,
+        help="A Claude Code event (PreToolUse, PostToolUse, Stop, SessionStart, …) or a Cline hook name "
+        "(TaskStart, TaskResume, TaskCancel, TaskComplete, PreToolUse, PostToolUse, UserPromptSubmit, "
+        "Notification, PreCompact).",
+    ),
+    input_file: str = typer.Option(
+        ...,
+        "--input",
+        help="The hook input as JSON (a file, or - for stdin): Claude Code's shape, or a verbatim Cline payload.",
+    ),
     tool: str | None = typer.Option(None, "--tool", help="Match as this tool (overrides tool_name)."),
+    timeout: float | None = typer.Option(
+        None, "--timeout", help="Seconds each hook may run (replaces configured and default timeouts)."
+    ),
     output_format: str = typer.Option("text", "--format", help="text or json"),
     cwd: Path = PROJECT,
     no_claude_settings: bool = NO_CLAUDE,
@@ -205,24 +230,35 @@ def hooks_test(
     """Run the hooks configured for EVENT on a sample input: each hook's output, exit code, timing and
     decision, and the merged decision.
 
-    --format json prints one object: {"event", "target", "hooks": [{"source", "layer", "command", "matcher",
+    A Claude Code shaped input runs the Claude Code hooks of the event and the Cline scripts of the same moment
+    (with the Cline payload hookloop would build); a Cline payload (it has hookName / clineVersion / taskId)
+    goes verbatim to the Cline scripts of EVENT.
+
+    --format json prints one object: {"event", "target", "hooks": [{"source", "layer", "plugin", "protocol",
+    "command", "matcher",
     "exit_code", "outcome", "error", "timed_out", "duration_ms", "stdout", "stderr", "decision"}], "merged":
     {"decision", "reason", "updated_input", "additional_context", "system_message", "continue", "stop_reason",
-    "replace_output", "errors"}}.
+    "replace_output", "errors"}, "env_file", "env_exports"}.
     """
     import asyncio
 
-    from hookloop.command_hooks.dryrun import try_event
-    from hookloop.command_hooks.model import SUPPORTED_EVENTS
+    from hookloop.command_hooks.dryrun import runner_options, try_event
+    from hookloop.command_hooks.model import CLAUDE_EVENTS, CLINE_EVENTS
 
-    if event not in SUPPORTED_EVENTS:
-        raise typer.BadParameter(f"{event!r}: expected one of {', '.join(SUPPORTED_EVENTS)}", param_hint="EVENT")
+    if event not in CLAUDE_EVENTS and event not in CLINE_EVENTS:
+        names = sorted({*CLAUDE_EVENTS, *CLINE_EVENTS})
+        raise typer.BadParameter(f"{event!r}: expected one of {', '.join(names)}", param_hint="EVENT")
     if output_format not in ("text", "json"):
         raise typer.BadParameter(f"{output_format!r}: expected text or json", param_hint="--format")
+    if timeout is not None and not (timeout > 0 and timeout < float("inf")):
+        raise typer.BadParameter(f"{timeout}: expected a positive number of seconds", param_hint="--timeout")
     payload = _read_json_input(input_file)
     console = Console(soft_wrap=True, highlight=False, stderr=output_format == "json")
     config = _runnable(cwd, no_claude_settings, trust_project_hooks, console)
-    report = asyncio.run(try_event(config, event, payload, project_dir=cwd.resolve(), tool=tool))
+    options = runner_options(config)
+    report = asyncio.run(
+        try_event(config, event, payload, project_dir=cwd.resolve(), tool=tool, options=options, hook_timeout=timeout)
+    )
     if output_format == "json":
         print(json.dumps(report.to_json(), indent=2))
         return
@@ -249,6 +285,10 @@ def hooks_test(
         console.print(f"  added context: {text}", markup=False)
     if not merged.continue_:
         console.print(f"  stops the run: {merged.stop_reason or ''}", markup=False)
+    if report.env_exports:
+        console.print(f"  CLAUDE_ENV_FILE ({report.env_file}) for later Bash commands:", markup=False)
+        for line in report.env_exports.splitlines()[:40]:
+            console.print(f"    {line}", markup=False)
 
 
 @hooks_app.command("replay")
@@ -276,7 +316,11 @@ def replay_cmd(
         raise typer.BadParameter(str(exc)) from exc
     console = Console(soft_wrap=True, highlight=False, stderr=output_format == "json")
     config = _runnable(cwd, no_claude_settings, trust_project_hooks, console)
-    entries = asyncio.run(replay(steps, config, project_dir=cwd.resolve(), policy=policy))
+    from hookloop.command_hooks.dryrun import runner_options
+
+    entries = asyncio.run(
+        replay(steps, config, project_dir=cwd.resolve(), policy=policy, options=runner_options(config))
+    )
     if output_format == "json":
         print(json.dumps({"transcript": str(transcript), "entries": [e.to_json() for e in entries]}, indent=2))
         return

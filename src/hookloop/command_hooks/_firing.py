@@ -22,7 +22,8 @@ from hookloop.errors import Aborted
 from hookloop.timeline import HookDecision, HookOutputLine, HookStarted
 
 from . import payloads as wire_in
-from .config import HookConfig
+from .config import HookConfig, dedupe
+from .environment import ENV_FILE_EVENTS, SessionEnvFiles
 from .matchers import matcher_matches
 from .model import TOOL_EVENTS, CommandHandler, ConfiguredHook, HookOutcome, McpToolHandler, PromptHandler
 from .runner import RunnerOptions, StreamName, run_all
@@ -133,6 +134,7 @@ class Firing:
         self.any_model_handlers = any(_in_process(hook) for hook in config.hooks)
         self.version = _version()
         self.user_id = _user_id()
+        self.env_files: SessionEnvFiles | None = options.session_env_files
 
     def has(self, claude: str | None = None, cline: str | None = None) -> bool:
         return claude in self.claude_events or cline in self.cline_events
@@ -158,7 +160,7 @@ class Firing:
             selected.append(hook)
         if cline is not None:
             selected.extend(self.cline_hooks.get(cline, ()))
-        return tuple(selected)
+        return dedupe(tuple(selected))
 
     def matches(self, matcher: str, target: str | None, event: str) -> bool:
         """:func:`~hookloop.command_hooks.matchers.matcher_matches`, remembered per (matcher, target, event):
@@ -249,7 +251,7 @@ class Firing:
                     cline_payload=cline_body,
                     options=self.options,
                     on_line=self.line_streamer(),
-                    extra_env={"CLAUDE_CODE_SESSION_ID": session_id, "HOOKLOOP_SESSION_ID": session_id},
+                    extra_env=self.hook_env(hooks, session_id),
                 )
                 if len(hooks) == 1:
                     decisions = (translate_outcome(hooks[0], outcomes[0]),)
@@ -298,7 +300,7 @@ class Firing:
                     cline_payload=cline_body,
                     options=self.options,
                     on_line=self.line_streamer(),
-                    extra_env={"CLAUDE_CODE_SESSION_ID": session_id, "HOOKLOOP_SESSION_ID": session_id},
+                    extra_env=self.hook_env(external, session_id),
                 )
             )
             judged = {id(h): group.create_task(own(h)) for h in hooks if _in_process(h)}
@@ -319,6 +321,18 @@ class Firing:
             if result.ends_turn:
                 ends_turn.append(result.ends_turn)
         return tuple(outcomes), tuple(decisions), "\n".join(ends_turn) or None
+
+    def hook_env(self, hooks: tuple[ConfiguredHook, ...], session_id: str) -> dict[str, str]:
+        """Per-firing variables: the session id, and ``CLAUDE_ENV_FILE`` (emptied for this firing) on the events
+        whose hooks may persist variables into later Bash commands."""
+        env = {"CLAUDE_CODE_SESSION_ID": session_id, "HOOKLOOP_SESSION_ID": session_id}
+        files = self.env_files
+        if files is not None and hooks and hooks[0].event in ENV_FILE_EVENTS:
+            try:
+                env["CLAUDE_ENV_FILE"] = files.path_for(session_id, hooks[0].event)
+            except OSError as exc:
+                _log.warning("command hooks: cannot prepare CLAUDE_ENV_FILE for %s: %s", hooks[0].event, exc)
+        return env
 
     async def run_async_handlers(
         self,

@@ -1,6 +1,6 @@
 """Settings parsing of the handler types that run in process: ``prompt`` / ``agent`` (Claude Code's fields
 ``prompt``, ``model``, ``continueOnBlock``) and ``mcp_tool`` (``server``, ``tool``, ``input``), plus the common
-``timeout``, ``if``, ``statusMessage``, ``failClosed``. Called by :mod:`hookloop.command_hooks.config`'s parser,
+``timeout``, ``if``, ``statusMessage``, ``failClosed``. Called by :mod:`hookloop.command_hooks._parse`'s parser,
 which reports every problem with its JSON path; kept apart from it (the handlers themselves live in
 :mod:`._llm_handlers` and :mod:`._mcp_handler`).
 """
@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING
 
 from hookloop._frozen import freeze_object
 
+from ._parse import child
 from .model import Handler, McpToolHandler, PromptHandler
 
 if TYPE_CHECKING:
-    from .config import _Parser
+    from ._parse import Parser
 
 __all__ = ["model_handler"]
 
@@ -28,11 +29,9 @@ _NO_MODEL_EVENTS = frozenset({"SessionStart", "Setup"})
 """Claude Code runs only command and mcp_tool handlers on these."""
 
 
-def model_handler(parser: _Parser, kind: str, entry: Mapping[str, object], path: str) -> Handler | None:
+def model_handler(parser: Parser, kind: str, entry: Mapping[str, object], path: str) -> Handler | None:
     """``prompt`` / ``agent`` (Claude Code's fields ``prompt``, ``model``, ``continueOnBlock``) or ``mcp_tool``
     (``server``, ``tool``, ``input``), plus the common ``timeout``, ``if``, ``statusMessage``, ``failClosed``."""
-    from .config import _child
-
     event = path.split("[", 1)[0].removeprefix("hooks.").strip('"')
     ok = True
     if kind == "mcp_tool":
@@ -40,10 +39,10 @@ def model_handler(parser: _Parser, kind: str, entry: Mapping[str, object], path:
         server, tool, raw_input = entry.get("server"), entry.get("tool"), entry.get("input")
         for key, value in (("server", server), ("tool", tool)):
             if not isinstance(value, str) or not value.strip():
-                parser.expected(_child(path, key), "a non-empty string", value)
+                parser.expected(child(path, key), "a non-empty string", value)
                 ok = False
         if raw_input is not None and not isinstance(raw_input, dict):
-            parser.expected(_child(path, "input"), "an object of tool arguments", raw_input)
+            parser.expected(child(path, "input"), "an object of tool arguments", raw_input)
             ok = False
         common = parser.common(entry, path)
         if common is None or not ok:
@@ -62,14 +61,14 @@ def model_handler(parser: _Parser, kind: str, entry: Mapping[str, object], path:
         )
     parser.unknown_fields(entry, _PROMPT_FIELDS, path)
     if event in _NO_MODEL_EVENTS:
-        parser.report("error", _child(path, "type"), f"{event} runs only command and mcp_tool handlers; skipped")
+        parser.report("error", child(path, "type"), f"{event} runs only command and mcp_tool handlers; skipped")
         return None
     prompt, model = entry.get("prompt"), entry.get("model")
     if not isinstance(prompt, str) or not prompt.strip():
-        parser.expected(_child(path, "prompt"), "a non-empty string", prompt)
+        parser.expected(child(path, "prompt"), "a non-empty string", prompt)
         ok = False
     if model is not None and (not isinstance(model, str) or not model.strip()):
-        parser.expected(_child(path, "model"), "a model name", model)
+        parser.expected(child(path, "model"), "a model name", model)
         ok = False
     keep_going = parser.flag(entry, "continueOnBlock", path)
     common = parser.common(entry, path)

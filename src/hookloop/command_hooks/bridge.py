@@ -73,14 +73,22 @@ import logging
 import os
 import weakref
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ._events import EventHooks
 from ._firing import HOOK_NAME, CommandHookCancelled
-from .config import HookConfig, SettingsLayer, merge_layers, read_settings_file, resolve_hookloop_home, settings_sources
+from .config import (
+    HookConfig,
+    SettingsLayer,
+    merge_layers,
+    plugin_hooks,
+    read_settings_file,
+    resolve_hookloop_home,
+    settings_sources,
+)
 from .discovery import cline_hook_dirs, discover_cline_scripts
+from .dryrun import runner_options
 from .model import ConfiguredHook, Diagnostic, HookSource
 from .runner import RunnerOptions
 from .trust import apply_trust, is_trusted
@@ -114,12 +122,9 @@ class CommandHooks:
         background_grace: float = 1.5,
         diagnostics: Sequence[Diagnostic] = (),
         settings_files: Sequence[HookSource] = (),
+        hookloop_home: Path | None = None,
     ) -> None:
-        opts = options or RunnerOptions()
-        if opts.http_url_allowlist is None and config.http_url_allowlist is not None:
-            opts = replace(opts, http_url_allowlist=config.http_url_allowlist)
-        if opts.http_env_allowlist is None and config.http_env_allowlist is not None:
-            opts = replace(opts, http_env_allowlist=config.http_env_allowlist)
+        opts = runner_options(config, options, hookloop_home=hookloop_home)
         self.config = config
         self.project_dir = str(Path(project_dir).resolve())
         self.options = opts
@@ -183,6 +188,7 @@ class CommandHooks:
             background_grace=background_grace,
             diagnostics=extra,
             settings_files=watched,
+            hookloop_home=own_home,
         )
 
     @property
@@ -206,6 +212,8 @@ class CommandHooks:
             for diagnostic in self._diagnostics:
                 if diagnostic.severity != "info":
                     _log.warning("command hooks: %s", diagnostic)
+        if worker not in self._installed:
+            self._attach_bash(worker)
         if self.config.hooks and worker not in self._installed:
             self._installed.add(worker)
             EventHooks(
@@ -215,6 +223,17 @@ class CommandHooks:
                 options=self.options,
                 background_grace=self.background_grace,
             ).register(self.settings_files)
+
+    def _attach_bash(self, worker: Worker) -> None:
+        """Give the Worker's Bash tools the settings ``env`` block and the session env files that
+        SessionStart / Setup / CwdChanged / FileChanged hooks write (``CLAUDE_ENV_FILE``)."""
+        from hookloop.tools.builtin import BashTool
+
+        files = self.options.session_env_files
+        env = dict(self.options.settings_env)
+        for tool in worker.tools:
+            if isinstance(tool, BashTool):
+                tool.attach_session_env(env, None if files is None else files.script)
 
 
 def _load_config(
@@ -247,4 +266,7 @@ def _load_config(
     if include_cline:
         folders = cline_hook_dirs(project, home=home, hookloop_home=hookloop_home)
         scripts, found = discover_cline_scripts(folders, platform=platform)
-    return merge_layers(layers, scripts=scripts, script_diagnostics=(*found, *missing))
+    plugins, plugin_notes = plugin_hooks(layers, home=home, project_dir=project) if include_claude else ((), ())
+    return merge_layers(
+        layers, scripts=scripts, script_diagnostics=(*plugin_notes, *found, *missing), plugin_hooks=plugins
+    )

@@ -15,14 +15,23 @@ Layers, lowest precedence first (configuration order follows it; within a file, 
     hookloop-project <project>/.hookloop/settings.json
     claude-local     <project>/.claude/settings.local.json        (skipped with include_claude=False)
     hookloop-local   <project>/.hookloop/settings.local.json
+    then hooks of enabled Claude Code plugins (see :mod:`hookloop.command_hooks.plugins`)
     then Cline scripts (see :mod:`hookloop.command_hooks.discovery`)
 
-Hook arrays **merge** across layers (nothing replaces anything). The same handler — same event, type,
-command (or URL), args and matcher — defined more than once runs once: the definition from the
-highest-precedence layer (the last one) is kept, at its own position, and an info diagnostic names the copies.
-Scalar settings follow "the highest layer that sets it wins" (``disableAllHooks``), except the HTTP allowlists
-(``allowedHttpHookUrls``, ``httpHookAllowedEnvVars``), which intersect across the layers that set them so a
-project file can narrow but never widen what the user allowed.
+Hook arrays **merge** across layers (nothing replaces anything). Identical handlers are merged per firing, as
+Claude Code does (:func:`dedupe`): among the handlers that match one firing (matcher and ``if`` already
+applied), a command handler with the same command string and ``args`` — an HTTP handler with the same URL —
+defined in more than one settings file runs once, as the highest-precedence file defines it. Handlers that
+differ only in ``if`` therefore both stay (each runs when its own rule matches), copies within one file all
+run, and plugin hooks are never merged. Scalar settings follow "the highest layer that sets it wins"
+(``disableAllHooks``), except the HTTP allowlists (``allowedHttpHookUrls``, ``httpHookAllowedEnvVars``), which
+intersect across the layers that set them so a project file can narrow but never widen what the user allowed.
+
+``env`` blocks (``{"env": {"NAME": "value"}}``) merge per name, higher layers winning; they apply to every hook
+and to the Bash tool (a project file's block only when the project is trusted). ``commandHookAllowedEnvVars``
+(an array of names or ``PREFIX*`` patterns, hookloop's setting) passes secrets to hooks that would otherwise be
+withheld (:mod:`hookloop.command_hooks.environment`); it is read from user-level files only (a project file
+setting it gets a warning). ``enabledPlugins`` is read for plugins.
 
 Errors never stop loading: a malformed entry or an unknown event name becomes a :class:`Diagnostic` naming
 the file and the JSON path (``hooks.PreToolUse[0].hooks[1].timeout: expected a positive number``), that entry
@@ -31,26 +40,19 @@ is skipped, and everything else loads. Project-level sources need trust; see :mo
 
 from __future__ import annotations
 
-import difflib
 import json
-import math
 import os
-import re
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal, TypeAlias
 
 from hookloop._frozen import dumps
 
-from ._handler_config import model_handler
+from ._parse import Parser
 from .discovery import cline_hook_dirs, discover_cline_scripts, launcher_for
-from .matchers import is_match_all, matcher_error, matcher_matches
+from .matchers import is_match_all, matcher_matches
 from .model import (
-    CLAUDE_EVENTS,
-    MATCHER_EVENTS,
-    SUPPORTED_EVENTS,
     TOOL_EVENTS,
     ClineScript,
     CommandHandler,
@@ -58,35 +60,25 @@ from .model import (
     Diagnostic,
     Handler,
     HookSource,
-    HttpHandler,
     McpToolHandler,
     PromptHandler,
-    Severity,
 )
+from .plugins import enabled_plugins, load_plugin_hooks
 
 __all__ = [
     "HookConfig",
     "SettingsLayer",
+    "dedup_key",
+    "dedupe",
     "launcher_for",
     "load_hook_config",
     "merge_layers",
     "parse_settings",
+    "plugin_hooks",
     "read_settings_file",
     "resolve_hookloop_home",
     "settings_sources",
 ]
-
-_MILLISECONDS_SUSPECT = 1000.0
-_MODEL_HANDLER_TYPES = frozenset({"mcp_tool", "prompt", "agent"})
-_TYPE_NAMES = '"command", "http", "prompt", "agent" or "mcp_tool"'
-_COMMAND_FIELDS = frozenset(
-    {"type", "command", "args", "timeout", "if", "failClosed", "async", "asyncRewake", "shell", "statusMessage"}
-)
-_HTTP_FIELDS = frozenset({"type", "url", "headers", "allowedEnvVars", "timeout", "if", "failClosed", "statusMessage"})
-_GROUP_FIELDS = frozenset({"matcher", "hooks"})
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_Common: TypeAlias = tuple[float | None, str | None, bool, str | None]
-"""timeout, ``if`` condition, failClosed, statusMessage"""
 
 
 def resolve_hookloop_home(*, home: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
@@ -127,6 +119,12 @@ class SettingsLayer:
     disable_all_hooks: bool | None = None
     allowed_http_hook_urls: tuple[str, ...] | None = None
     http_hook_allowed_env_vars: tuple[str, ...] | None = None
+    env: tuple[tuple[str, str], ...] = ()
+    """The ``env`` block: variables set for hooks and the Bash tool."""
+    hook_env_allowlist: tuple[str, ...] | None = None
+    """``commandHookAllowedEnvVars`` (honoured from user-level files only)."""
+    enabled_plugins: tuple[tuple[str, bool], ...] = ()
+    """``enabledPlugins``: plugin id (``name@marketplace``) → enabled."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -145,6 +143,27 @@ class HookConfig:
     """URL patterns (``*`` wildcards) HTTP hooks may target; ``None`` = no restriction, ``()`` = none."""
     http_env_allowlist: tuple[str, ...] | None = None
     """Env var names HTTP hook headers may interpolate (intersected with each hook's own list)."""
+    env_layers: tuple[tuple[HookSource, tuple[tuple[str, str], ...]], ...] = ()
+    """Each settings file's ``env`` block, lowest precedence first (see :attr:`env`)."""
+    env_allowlist: tuple[str, ...] = ()
+    """``commandHookAllowedEnvVars`` of the user-level files (union): secrets hooks may still inherit."""
+    untrusted_hooks: tuple[ConfiguredHook, ...] | None = None
+    """The hooks that run while the project is untrusted (project files ignored entirely: the user's hooks and
+    plugins as the user's files alone configure them); ``None``: :attr:`hooks` minus project-level ones."""
+    untrusted_disabled: bool = False
+    """``disableAllHooks`` as the user-level files alone set it."""
+    project_shaped: bool = False
+    """A project-level file or script contributes anything (hooks, ``env``, ``disableAllHooks``,
+    ``enabledPlugins``): the configuration then depends on trust."""
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The merged settings ``env`` block (a higher layer wins per name): applied to every hook and to the
+        Bash tool. Project-level blocks are left out with the project hooks of an untrusted project."""
+        merged: dict[str, str] = {}
+        for _, pairs in self.env_layers:
+            merged.update(pairs)
+        return merged
 
     def for_event(self, event: str, target: str | None = None) -> tuple[ConfiguredHook, ...]:
         """The hooks to run for one firing of ``event`` whose matcher target (tool name, source …) is
@@ -167,10 +186,68 @@ class HookConfig:
         """Hooks from project-level sources (they run only when the project configuration is trusted)."""
         return tuple(hook for hook in self.hooks if hook.source.project_level)
 
+    @property
+    def project_env(self) -> tuple[tuple[HookSource, tuple[tuple[str, str], ...]], ...]:
+        """``env`` blocks from project-level files (applied only when the project is trusted)."""
+        return tuple(layer for layer in self.env_layers if layer[0].project_level)
+
     def without_project_hooks(self, reason: Diagnostic) -> HookConfig:
-        """The same configuration minus project-level hooks, with ``reason`` added to the diagnostics."""
-        kept = tuple(hook for hook in self.hooks if not hook.source.project_level)
-        return replace(self, hooks=kept, diagnostics=(*self.diagnostics, reason))
+        """The configuration as if the project's files did not exist (no project hooks, ``env`` blocks,
+        ``disableAllHooks`` or ``enabledPlugins``), with ``reason`` added to the diagnostics."""
+        if self.untrusted_hooks is not None:
+            kept = self.untrusted_hooks
+        else:
+            kept = tuple(hook for hook in self.hooks if not hook.source.project_level)
+        env = tuple(layer for layer in self.env_layers if not layer[0].project_level)
+        return replace(
+            self,
+            hooks=kept,
+            env_layers=env,
+            disabled=self.untrusted_disabled,
+            untrusted_hooks=None,
+            project_shaped=False,
+            diagnostics=(*self.diagnostics, reason),
+        )
+
+
+def dedupe(hooks: tuple[ConfiguredHook, ...]) -> tuple[ConfiguredHook, ...]:
+    """Claude Code's dedup of one firing's matching handlers (``hooks`` in configuration order, after the
+    matcher and ``if`` filters): a command handler with the same command string, ``args`` and ``shell`` — an HTTP
+    handler with the same URL — defined in **more than one settings file** runs once, as the highest-precedence
+    file (the last) defines it. Copies inside one file all run (each is its own entry there), and plugin hooks
+    are never merged with anything (Claude Code keeps plugin copies separate). Pure; returns ``hooks`` itself
+    when nothing is dropped."""
+    if len(hooks) < 2:
+        return hooks
+    owner: dict[tuple[object, ...], str] = {}
+    for hook in hooks:
+        key = dedup_key(hook)
+        if key is not None:
+            owner[key] = hook.source.path
+    if len(owner) == sum(1 for hook in hooks if dedup_key(hook) is not None):
+        return hooks
+    return tuple(hook for hook in hooks if (key := dedup_key(hook)) is None or owner[key] == hook.source.path)
+
+
+def dedup_key(hook: ConfiguredHook) -> tuple[object, ...] | None:
+    """What makes two settings handlers "the same handler" for :func:`dedupe`; ``None`` for handlers that are
+    never merged (plugin hooks, Cline scripts — those are deduplicated by resolved path when found)."""
+    handler: Handler = hook.handler
+    if hook.source.kind == "claude-plugin" or isinstance(handler, ClineScript):
+        return None
+    if isinstance(handler, CommandHandler):
+        return (hook.event, "command", handler.command, handler.args, handler.shell)
+    if isinstance(handler, PromptHandler):
+        return (hook.event, handler.kind, handler.prompt, handler.model)
+    if isinstance(handler, McpToolHandler):
+        return (
+            hook.event,
+            "mcp_tool",
+            handler.server,
+            handler.tool,
+            None if handler.input is None else dumps(handler.input),
+        )
+    return (hook.event, "http", handler.url)
 
 
 def load_hook_config(
@@ -202,7 +279,25 @@ def load_hook_config(
     if include_cline:
         dirs = cline_hook_dirs(project, home=home_dir, hookloop_home=own_home)
         scripts, script_diagnostics = discover_cline_scripts(dirs, platform=platform or sys.platform)
-    return merge_layers(layers, scripts=scripts, script_diagnostics=script_diagnostics)
+    plugins: tuple[ConfiguredHook, ...] = ()
+    plugin_diagnostics: tuple[Diagnostic, ...] = ()
+    if include_claude:
+        plugins, plugin_diagnostics = plugin_hooks(layers, home=home_dir, project_dir=project)
+    return merge_layers(
+        layers,
+        scripts=scripts,
+        script_diagnostics=(*plugin_diagnostics, *script_diagnostics),
+        plugin_hooks=plugins,
+    )
+
+
+def plugin_hooks(
+    layers: list[SettingsLayer], *, home: Path, project_dir: Path
+) -> tuple[tuple[ConfiguredHook, ...], tuple[Diagnostic, ...]]:
+    """The hooks of the Claude Code plugins the layers' ``enabledPlugins`` turn on (see
+    :mod:`hookloop.command_hooks.plugins`)."""
+    enabled = enabled_plugins([(layer.source, layer.enabled_plugins) for layer in layers])
+    return load_plugin_hooks(enabled, home=home, project_dir=project_dir)
 
 
 def read_settings_file(source: HookSource) -> SettingsLayer | None:
@@ -225,7 +320,7 @@ def read_settings_file(source: HookSource) -> SettingsLayer | None:
 
 def parse_settings(data: object, source: HookSource) -> SettingsLayer:
     """Validate one settings document (already JSON-decoded). Pure; never raises."""
-    parser = _Parser(source)
+    parser = Parser(source)
     hooks = tuple(parser.settings(data))
     obj = data if isinstance(data, dict) else {}
     return SettingsLayer(
@@ -235,6 +330,9 @@ def parse_settings(data: object, source: HookSource) -> SettingsLayer:
         disable_all_hooks=parser.optional_bool(obj, "disableAllHooks"),
         allowed_http_hook_urls=parser.optional_strings(obj, "allowedHttpHookUrls"),
         http_hook_allowed_env_vars=parser.optional_strings(obj, "httpHookAllowedEnvVars"),
+        env=parser.env_block(obj),
+        hook_env_allowlist=parser.optional_strings(obj, "commandHookAllowedEnvVars"),
+        enabled_plugins=parser.enabled_plugins(obj),
     )
 
 
@@ -243,51 +341,99 @@ def merge_layers(
     *,
     scripts: tuple[ConfiguredHook, ...] = (),
     script_diagnostics: tuple[Diagnostic, ...] = (),
+    plugin_hooks: tuple[ConfiguredHook, ...] = (),
 ) -> HookConfig:
-    """Merge parsed layers (lowest precedence first) and discovered scripts into one :class:`HookConfig`.
+    """Merge parsed layers (lowest precedence first), installed plugins' hooks and discovered scripts into one
+    :class:`HookConfig`.
 
-    Pure. Deduplicates identical handlers (the highest-precedence definition wins), resolves
-    ``disableAllHooks`` (highest layer that sets it) and intersects the HTTP allowlists.
+    Pure. Keeps every handler (identical handlers from several files are merged per firing by
+    :func:`dedupe`; an info diagnostic names the copies), resolves ``disableAllHooks`` (highest layer that sets
+    it), intersects the HTTP allowlists, collects the ``env`` blocks and the user-level
+    ``commandHookAllowedEnvVars``.
     """
     diagnostics: list[Diagnostic] = [d for layer in layers for d in layer.diagnostics]
     diagnostics.extend(script_diagnostics)
-    all_hooks = [hook for layer in layers for hook in layer.hooks]
-    winners: dict[tuple[object, ...], int] = {}
-    for index, hook in enumerate(all_hooks):
-        winners[_dedup_key(hook)] = index
-    kept: list[ConfiguredHook] = []
-    for index, hook in enumerate(all_hooks):
-        winner = winners[_dedup_key(hook)]
-        if winner == index:
-            kept.append(hook)
-            continue
-        used = all_hooks[winner]
-        diagnostics.append(
-            Diagnostic(
-                severity="info",
-                file=hook.source.path,
-                path=hook.json_path,
-                message=f"same handler as {used.source.path}: {used.json_path}; it runs once, as defined there",
-            )
-        )
-    kept.extend(scripts)
-
-    disabled = False
+    settings_hooks = [hook for layer in layers for hook in layer.hooks]
+    diagnostics.extend(_duplicate_notes(settings_hooks))
+    kept = [
+        *settings_hooks,
+        *(hook for hook in plugin_hooks if not hook.source.disabled_by_project),
+        *scripts,
+    ]
+    # What runs while the project is untrusted: its files have no effect at all, so they can neither add
+    # hooks nor switch off the user's (disableAllHooks, enabledPlugins: false).
+    untrusted = [
+        *(hook for hook in settings_hooks if not hook.source.project_level),
+        *(hook for hook in plugin_hooks if not hook.source.enabled_by_project),
+        *(hook for hook in scripts if not hook.source.project_level),
+    ]
+    disabled = untrusted_disabled = False
     for layer in layers:
         if layer.disable_all_hooks is not None:
             disabled = layer.disable_all_hooks
+            if not layer.source.project_level:
+                untrusted_disabled = layer.disable_all_hooks
     if disabled:
         diagnostics.append(
             Diagnostic(severity="info", file="", path="disableAllHooks", message="all command hooks are disabled")
         )
         kept = []
+    if untrusted_disabled:
+        untrusted = []
+    project_shaped = any(
+        layer.source.project_level
+        and (layer.hooks or layer.env or layer.disable_all_hooks is not None or layer.enabled_plugins)
+        for layer in layers
+    ) or any(hook.source.project_level for hook in scripts)
+    allow: list[str] = []
+    for layer in layers:
+        if layer.hook_env_allowlist is None:
+            continue
+        if layer.source.project_level:
+            diagnostics.append(
+                Diagnostic(
+                    severity="warning",
+                    file=layer.source.path,
+                    path="commandHookAllowedEnvVars",
+                    message="ignored: only user settings files may pass secrets to hooks",
+                )
+            )
+            continue
+        allow.extend(v for v in layer.hook_env_allowlist if v not in allow)
     return HookConfig(
         hooks=tuple(kept),
         diagnostics=tuple(diagnostics),
         disabled=disabled,
         http_url_allowlist=_intersect(layer.allowed_http_hook_urls for layer in layers),
         http_env_allowlist=_intersect(layer.http_hook_allowed_env_vars for layer in layers),
+        env_layers=tuple((layer.source, layer.env) for layer in layers if layer.env),
+        env_allowlist=tuple(allow),
+        untrusted_hooks=tuple(untrusted),
+        untrusted_disabled=untrusted_disabled,
+        project_shaped=project_shaped,
     )
+
+
+def _duplicate_notes(hooks: list[ConfiguredHook]) -> Iterator[Diagnostic]:
+    """Info diagnostics for handlers defined in several files with the same matcher and ``if``: they run once
+    (see :func:`dedupe`), as the last file defines them."""
+    last: dict[tuple[object, ...], ConfiguredHook] = {}
+    for hook in hooks:
+        key = dedup_key(hook)
+        if key is not None:
+            last[(*key, None if is_match_all(hook.matcher) else hook.matcher, hook.condition)] = hook
+    for hook in hooks:
+        key = dedup_key(hook)
+        if key is None:
+            continue
+        used = last[(*key, None if is_match_all(hook.matcher) else hook.matcher, hook.condition)]
+        if used.source.path != hook.source.path:
+            yield Diagnostic(
+                severity="info",
+                file=hook.source.path,
+                path=hook.json_path,
+                message=f"same handler as {used.source.path}: {used.json_path}; it runs once, as defined there",
+            )
 
 
 def _intersect(lists: Iterator[tuple[str, ...] | None]) -> tuple[str, ...] | None:
@@ -299,286 +445,5 @@ def _intersect(lists: Iterator[tuple[str, ...] | None]) -> tuple[str, ...] | Non
     return result
 
 
-def _dedup_key(hook: ConfiguredHook) -> tuple[object, ...]:
-    matcher = None if is_match_all(hook.matcher) else hook.matcher
-    handler: Handler = hook.handler
-    if isinstance(handler, CommandHandler):
-        return (hook.event, "command", handler.command, handler.args, matcher)
-    if isinstance(handler, HttpHandler):
-        return (hook.event, "http", handler.url, handler.headers, matcher)
-    if isinstance(handler, PromptHandler):
-        return (hook.event, handler.kind, handler.prompt, handler.model, matcher, handler.condition)
-    if isinstance(handler, McpToolHandler):
-        spec = None if handler.input is None else dumps(handler.input)
-        return (hook.event, "mcp_tool", handler.server, handler.tool, spec, matcher, handler.condition)
-    assert isinstance(handler, ClineScript)
-    return (hook.event, "cline", os.path.realpath(handler.path))
-
-
 def _file_diag(source: HookSource, message: str) -> Diagnostic:
     return Diagnostic(severity="error", file=source.path, path="", message=message)
-
-
-def _child(path: str, key: str | int) -> str:
-    if isinstance(key, int):
-        return f"{path}[{key}]"
-    if _IDENT.fullmatch(key):
-        return f"{path}.{key}" if path else key
-    return f"{path}[{json.dumps(key)}]"
-
-
-def _describe(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
-
-
-class _Parser:
-    """Walks one settings document, collecting hooks and diagnostics with JSON paths."""
-
-    def __init__(self, source: HookSource) -> None:
-        self.source = source
-        self.diagnostics: list[Diagnostic] = []
-
-    def report(self, severity: Severity, path: str, message: str) -> None:
-        self.diagnostics.append(Diagnostic(severity=severity, file=self.source.path, path=path, message=message))
-
-    def expected(self, path: str, what: str, value: object) -> None:
-        self.report("error", path, f"expected {what}, got {_describe(value)}")
-
-    def optional_bool(self, obj: Mapping[str, object], key: str) -> bool | None:
-        value = obj.get(key)
-        if value is None or isinstance(value, bool):
-            return value
-        self.report("warning", key, f"expected a boolean, got {_describe(value)}; ignored")
-        return None
-
-    def optional_strings(self, obj: Mapping[str, object], key: str) -> tuple[str, ...] | None:
-        value = obj.get(key)
-        if value is None:
-            return None
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return tuple(str(v) for v in value)
-        # A malformed allowlist must not widen access: treat it as allowing nothing.
-        self.report("error", key, f"expected an array of strings, got {_describe(value)}; treated as empty")
-        return ()
-
-    def settings(self, data: object) -> Iterator[ConfiguredHook]:
-        if not isinstance(data, dict):
-            self.expected("", "a JSON object", data)
-            return
-        hooks = data.get("hooks")
-        if hooks is None:
-            return
-        if not isinstance(hooks, dict):
-            self.expected("hooks", "an object mapping event names to matcher groups", hooks)
-            return
-        for event, groups in hooks.items():
-            yield from self.event(str(event), groups, _child("hooks", str(event)))
-
-    def event(self, event: str, groups: object, path: str) -> Iterator[ConfiguredHook]:
-        if event not in CLAUDE_EVENTS:
-            close = difflib.get_close_matches(event, sorted(CLAUDE_EVENTS), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            self.report("error", path, f"unknown event name {event!r}{hint}")
-            return
-        if event not in SUPPORTED_EVENTS:
-            self.report("info", path, f"hookloop does not fire {event}; these hooks never run")
-        if not isinstance(groups, list):
-            self.expected(path, "an array of matcher groups", groups)
-            return
-        for index, group in enumerate(groups):
-            yield from self.group(event, group, _child(path, index))
-
-    def group(self, event: str, group: object, path: str) -> Iterator[ConfiguredHook]:
-        if not isinstance(group, dict):
-            self.expected(path, 'a matcher group object {"matcher": ..., "hooks": [...]}', group)
-            return
-        for key in group:
-            if key not in _GROUP_FIELDS:
-                self.report("warning", _child(path, str(key)), "unknown field; ignored")
-        matcher = group.get("matcher")
-        if matcher is not None and not isinstance(matcher, str):
-            self.expected(_child(path, "matcher"), "a string", matcher)
-            return
-        if matcher is not None:
-            problem = matcher_error(matcher, event)
-            if problem is not None:
-                self.report("error", _child(path, "matcher"), f"invalid regular expression: {problem}")
-                return
-            if not is_match_all(matcher) and event not in MATCHER_EVENTS:
-                self.report("info", _child(path, "matcher"), f"{event} has no matcher; it is ignored")
-        handlers = group.get("hooks")
-        hooks_path = _child(path, "hooks")
-        if not isinstance(handlers, list):
-            self.expected(hooks_path, "an array of handlers", handlers)
-            return
-        for index, entry in enumerate(handlers):
-            entry_path = _child(hooks_path, index)
-            handler = self.handler(entry, entry_path)
-            if handler is not None:
-                yield ConfiguredHook(
-                    event=event, matcher=matcher, handler=handler, source=self.source, json_path=entry_path
-                )
-
-    def handler(self, entry: object, path: str) -> Handler | None:
-        if not isinstance(entry, dict):
-            self.expected(path, "a handler object", entry)
-            return None
-        kind = entry.get("type")
-        if kind == "command":
-            return self.command(entry, path)
-        if kind == "http":
-            return self.http(entry, path)
-        if kind in _MODEL_HANDLER_TYPES:
-            return model_handler(self, str(kind), entry, path)
-        if kind is None:
-            self.report("error", _child(path, "type"), f"missing; expected {_TYPE_NAMES}")
-        else:
-            self.report("error", _child(path, "type"), f"expected {_TYPE_NAMES}, got {json.dumps(kind)}")
-        return None
-
-    def unknown_fields(self, entry: Mapping[str, object], known: frozenset[str], path: str) -> None:
-        for key in entry:
-            if key not in known:
-                self.report("warning", _child(path, key), "unknown field; ignored")
-
-    def command(self, entry: Mapping[str, object], path: str) -> CommandHandler | None:
-        self.unknown_fields(entry, _COMMAND_FIELDS, path)
-        ok = True
-        command = entry.get("command")
-        if not isinstance(command, str) or not command.strip():
-            self.expected(_child(path, "command"), "a non-empty string", command)
-            ok = False
-        args: tuple[str, ...] | None = None
-        if "args" in entry:
-            raw_args = entry["args"]
-            if not isinstance(raw_args, list):
-                self.expected(_child(path, "args"), "an array of strings", raw_args)
-                ok = False
-            else:
-                for index, arg in enumerate(raw_args):
-                    if not isinstance(arg, str):
-                        self.expected(_child(_child(path, "args"), index), "a string", arg)
-                        ok = False
-                args = tuple(a for a in raw_args if isinstance(a, str))
-        shell = entry.get("shell")
-        shell_kind: Literal["bash", "powershell"] | None = None
-        if shell == "bash":
-            shell_kind = "bash"
-        elif shell == "powershell":
-            shell_kind = "powershell"
-        elif shell is not None:
-            self.report("error", _child(path, "shell"), f'expected "bash" or "powershell", got {json.dumps(shell)}')
-            ok = False
-        common = self.common(entry, path)
-        run_async = self.flag(entry, "async", path)
-        rewake = self.flag(entry, "asyncRewake", path)
-        if common is None or run_async is None or rewake is None or not ok:
-            return None
-        timeout, condition, fail_closed, status = common
-        assert isinstance(command, str)
-        return CommandHandler(
-            command=command,
-            args=args,
-            timeout=timeout,
-            condition=condition,
-            fail_closed=fail_closed,
-            run_async=run_async,
-            async_rewake=rewake,
-            shell=shell_kind,
-            status_message=status,
-        )
-
-    def http(self, entry: Mapping[str, object], path: str) -> HttpHandler | None:
-        self.unknown_fields(entry, _HTTP_FIELDS, path)
-        ok = True
-        url = entry.get("url")
-        if not isinstance(url, str) or not url.lower().startswith(("http://", "https://")):
-            self.expected(_child(path, "url"), "an http:// or https:// URL", url)
-            ok = False
-        headers: list[tuple[str, str]] = []
-        raw_headers = entry.get("headers", {})
-        if not isinstance(raw_headers, dict):
-            self.expected(_child(path, "headers"), "an object of header names to strings", raw_headers)
-            ok = False
-        else:
-            for name, value in raw_headers.items():
-                if not isinstance(value, str):
-                    self.expected(_child(_child(path, "headers"), str(name)), "a string", value)
-                    ok = False
-                else:
-                    headers.append((str(name), value))
-        env_vars: tuple[str, ...] = ()
-        raw_env = entry.get("allowedEnvVars", [])
-        if not isinstance(raw_env, list) or not all(isinstance(v, str) for v in raw_env):
-            self.expected(_child(path, "allowedEnvVars"), "an array of variable names", raw_env)
-            ok = False
-        else:
-            env_vars = tuple(str(v) for v in raw_env)
-            for index, name in enumerate(env_vars):
-                if not _IDENT.fullmatch(name):
-                    self.report(
-                        "warning",
-                        _child(_child(path, "allowedEnvVars"), index),
-                        f"{name!r} is not a bare variable name; it can never match a header reference",
-                    )
-        common = self.common(entry, path)
-        if common is None or not ok:
-            return None
-        timeout, condition, fail_closed, status = common
-        assert isinstance(url, str)
-        return HttpHandler(
-            url=url,
-            headers=tuple(headers),
-            allowed_env_vars=env_vars,
-            timeout=timeout,
-            condition=condition,
-            fail_closed=fail_closed,
-            status_message=status,
-        )
-
-    def flag(self, entry: Mapping[str, object], key: str, path: str) -> bool | None:
-        value = entry.get(key, False)
-        if isinstance(value, bool):
-            return value
-        self.expected(_child(path, key), "a boolean", value)
-        return None
-
-    def common(self, entry: Mapping[str, object], path: str) -> _Common | None:
-        ok = True
-        timeout: float | None = None
-        if "timeout" in entry:
-            raw = entry["timeout"]
-            if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not (raw > 0 and math.isfinite(raw)):
-                self.report("error", _child(path, "timeout"), "expected a positive number (seconds)")
-                ok = False
-            else:
-                timeout = float(raw)
-                if timeout >= _MILLISECONDS_SUSPECT:
-                    self.report(
-                        "warning",
-                        _child(path, "timeout"),
-                        f"{raw:g} seconds looks like milliseconds; hookloop timeouts are in seconds",
-                    )
-        condition = entry.get("if")
-        if condition is not None and not isinstance(condition, str):
-            self.expected(_child(path, "if"), "a permission rule string such as Bash(git *)", condition)
-            ok = False
-        fail_closed = self.flag(entry, "failClosed", path)
-        status = entry.get("statusMessage")
-        if status is not None and not isinstance(status, str):
-            got = _describe(status)
-            self.report("warning", _child(path, "statusMessage"), f"expected a string, got {got}; ignored")
-            status = None
-        if not ok or fail_closed is None:
-            return None
-        return timeout, condition if isinstance(condition, str) else None, fail_closed, status

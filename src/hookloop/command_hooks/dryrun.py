@@ -10,15 +10,16 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
 from hookloop._frozen import JSONValue, freeze_object, thaw, thaw_object
 from hookloop.command_hooks import payloads as wire_in
-from hookloop.command_hooks.config import HookConfig
+from hookloop.command_hooks.config import HookConfig, dedupe, resolve_hookloop_home
+from hookloop.command_hooks.environment import ENV_FILE_EVENTS, SessionEnvFiles
 from hookloop.command_hooks.matchers import match_target
-from hookloop.command_hooks.model import TOOL_EVENTS, ConfiguredHook, HookOutcome
+from hookloop.command_hooks.model import TOOL_EVENTS, CommandHandler, ConfiguredHook, HookOutcome, HttpHandler
 from hookloop.command_hooks.runner import RunnerOptions, run_all
 from hookloop.command_hooks.translate import CommandDecision, merge_decisions, translate_outcome
 from hookloop.errors import HookloopError
@@ -29,14 +30,16 @@ __all__ = [
     "ReplayEntry",
     "TranscriptError",
     "TryReport",
+    "cline_event_for",
     "decision_json",
+    "is_cline_payload",
     "read_transcript",
     "replay",
+    "runner_options",
     "try_event",
 ]
 
 READ_ONLY_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead", "WebSearch", "TodoRead"})
-CLINE_NAMES = {"PreToolUse": "PreToolUse", "PostToolUse": "PostToolUse", "UserPromptSubmit": "UserPromptSubmit"}
 
 
 class TranscriptError(HookloopError, ValueError):
@@ -56,6 +59,8 @@ class HookRun:
         return {
             "source": self.hook.source.path,
             "layer": self.hook.source.label,
+            "plugin": self.hook.source.plugin,
+            "protocol": self.hook.protocol,
             "command": self.hook.name,
             "matcher": self.hook.matcher,
             "exit_code": o.exit_code,
@@ -94,6 +99,10 @@ class TryReport:
     target: str | None
     runs: tuple[HookRun, ...]
     merged: CommandDecision
+    env_file: str | None = None
+    """``CLAUDE_ENV_FILE`` the hooks got (SessionStart, Setup, CwdChanged, FileChanged), else ``None``."""
+    env_exports: str | None = None
+    """What the hooks wrote to it: the lines later Bash commands of that session would evaluate."""
 
     def to_json(self) -> dict[str, JSONValue]:
         return {
@@ -101,6 +110,8 @@ class TryReport:
             "target": self.target,
             "hooks": [r.to_json() for r in self.runs],
             "merged": decision_json(self.merged),
+            "env_file": self.env_file,
+            "env_exports": self.env_exports,
         }
 
 
@@ -117,8 +128,8 @@ def _condition_holds(hook: ConfiguredHook, tool_name: str | None, tool_input: Ma
     return policy.check(tool_name, tool_input) is not None
 
 
-def _cline_payload(event: str, payload: Mapping[str, object], cwd: Path) -> dict[str, object] | None:
-    facts = wire_in.ClineFacts(
+def _cline_facts(payload: Mapping[str, object], cwd: Path) -> wire_in.ClineFacts:
+    return wire_in.ClineFacts(
         task_id=str(payload.get("session_id", "hooks-test")),
         workspace_roots=(str(cwd),),
         user_id="hookloop",
@@ -127,12 +138,74 @@ def _cline_payload(event: str, payload: Mapping[str, object], cwd: Path) -> dict
         model=None,
         timestamp_ms=int(time.time() * 1000),
     )
+
+
+def _cline_payload(cline_event: str, payload: Mapping[str, object], cwd: Path) -> dict[str, object] | None:
+    """The classic Cline stdin for ``cline_event``, built from a Claude Code shaped ``payload``."""
+    facts = _cline_facts(payload, cwd)
     tool_input = payload.get("tool_input")
     arguments = tool_input if isinstance(tool_input, Mapping) else {}
-    if event == "PreToolUse":
-        return dict(wire_in.cline_pre_tool_use(facts, str(payload.get("tool_name", "")), arguments))
-    if event == "UserPromptSubmit":
+    tool_name = str(payload.get("tool_name", ""))
+    if cline_event == "PreToolUse":
+        return dict(wire_in.cline_pre_tool_use(facts, tool_name, arguments))
+    if cline_event == "PostToolUse":
+        response = payload.get("tool_response", payload.get("error", ""))
+        result = response if isinstance(response, str) else json.dumps(response, ensure_ascii=False)
+        failed = payload.get("hook_event_name") == "PostToolUseFailure"
+        built = wire_in.cline_post_tool_use(
+            facts, tool_name, arguments, result=result, success=not failed, execution_ms=0
+        )
+        return dict(built)
+    if cline_event == "UserPromptSubmit":
         return dict(wire_in.cline_user_prompt_submit(facts, str(payload.get("prompt", ""))))
+    if cline_event == "Notification":
+        kind = str(payload.get("notification_type", "idle_prompt"))
+        message = str(payload.get("message", ""))
+        waiting = kind == "permission_prompt"
+        built = wire_in.cline_notification(
+            facts, event=kind, source="hooks test", message=message, waiting_for_user=waiting
+        )
+        return dict(built)
+    if cline_event == "PreCompact":
+        trigger = str(payload.get("trigger", "manual"))
+        return dict(wire_in.cline_pre_compact(facts, context_size=0, strategy=trigger, context_json_path=""))
+    if cline_event in ("TaskStart", "TaskResume", "TaskCancel", "TaskComplete"):
+        prompt = payload.get("prompt")
+        return dict(wire_in.cline_task(facts, cline_event, initial_task=prompt if isinstance(prompt, str) else None))  # type: ignore[arg-type]
+    return None
+
+
+CLINE_TO_CLAUDE: dict[str, str] = {
+    "TaskStart": "SessionStart",
+    "TaskResume": "SessionStart",
+    "TaskCancel": "SessionEnd",
+    "TaskComplete": "SessionEnd",
+    "PreToolUse": "PreToolUse",
+    "PostToolUse": "PostToolUse",
+    "UserPromptSubmit": "UserPromptSubmit",
+    "Notification": "Notification",
+    "PreCompact": "PreCompact",
+}
+"""A Cline hook name → the Claude Code event hookloop fires at the same moment (the bridge's table)."""
+_SESSION_SOURCES = {"TaskStart": "startup", "TaskResume": "resume"}
+
+
+def is_cline_payload(payload: Mapping[str, object]) -> bool:
+    """Whether ``payload`` is a classic Cline hook input (``hookName`` / ``clineVersion`` / ``taskId`` …) rather
+    than Claude Code's (``hook_event_name``, snake_case)."""
+    return "hook_event_name" not in payload and any(
+        key in payload for key in ("hookName", "clineVersion", "taskId", "workspaceRoots")
+    )
+
+
+def cline_event_for(event: str, payload: Mapping[str, object]) -> str | None:
+    """The Cline hook that fires with Claude Code event ``event`` (``event`` itself when it is a Cline name)."""
+    if event in CLINE_TO_CLAUDE:
+        return event
+    if event == "PostToolUseFailure":
+        return "PostToolUse"
+    if event == "SessionStart":
+        return "TaskResume" if payload.get("source") == "resume" else "TaskStart"
     return None
 
 
@@ -144,30 +217,89 @@ async def try_event(
     project_dir: str | Path,
     tool: str | None = None,
     options: RunnerOptions | None = None,
+    hook_timeout: float | None = None,
 ) -> TryReport:
-    """Run the hooks configured for ``event`` on ``payload`` (Claude Code's input shape; ``hook_event_name``
-    is filled in) and merge their decisions. ``tool`` overrides ``payload["tool_name"]`` for matching."""
+    """Run the hooks configured for ``event`` on ``payload`` and merge their decisions.
+
+    ``event`` is a Claude Code event name or a classic Cline hook name (TaskStart, TaskResume, TaskCancel,
+    TaskComplete, PreToolUse, PostToolUse, UserPromptSubmit, Notification, PreCompact). A Claude Code shaped
+    ``payload`` (``hook_event_name`` is filled in) goes to the Claude Code hooks of the event (a Cline name
+    selects the Claude event fired at the same moment, e.g. TaskStart → SessionStart), and Cline scripts get the
+    Cline payload hookloop would build from it. A Cline payload (:func:`is_cline_payload`) is sent **verbatim**
+    to the Cline scripts of the event; Claude Code hooks then do not run. ``tool`` overrides
+    ``payload["tool_name"]`` for matching. ``hook_timeout`` (seconds) replaces every selected hook's timeout.
+    Handlers from several files are merged as in a live run (:func:`~hookloop.command_hooks.config.dedupe`).
+    """
     cwd = Path(project_dir)
-    body: dict[str, object] = {"hook_event_name": event, "cwd": str(cwd), **dict(payload)}
+    opts = options or RunnerOptions()
+    cline_event = cline_event_for(event, payload)
+    verbatim = is_cline_payload(payload)
+    claude_event = CLINE_TO_CLAUDE.get(event, event)
+    body: dict[str, object] = {"hook_event_name": claude_event, "cwd": str(cwd), **dict(payload)}
+    if event in _SESSION_SOURCES and "source" not in body:
+        body["source"] = _SESSION_SOURCES[event]
     if tool is not None:
         body["tool_name"] = tool
-    target = match_target(event, body)
+    target = match_target(claude_event, body)
     raw_input = body.get("tool_input")
     tool_input: Mapping[str, object] = raw_input if isinstance(raw_input, Mapping) else {}
     tool_name = str(body["tool_name"]) if "tool_name" in body else None
-    selected = [
-        hook
-        for hook in config.for_event(event, target)
-        if event not in TOOL_EVENTS or _condition_holds(hook, tool_name, tool_input, cwd)
-    ]
-    cline = [h for h in config.hooks if h.protocol == "cline" and h.event == CLINE_NAMES.get(event)]
-    cline_body = _cline_payload(event, body, cwd) if cline else None
-    hooks = [h for h in selected if h.protocol == "claude"] + (cline if cline_body is not None else [])
-    outcomes = await run_all(hooks, body, project_dir=cwd, cline_payload=cline_body, options=options)
+    selected: tuple[ConfiguredHook, ...] = ()
+    if not verbatim:
+        selected = tuple(
+            hook
+            for hook in config.for_event(claude_event, target)
+            if hook.protocol == "claude"
+            and (claude_event not in TOOL_EVENTS or _condition_holds(hook, tool_name, tool_input, cwd))
+        )
+    cline = tuple(h for h in config.hooks if h.protocol == "cline" and h.event == cline_event)
+    cline_body: Mapping[str, object] | None = None
+    if cline:
+        cline_body = dict(payload) if verbatim else _cline_payload(cline_event or "", body, cwd)
+    hooks = dedupe((*selected, *(cline if cline_body is not None else ())))
+    if hook_timeout is not None:
+        hooks = tuple(_with_timeout(hook, hook_timeout) for hook in hooks)
+        opts = replace(opts, cline_timeout=hook_timeout)
+    session = str(body.get("session_id", "hooks-test"))
+    extra = {"CLAUDE_CODE_SESSION_ID": session, "HOOKLOOP_SESSION_ID": session}
+    env_file = None
+    if opts.session_env_files is not None and claude_event in ENV_FILE_EVENTS:
+        env_file = extra["CLAUDE_ENV_FILE"] = opts.session_env_files.path_for(session, claude_event)
+    outcomes = await run_all(hooks, body, project_dir=cwd, cline_payload=cline_body, options=opts, extra_env=extra)
     runs = tuple(
         HookRun(hook=h, outcome=o, decision=translate_outcome(h, o)) for h, o in zip(hooks, outcomes, strict=True)
     )
-    return TryReport(event=event, target=target, runs=runs, merged=merge_decisions([r.decision for r in runs]))
+    exports = Path(env_file).read_text(encoding="utf-8", errors="replace") if env_file else None  # noqa: ASYNC240 -- a small local file, once
+    merged = merge_decisions([r.decision for r in runs])
+    return TryReport(event=event, target=target, runs=runs, merged=merged, env_file=env_file, env_exports=exports)
+
+
+def _with_timeout(hook: ConfiguredHook, timeout: float) -> ConfiguredHook:
+    handler = hook.handler
+    if isinstance(handler, (CommandHandler, HttpHandler)):
+        return replace(hook, handler=replace(handler, timeout=timeout))
+    return hook
+
+
+def runner_options(
+    config: HookConfig, options: RunnerOptions | None = None, *, hookloop_home: Path | None = None
+) -> RunnerOptions:
+    """``options`` completed from ``config`` as a live run completes them: the HTTP allowlists, the settings
+    ``env`` block, ``commandHookAllowedEnvVars`` and the session env files (``<hookloop home>/session-env``)."""
+    opts = options or RunnerOptions()
+    if opts.http_url_allowlist is None and config.http_url_allowlist is not None:
+        opts = replace(opts, http_url_allowlist=config.http_url_allowlist)
+    if opts.http_env_allowlist is None and config.http_env_allowlist is not None:
+        opts = replace(opts, http_env_allowlist=config.http_env_allowlist)
+    env = config.env
+    if env and not opts.settings_env:
+        opts = replace(opts, settings_env=tuple(env.items()))
+    if config.env_allowlist and not opts.env_allowlist:
+        opts = replace(opts, env_allowlist=config.env_allowlist)
+    if opts.session_env_files is None:
+        home = hookloop_home if hookloop_home is not None else resolve_hookloop_home()
+        opts = replace(opts, session_env_files=SessionEnvFiles(home / "session-env"))
+    return opts
 
 
 # -- replay ------------------------------------------------------------------------------------------------------

@@ -150,6 +150,7 @@ SourceKind: TypeAlias = Literal[
     "cline-user",
     "hookloop-scripts",
     "cline-project",
+    "claude-plugin",
 ]
 
 _PROJECT_KINDS = frozenset({"claude-project", "hookloop-project", "claude-local", "hookloop-local", "cline-project"})
@@ -163,6 +164,7 @@ _LABELS: dict[str, str] = {
     "cline-project": "Project",
     "claude-local": "Local",
     "hookloop-local": "Local",
+    "claude-plugin": "Plugin",
 }
 
 Severity: TypeAlias = Literal["error", "warning", "info"]
@@ -177,11 +179,24 @@ class HookSource:
 
     kind: SourceKind
     path: str
+    plugin: str | None = None
+    """For ``claude-plugin`` sources: the plugin's id (``name@marketplace``)."""
+    plugin_root: str | None = None
+    """For ``claude-plugin`` sources: the installed plugin's folder (``CLAUDE_PLUGIN_ROOT``)."""
+    plugin_data: str | None = None
+    """For ``claude-plugin`` sources: its persistent data folder (``CLAUDE_PLUGIN_DATA``)."""
+    enabled_by_project: bool = False
+    """For ``claude-plugin`` sources: only a project-level settings file enables it, so it needs project
+    trust."""
+    disabled_by_project: bool = False
+    """For ``claude-plugin`` sources: the user's files enable it and a project file turns it off; it runs
+    only while that project is untrusted (an untrusted project's files have no effect)."""
 
     @property
     def project_level(self) -> bool:
-        """True for files and scripts inside the project: they run only once the project is trusted."""
-        return self.kind in _PROJECT_KINDS
+        """True for files and scripts inside the project, and for plugins a project file enabled: they run
+        only once the project is trusted."""
+        return self.kind in _PROJECT_KINDS or self.enabled_by_project
 
     @property
     def label(self) -> str:

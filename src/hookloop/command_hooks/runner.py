@@ -13,8 +13,10 @@ Process contract (Unix):
   Cline scripts run through :func:`~hookloop.command_hooks.discovery.launcher_for` (a file without a shebang is
   retried through ``/bin/sh``, as a shell would).
 * Each hook leads a new session and process group (``start_new_session``), has no controlling terminal, stdin is
-  a pipe, cwd is the project directory, and the environment adds ``HOOKLOOP_PROJECT_DIR`` and
-  ``CLAUDE_PROJECT_DIR`` (Cline's classic hooks document no variables of their own).
+  a pipe, cwd is the project directory; the environment is hookloop's with the settings ``env`` block applied
+  and secrets withheld, plus ``HOOKLOOP_PROJECT_DIR``, ``CLAUDE_PROJECT_DIR`` and (plugins)
+  ``CLAUDE_PLUGIN_ROOT`` / ``CLAUDE_PLUGIN_DATA`` — the rule is in :mod:`hookloop.command_hooks.environment`
+  (Cline's classic hooks document no variables of their own).
 * The JSON payload is written to stdin, then stdin is closed. Writes are buffered by the event loop, so a hook
   that never reads stdin cannot block us; a broken pipe is ignored.
 * stdout and stderr are drained concurrently as data arrives. Each keeps at most ``output_cap`` bytes (1 MiB).
@@ -71,6 +73,7 @@ from hookloop import _reaper
 from hookloop._spawn import spawn_group
 
 from .discovery import is_windows, launcher_for
+from .environment import SessionEnvFiles, hook_environment_bytes
 from .http_hooks import run_http
 from .model import (
     OUTPUT_CAP,
@@ -186,6 +189,15 @@ class RunnerOptions:
     """Environment hooks inherit; ``None`` = this process's environment."""
     sandbox: HookSandbox | None = None
     """Runs the hooks it covers (:meth:`HookSandbox.covers_hook`) in an OS sandbox; HTTP hooks never."""
+    settings_env: tuple[tuple[str, str], ...] = ()
+    """The settings ``env`` block (name, value pairs), applied over ``base_env`` for every hook."""
+    env_allowlist: tuple[str, ...] = ()
+    """``commandHookAllowedEnvVars``: secrets (names or ``PREFIX*``) hooks may still inherit."""
+    scrub_env: bool = True
+    """Withhold secrets from hooks (:func:`hookloop.command_hooks.environment.is_secret`)."""
+    session_env_files: SessionEnvFiles | None = None
+    """Where ``CLAUDE_ENV_FILE`` points for SessionStart / Setup / CwdChanged / FileChanged hooks (set by
+    :class:`~hookloop.command_hooks.bridge.CommandHooks`); ``None``: the variable is not set."""
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -212,29 +224,23 @@ def default_timeout(event: str, hook: ConfiguredHook, options: RunnerOptions | N
 
 
 def hook_environment(
-    project_dir: str, *, base: Mapping[str, str] | None = None, extra: Mapping[str, str] | None = None
+    project_dir: str,
+    *,
+    base: Mapping[str, str] | None = None,
+    extra: Mapping[str, str] | None = None,
+    settings_env: Mapping[str, str] | None = None,
+    allowlist: tuple[str, ...] = (),
+    scrub: bool = True,
 ) -> dict[str, str]:
-    """The environment a hook runs with: ``base`` (default ``os.environ``), then ``extra``, then
-    ``HOOKLOOP_PROJECT_DIR`` and ``CLAUDE_PROJECT_DIR`` set to ``project_dir``."""
-    env = dict(os.environ if base is None else base)
-    if extra:
-        env.update(extra)
-    env["HOOKLOOP_PROJECT_DIR"] = project_dir
-    env["CLAUDE_PROJECT_DIR"] = project_dir
-    return env
-
-
-def _spawn_environment(base: Mapping[str, str] | None, overrides: Mapping[str, str]) -> dict[bytes, bytes]:
-    """:func:`hook_environment` already encoded for ``exec``: copying ``os.environ`` decodes every variable and
-    the spawn encodes them all again (tens of µs a hook); its underlying bytes dict is copied in C instead."""
-    raw = getattr(os.environ, "_data", None) if base is None else None
-    if isinstance(raw, dict):
-        env: dict[bytes, bytes] = dict(raw)
-    else:
-        env = {os.fsencode(k): os.fsencode(v) for k, v in (os.environ if base is None else base).items()}
-    for key, value in overrides.items():
-        env[os.fsencode(key)] = os.fsencode(value)
-    return env
+    """The environment a command hook runs with: ``base`` (default ``os.environ``) with ``settings_env`` on
+    top, minus secrets that ``allowlist`` does not pass (when ``scrub``), then ``extra``, then
+    ``HOOKLOOP_PROJECT_DIR`` and ``CLAUDE_PROJECT_DIR`` set to ``project_dir``. The rule is in
+    :mod:`hookloop.command_hooks.environment`."""
+    overrides = {**(extra or {}), "HOOKLOOP_PROJECT_DIR": project_dir, "CLAUDE_PROJECT_DIR": project_dir}
+    env = hook_environment_bytes(
+        base, settings_env=settings_env or {}, allowlist=allowlist, scrub=scrub, overrides=overrides
+    )
+    return {os.fsdecode(k): os.fsdecode(v) for k, v in env.items()}
 
 
 def expand_placeholders(text: str, env: Mapping[str, str]) -> str:
@@ -668,6 +674,35 @@ def _encode(payload: Mapping[str, object] | bytes) -> bytes:
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
+_PROTOCOL_VARS = (
+    "HOOKLOOP_PROJECT_DIR",
+    "CLAUDE_PROJECT_DIR",
+    "CLAUDE_CODE_SESSION_ID",
+    "HOOKLOOP_SESSION_ID",
+    "CLAUDE_ENV_FILE",
+    "CLAUDE_PLUGIN_ROOT",
+    "CLAUDE_PLUGIN_DATA",
+)
+
+
+def _hook_env(
+    hook: ConfiguredHook, project: str, opts: RunnerOptions, extra_env: Mapping[str, str] | None
+) -> tuple[dict[str, str], Mapping[str, str]]:
+    """The protocol variables for ``hook`` (``extra_env``, the project directory, a plugin's root and data
+    folder), and a lazy view of everything it sees before the secret filter (placeholders in exec form and
+    HTTP header variables read it); see :mod:`hookloop.command_hooks.environment` for the whole rule."""
+    overrides = {**(extra_env or {}), "HOOKLOOP_PROJECT_DIR": project, "CLAUDE_PROJECT_DIR": project}
+    source = hook.source
+    if source.plugin_root is not None:
+        overrides["CLAUDE_PLUGIN_ROOT"] = source.plugin_root
+        if source.plugin_data is not None:
+            overrides["CLAUDE_PLUGIN_DATA"] = source.plugin_data
+    base: MutableMapping[str, str] = os.environ if opts.base_env is None else dict(opts.base_env)
+    if opts.settings_env:
+        return overrides, collections.ChainMap(overrides, dict(opts.settings_env), base)
+    return overrides, collections.ChainMap(overrides, base)
+
+
 async def run_hook(
     hook: ConfiguredHook,
     payload: Mapping[str, object] | bytes,
@@ -681,10 +716,7 @@ async def run_hook(
     opts = options or RunnerOptions()
     project = os.fspath(project_dir)
     body = _encode(payload)
-    overrides = {**(extra_env or {}), "HOOKLOOP_PROJECT_DIR": project, "CLAUDE_PROJECT_DIR": project}
-    # What the hook sees, read lazily (placeholders, HTTP header variables); the spawn gets it pre-encoded.
-    base: MutableMapping[str, str] = os.environ if opts.base_env is None else dict(opts.base_env)
-    env: Mapping[str, str] = collections.ChainMap(overrides, base)
+    overrides, env = _hook_env(hook, project, opts, extra_env)
     timeout = default_timeout(hook.event, hook, opts)
     handler = hook.handler
     if isinstance(handler, HttpHandler):
@@ -709,7 +741,13 @@ async def run_hook(
         via_shell, fallback = handler.args is None, False
     if opts.sandbox is not None and opts.sandbox.covers_hook(hook):
         return await _run_sandboxed(opts.sandbox, hook, argv, body, project, opts, env, on_line, via_shell, fallback)
-    env_ = _spawn_environment(opts.base_env, overrides)
+    env_ = hook_environment_bytes(
+        opts.base_env,
+        settings_env=dict(opts.settings_env),
+        allowlist=opts.env_allowlist,
+        scrub=opts.scrub_env,
+        overrides=overrides,
+    )
     return await _run_hook_process(hook, argv, body, project, opts, env_, on_line, via_shell, fallback, timeout)
 
 
@@ -756,7 +794,15 @@ async def _run_sandboxed(
     from hookloop.sandbox import SandboxError
 
     try:
-        async with sandbox.open_command(argv, cwd=project, env=dict(env)) as wrapped:
+        scrubbed = hook_environment_bytes(
+            dict(env),
+            settings_env={},
+            allowlist=opts.env_allowlist,
+            scrub=opts.scrub_env,
+            overrides={k: env[k] for k in _PROTOCOL_VARS if k in env},
+        )
+        plain = {os.fsdecode(k): os.fsdecode(v) for k, v in scrubbed.items()}
+        async with sandbox.open_command(argv, cwd=project, env=plain) as wrapped:
             timeout = default_timeout(hook.event, hook, opts)
             outcome = await _run_hook_process(
                 hook, wrapped.argv, body, project, opts, wrapped.env, on_line, via_shell, False, timeout

@@ -4,12 +4,13 @@ after every change.
 What is trusted is a **digest** of everything project-level that decides which code runs
 (:func:`project_config_digest`): the ``hooks`` value of each project settings file (``.claude/settings.json``,
 ``.claude/settings.local.json``, ``.hookloop/settings.json``, ``.hookloop/settings.local.json``; an unparsable
-file contributes the hash of its bytes), every file under ``.clinerules/hooks/`` (path, content hash, executable
-bit), and the content of project files that a project command hook names (best effort: each word of the command
-and its ``args``, after substituting ``$CLAUDE_PROJECT_DIR``/``$HOOKLOOP_PROJECT_DIR``, that is a file inside the
-project). Editing any of these changes the digest, so the configuration must be trusted again. Claude's project
-files are always part of the digest, even when a run skips them, so trusting with one setting cannot smuggle
-them in for another.
+file contributes the hash of its bytes) and, when present, its ``env`` block, ``enabledPlugins`` and
+``disableAllHooks`` (they decide what code runs), every file under ``.clinerules/hooks/`` (path, content hash,
+executable bit), and the content of project files that a project command hook names (best effort: each word of
+the command and its ``args``, after substituting ``$CLAUDE_PROJECT_DIR``/``$HOOKLOOP_PROJECT_DIR``, that is a
+file inside the project). Editing any of these changes the digest, so the configuration must be trusted again.
+Claude's project files are always part of the digest, even when a run skips them, so trusting with one setting
+cannot smuggle them in for another.
 
 The store is ``$HOOKLOOP_HOME/trusted.json`` (default ``~/.hookloop/trusted.json``)::
 
@@ -52,6 +53,7 @@ _PROJECT_SETTINGS = (
     ("hookloop-local", (".hookloop", "settings.local.json")),
 )
 _PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "HOOKLOOP_PROJECT_DIR")
+_ALSO_TRUSTED = ("env", "enabledPlugins", "disableAllHooks")
 
 
 class TrustStoreError(HookloopError):
@@ -88,6 +90,11 @@ def project_config_digest(project_dir: str | os.PathLike[str]) -> str:
             continue
         hooks = data.get("hooks") if isinstance(data, dict) else None
         settings[kind] = hooks
+        # The env block and enabledPlugins also decide what runs (LD_PRELOAD, BASH_ENV, a plugin's hooks);
+        # recorded only when present, so digests of files without them are unchanged.
+        extras = {key: data[key] for key in _ALSO_TRUSTED if isinstance(data, dict) and key in data}
+        if extras:
+            settings[kind] = {"hooks": hooks, **extras}
         commands.extend(_command_words(hooks))
     document = {
         "version": 1,
@@ -147,18 +154,26 @@ def untrust(project_dir: str | os.PathLike[str], *, hookloop_home: Path | None =
 def apply_trust(
     config: HookConfig, project_dir: str | os.PathLike[str], *, hookloop_home: Path | None = None
 ) -> HookConfig:
-    """``config`` unchanged when it has no project-level hooks or the project is trusted; otherwise without
-    its project-level hooks and with a warning diagnostic saying how many were skipped and why."""
+    """``config`` unchanged when no project-level file shapes it (hooks, ``env``, ``disableAllHooks``,
+    ``enabledPlugins``, Cline scripts) or the project is trusted; otherwise the configuration as if the project's
+    files did not exist, with a warning diagnostic saying what was skipped and why."""
     skipped = config.project_hooks
-    if not skipped or is_trusted(project_dir, hookloop_home=hookloop_home):
+    env_blocks = config.project_env
+    shaped = skipped or env_blocks or config.project_shaped
+    if not shaped or is_trusted(project_dir, hookloop_home=hookloop_home):
         return config
     project = Path(project_dir).resolve()
+    what = f"{len(skipped)} project hook(s)"
+    if env_blocks:
+        what += f" and the env block of {len(env_blocks)} project settings file(s)"
+    if not (skipped or env_blocks):
+        what = "this project's settings (disableAllHooks / enabledPlugins)"
     reason = Diagnostic(
         severity="warning",
         file=str(project),
         path="",
         message=(
-            f"{len(skipped)} project hook(s) skipped: this project's hook configuration is not trusted "
+            f"{what} skipped: this project's hook configuration is not trusted "
             "(new or changed since it was trusted); review it, then run `hookloop hooks trust`"
         ),
     )

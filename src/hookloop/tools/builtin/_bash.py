@@ -11,7 +11,7 @@ import shlex
 import shutil
 import signal
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,6 +31,7 @@ __all__ = ["BashTool"]
 MAX_TIMEOUT_MS = 600_000
 DEFAULT_TIMEOUT_MS = 120_000
 OUTPUT_CAP = 30_000
+_SESSION_ENV_VAR = "HOOKLOOP_SESSION_ENV_SCRIPT"
 
 
 class BashInput(Input):
@@ -60,7 +61,8 @@ class BashTool(BuiltinTool[BashInput]):
       says so.)
     - The working directory persists between calls of this tool object (an EXIT trap records ``pwd -P``; a
       command that replaces that trap, or a timeout, leaves it unchanged); a ``cd`` outside the workspace is
-      reset to the root with a note. Environment changes do not persist.
+      reset to the root with a note. Environment changes do not persist, except what session hooks write to
+      ``CLAUDE_ENV_FILE`` (see :meth:`attach_session_env`).
     - A non-zero exit is an error result ending in ``Exit code N``; a timeout is an error result with the
       output so far.
 
@@ -136,11 +138,25 @@ class BashTool(BuiltinTool[BashInput]):
             schema = freeze_object({**self.schema, "properties": properties})
             self._meta = dataclasses.replace(self._meta, input_schema=schema)
         self._env = dict(env or {})
+        self._settings_env: dict[str, str] = {}
+        self._session_script: Callable[[str], str | None] | None = None
         self._shell = shell or shutil.which("bash") or "/bin/sh"
         self._default_timeout = default_timeout_ms
         self._cap = output_cap
         self._grace = grace
         self._cwd = workspace.root
+
+    def attach_session_env(
+        self, settings_env: Mapping[str, str], session_script: Callable[[str], str | None] | None
+    ) -> None:
+        """Claude Code's session environment for this tool's commands: ``settings_env`` (the settings ``env``
+        block) is set under the constructor's ``env``, and ``session_script(session_id)`` — the ``export``
+        lines SessionStart / Setup / CwdChanged / FileChanged hooks appended to ``CLAUDE_ENV_FILE`` — is
+        evaluated by the shell before each command of that session (on the command's own line, so its line
+        numbers do not move; inside the sandbox too). Called by
+        :meth:`hookloop.command_hooks.bridge.CommandHooks.install`; a later call replaces both."""
+        self._settings_env = dict(settings_env)
+        self._session_script = session_script
 
     @property
     def cwd(self) -> Path:
@@ -160,7 +176,10 @@ class BashTool(BuiltinTool[BashInput]):
             cwd = self._cwd = self._root
         timeout_ms = args.timeout or self._default_timeout
         sandboxed = self._sandboxed(args, notes)
-        text, status, timed_out, new_cwd, blocked = await self._run(args.command, cwd, timeout_ms, sandboxed)
+        session_env = self._session_script(ctx.session_id) if self._session_script is not None else None
+        text, status, timed_out, new_cwd, blocked = await self._run(
+            args.command, cwd, timeout_ms, sandboxed, session_env
+        )
         notes_after = self._move_to(new_cwd)
         if sandboxed and self._sandbox is not None and (status or blocked):
             explained = self._sandbox.explain_failure(text, blocked)
@@ -217,17 +236,22 @@ class BashTool(BuiltinTool[BashInput]):
         return [f"Shell cwd was reset to {self._root}: the command left it at {new_cwd}, outside the workspace."]
 
     async def _run(
-        self, command: str, cwd: Path, timeout_ms: int, sandboxed: bool = False
+        self, command: str, cwd: Path, timeout_ms: int, sandboxed: bool = False, session_env: str | None = None
     ) -> tuple[str, int | None, bool, Path | None, list[str]]:
         """Run one command: (output, exit status or None, timed out, final directory or None, hosts the
-        sandbox's proxy refused)."""
+        sandbox's proxy refused). ``session_env`` is shell text evaluated first (see
+        :meth:`attach_session_env`)."""
         fd, cwd_file = tempfile.mkstemp(prefix="hookloop-bash-cwd-")
         os.close(fd)
         # The EXIT trap records the final directory even after `exit N` or a failing command. On the same line
         # as the command, so the command's line numbers in shell error messages stay right.
         record = shlex.quote(f"pwd -P >| {shlex.quote(cwd_file)}")
-        script = f"trap {record} EXIT; {command}"
-        env = {**os.environ, **self._env} if self._env else None
+        env = {**os.environ, **self._settings_env, **self._env} if self._env or self._settings_env else None
+        if session_env:
+            env = {**(env if env is not None else os.environ), _SESSION_ENV_VAR: session_env}
+            script = f'trap {record} EXIT; eval "${_SESSION_ENV_VAR}"; unset {_SESSION_ENV_VAR}; {command}'
+        else:
+            script = f"trap {record} EXIT; {command}"
         output = HeadTail(self._cap)
         timed_out = False
         blocked: list[str] = []
