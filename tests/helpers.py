@@ -100,16 +100,17 @@ def shape(items: tuple[Item, ...] | list[Item]) -> list[dict[str, Any]]:
 
 
 def assert_valid_history(items: tuple[Item, ...] | list[Item]) -> None:
-    """Every tool call has exactly one result, after it."""
+    """Every tool call has exactly one result, after it (an id may be reused once its call is answered)."""
     from hookloop import ToolCall, ToolResult
 
     calls = [i.call_id for i in items if isinstance(i, ToolCall)]
     results = [i.call_id for i in items if isinstance(i, ToolResult)]
     assert sorted(calls) == sorted(results), (calls, results)
-    assert len(set(results)) == len(results)
-    seen: set[str] = set()
+    open_calls: set[str] = set()
     for item in items:
         if isinstance(item, ToolCall):
-            seen.add(item.call_id)
+            assert item.call_id not in open_calls, f"call {item.call_id} while an earlier one is unanswered"
+            open_calls.add(item.call_id)
         elif isinstance(item, ToolResult):
-            assert item.call_id in seen, f"result {item.call_id} before its call"
+            assert item.call_id in open_calls, f"result {item.call_id} before its call, or a second result"
+            open_calls.discard(item.call_id)

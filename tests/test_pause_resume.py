@@ -257,3 +257,23 @@ def test_garbage_checkpoint_text_is_a_checkpoint_error() -> None:
         Checkpoint.loads("{nope")
     with pytest.raises(CheckpointError, match="expected a JSON object"):
         Checkpoint.loads("[]")
+
+
+async def test_a_call_id_reused_in_a_later_turn_pauses_and_resumes_in_a_new_worker() -> None:
+    # Bedrock numbers calls per reply (call_0, call_1 …): a later turn reuses an answered id.
+    turns: list[Any] = [
+        [ToolUse("echo", {"text": "safe"}, call_id="call_0")],
+        [ToolUse("echo", {"text": "risky"}, call_id="call_0")],
+        [Text("all done")],
+    ]
+    worker = Worker(ScriptedClient(turns), tools=[echo])
+    worker.add_pre_tool_call_hook(pause_on_risky)
+    paused = await worker.run("go")
+    assert isinstance(paused, Paused)
+    assert [p.call_id for p in paused.pending] == ["call_0"]
+    fresh = Worker(ScriptedClient(turns[2:]), tools=[echo])
+    done = await fresh.resume(paused.checkpoint.dumps(), {"call_0": Approve()})
+    assert isinstance(done, Finished)
+    assert_valid_history(fresh.history)
+    results = [i.content for i in fresh.history if isinstance(i, ToolResult)]
+    assert results == ["safe", "risky"]

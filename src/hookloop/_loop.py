@@ -328,17 +328,21 @@ class _Run(_StreamStep, _ToolBatch):
 
 def history_problem(items: Sequence[Item]) -> str | None:
     """Why ``items`` is not valid to send to a provider (a result before or without its call, a call answered
-    twice), or None. Calls still waiting for results at the end are allowed (a batch may be in flight)."""
+    twice), or None. Calls still waiting for results at the end are allowed (a batch may be in flight).
+
+    A call id may come again once its call is answered: some providers number calls per reply (Bedrock's
+    ``call_0``, ``call_1`` …), so a later turn reuses them; each result answers the open call before it."""
     open_calls: set[str] = set()
     answered: set[str] = set()
     for index, item in enumerate(items):
         if isinstance(item, ToolCall):
             open_calls.add(item.call_id)
         elif isinstance(item, ToolResult):
-            if item.call_id in answered:
+            if item.call_id in open_calls:
+                open_calls.discard(item.call_id)
+                answered.add(item.call_id)
+            elif item.call_id in answered:
                 return f"item {index}: call {item.call_id!r} is answered twice"
-            if item.call_id not in open_calls:
+            else:
                 return f"item {index}: result for call {item.call_id!r} has no call before it"
-            open_calls.discard(item.call_id)
-            answered.add(item.call_id)
     return None

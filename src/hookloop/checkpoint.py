@@ -451,8 +451,14 @@ def _parse(data: Mapping[str, object]) -> Checkpoint:
     problem = history_problem(history)
     if problem is not None:
         raise CheckpointError(f"checkpoint.history: {problem}")
-    calls = {i.call_id: i for i in history if isinstance(i, ToolCall)}
-    answered = {i.call_id for i in history if isinstance(i, ToolResult)}
+    calls = {i.call_id: i for i in history if isinstance(i, ToolCall)}  # the latest call of each id
+    waiting: set[str] = set()  # ids whose latest call has no result yet (ids may be reused once answered)
+    for item in history:
+        if isinstance(item, ToolCall):
+            waiting.add(item.call_id)
+        elif isinstance(item, ToolResult):
+            waiting.discard(item.call_id)
+    answered = set(calls) - waiting
     batch_raw = _field(data, "batch", list)
     assert isinstance(batch_raw, list)
     batch = tuple(_parse_call(raw, i, calls, answered) for i, raw in enumerate(batch_raw))
