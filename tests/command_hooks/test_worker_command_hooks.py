@@ -674,7 +674,7 @@ async def test_a_cline_pretooluse_cancel_ends_the_run_with_commandhookcancelled(
         "model",
         "preToolUse",
     }
-    assert sent["preToolUse"] == {"toolName": "Bash", "parameters": {"command": "curl x", "timeout": "30"}}
+    assert sent["preToolUse"] == {"toolName": "execute_command", "parameters": {"command": "curl x"}}  # Cline names
     assert sent["hookName"] == "PreToolUse"
     assert sent["timestamp"].isdigit()
     assert sent["workspaceRoots"] == [str(env.project)]

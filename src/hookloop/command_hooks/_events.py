@@ -6,14 +6,17 @@ table in :mod:`hookloop.command_hooks.bridge`). Private: the public surface is t
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import logging
 import os
 import tempfile
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Literal
 
-from hookloop._frozen import thaw_object
+from hookloop._frozen import JSONValue, freeze_object, thaw_object
+from hookloop._run_base import PROTOCOL_CONTEXT_SOURCE
 from hookloop.checkpoint import Approve, PendingCall, Reject, ResumeDecision
 from hookloop.hooks.events import (
     NOTIFICATION,
@@ -64,12 +67,13 @@ from hookloop.items import Message
 
 from . import payloads as wire_in
 from ._firing import HOOK_NAME, CommandHookCancelled, Fired, Firing
-from .translate import DecisionKind
+from .cline_tools import ClineMappingError, from_cline
+from .translate import CommandDecision, DecisionKind, merge_decisions
 
 __all__ = ["EventHooks"]
 
 _log = logging.getLogger("hookloop.command_hooks.bridge")
-_SOURCE = "command hooks"
+_SOURCE = PROTOCOL_CONTEXT_SOURCE  # the Worker takes this source's context as it is: see context_blocks
 _CONTINUE = Continue()
 _FINISH = Finish()
 
@@ -128,7 +132,7 @@ class EventHooks(Firing):
         if merged.kind == "stop":
             raise _cancelled(fired, "SessionStart" if info.source == "startup" else cline)
         if merged.additional_context:
-            return Continue(additional_context="\n\n".join(merged.additional_context))
+            return Continue(additional_context="\n\n".join(context_blocks(fired, "SessionStart")))
         return None
 
     async def prompt_submit(self, info: PromptSubmitInfo) -> PromptSubmitResult:
@@ -148,7 +152,7 @@ class EventHooks(Firing):
         if merged.kind == "block":
             return Cancel(merged.reason or "blocked by a UserPromptSubmit hook")
         if merged.additional_context:
-            return Continue(additional_context="\n\n".join(merged.additional_context))
+            return Continue(additional_context="\n\n".join(context_blocks(fired, "UserPromptSubmit")))
         return _CONTINUE
 
     async def pre_tool_call(self, info: PreToolCallInfo) -> PreToolCallResult:
@@ -164,6 +168,11 @@ class EventHooks(Firing):
             session_id=info.session_id,
             call_id=info.call_id,
         )
+        if any(
+            h.protocol == "cline" and d.updated_input is not None
+            for h, d in zip(fired.hooks, fired.decisions, strict=True)
+        ):
+            fired = self.cline_rewrites(fired, info.tool_name, tool_input)
         merged = fired.merged
         contexts = list(merged.additional_context)
         kind = merged.kind
@@ -176,7 +185,7 @@ class EventHooks(Firing):
         if kind in ("deny", "block"):
             return Deny("\n\n".join([merged.reason or "denied by a PreToolUse hook", *contexts]))
         if contexts:
-            self.pending_context[info.call_id] = contexts
+            self.pending_context[info.call_id] = context_blocks(fired, "PreToolUse")
         if kind == "defer":
             return Pause(merged.reason or "deferred by a PreToolUse hook")
         if kind == "ask":
@@ -187,6 +196,22 @@ class EventHooks(Firing):
         if merged.updated_input is not None:
             return Continue(updated_input=merged.updated_input)
         return _CONTINUE
+
+    def cline_rewrites(self, fired: Fired, tool_name: str, tool_input: dict[str, JSONValue]) -> Fired:
+        """Cline hooks' ``overrideInput`` (Cline parameters) mapped back to the tool's input; one that cannot be
+        mapped denies the call (never run an input the hook did not approve)."""
+        decisions: list[CommandDecision] = []
+        for hook, decision in zip(fired.hooks, fired.decisions, strict=True):
+            if hook.protocol == "cline" and decision.updated_input is not None:
+                try:
+                    mapped = from_cline(tool_name, tool_input, thaw_object(decision.updated_input), self.cwd)
+                    decision = replace(decision, updated_input=freeze_object(mapped))
+                except ClineMappingError as exc:
+                    reason = f"the PreToolUse hook {hook.name} rewrote the input in a way hookloop cannot map: {exc}"
+                    _log.warning("command hooks: %s", reason)
+                    decision = replace(decision, kind="deny", reason=reason, updated_input=None)
+            decisions.append(decision)
+        return Fired(fired.hooks, tuple(decisions), merge_decisions(decisions))
 
     async def post_tool_call(self, info: PostToolCallInfo) -> PostToolCallResult:
         texts = self.pending_context.pop(info.call_id, [])
@@ -222,9 +247,7 @@ class EventHooks(Firing):
             merged = fired.merged
             if merged.kind == "stop":
                 return Stop(merged.stop_reason or f"stopped by a {claude} hook")
-            if merged.kind == "block" and merged.reason:
-                texts.append(merged.reason)
-            texts.extend(merged.additional_context)
+            texts.extend(context_blocks(fired, claude, block_reasons=merged.kind == "block"))
             replacement = merged.replace_output
             if replacement is not None and not isinstance(replacement, str):
                 _log.warning(
@@ -244,11 +267,12 @@ class EventHooks(Firing):
             return _CONTINUE
         calls = [(c.tool_name, thaw_object(c.arguments), c.call_id, c.content) for c in info.calls]
         payload = wire_in.post_tool_batch_input(self.claude_facts(info.session_id), calls)
-        merged = (await self.fire(hooks, payload, None, session_id=info.session_id)).merged
+        fired = await self.fire(hooks, payload, None, session_id=info.session_id)
+        merged = fired.merged
         if merged.kind in ("block", "stop") or not merged.continue_:
             return Stop(merged.reason or merged.stop_reason or "stopped by a PostToolBatch hook")
         if merged.additional_context:
-            return Continue(additional_context="\n\n".join(merged.additional_context))
+            return Continue(additional_context="\n\n".join(context_blocks(fired, "PostToolBatch")))
         return _CONTINUE
 
     async def turn_end(self, info: TurnEndInfo) -> OnTurnEndResult:
@@ -381,6 +405,27 @@ class PermissionRequestApprover:
                 )
             return Approve(updated_input=merged.updated_input)
         return None
+
+
+def context_blocks(fired: Fired, event: str, *, block_reasons: bool = False) -> list[str]:
+    """The model-visible context of one firing, one block per hook and entry, in configuration order: a Claude
+    hook's text (already capped at Claude Code's 10 000 characters) in hookloop's ``<hook-context>`` tag naming
+    the command, a Cline hook's ``<hook_context>`` block (capped at Cline's 50 000) as it is. The Worker adds
+    no cap or wrapper of its own (:data:`~hookloop._run_base.PROTOCOL_CONTEXT_SOURCE`), so one hook's long
+    context never cuts another's. ``block_reasons``: a PostToolUse ``decision: block`` reason is shown to the
+    model too, before that hook's context."""
+    blocks: list[str] = []
+    for hook, decision in zip(fired.hooks, fired.decisions, strict=True):
+        texts = list(decision.additional_context)
+        if block_reasons and decision.kind == "block" and decision.reason:
+            texts.insert(0, decision.reason)
+        for text in texts:
+            if hook.protocol == "cline" and text in decision.additional_context:
+                blocks.append(text)
+            else:
+                name = html.escape(hook.name, quote=True)
+                blocks.append(f'<hook-context hook="{name}" event="{event}">\n{text}\n</hook-context>')
+    return blocks
 
 
 def _labelled_reasons(fired: Fired, kind: DecisionKind) -> str:

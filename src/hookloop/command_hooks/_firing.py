@@ -387,6 +387,7 @@ class Firing:
             provider=self.worker.client.provider,
             model=self.worker.model,
             timestamp_ms=int(time.time() * 1000),
+            cwd=self.cwd,
         )
 
 

@@ -34,6 +34,7 @@ from typing import Literal, TypeAlias
 from hookloop._frozen import JSONValue, to_json_default
 from hookloop.hooks.summaries import SessionEndReason
 
+from .cline_tools import cline_tool
 from .wire import (
     ClineHookInput,
     ClineNotification,
@@ -372,6 +373,9 @@ class ClineFacts:
     provider: str
     model: str | None
     timestamp_ms: int
+    cwd: str = ""
+    """Where the tools resolve relative paths (Cline's ``path`` parameters are relative to it); ``""``: the
+    first workspace root."""
 
 
 def _cline(facts: ClineFacts, hook: ClineHookName, key: str, body: object) -> ClineHookInput:
@@ -425,8 +429,14 @@ def cline_user_prompt_submit(facts: ClineFacts, prompt: str) -> ClineHookInput:
     return _cline(facts, "UserPromptSubmit", "userPromptSubmit", {"prompt": prompt, "attachments": []})
 
 
+def _cline_cwd(facts: ClineFacts) -> str:
+    return facts.cwd or (facts.workspace_roots[0] if facts.workspace_roots else os.getcwd())
+
+
 def cline_pre_tool_use(facts: ClineFacts, tool_name: str, tool_input: Mapping[str, JSONValue]) -> ClineHookInput:
-    body = {"toolName": tool_name, "parameters": cline_parameters(tool_input)}
+    """``preToolUse`` in Cline's tool vocabulary (:func:`~hookloop.command_hooks.cline_tools.cline_tool`)."""
+    name, parameters = cline_tool(tool_name, tool_input, _cline_cwd(facts))
+    body = {"toolName": name, "parameters": parameters}
     return _cline(facts, "PreToolUse", "preToolUse", body)
 
 
@@ -439,9 +449,11 @@ def cline_post_tool_use(
     success: bool,
     execution_ms: int,
 ) -> ClineHookInput:
+    """``postToolUse`` in Cline's tool vocabulary; ``result`` is the model-facing result text."""
+    name, parameters = cline_tool(tool_name, tool_input, _cline_cwd(facts))
     body = {
-        "toolName": tool_name,
-        "parameters": cline_parameters(tool_input),
+        "toolName": name,
+        "parameters": parameters,
         "result": result,
         "success": success,
         "executionTimeMs": execution_ms,
