@@ -227,8 +227,10 @@ class EventHooks(Firing):
                     facts, info.tool_name, tool_input, info.call_id, info.content, duration_ms=millis
                 )
             else:
+                structured = None if info.structured is None else thaw_object(info.structured)
+                response = wire_in.tool_response_of(info.tool_name, info.content, structured)
                 payload = wire_in.post_tool_use_input(
-                    facts, info.tool_name, tool_input, info.content, info.call_id, duration_ms=millis
+                    facts, info.tool_name, tool_input, response, info.call_id, duration_ms=millis
                 )
             fired = await self.fire(
                 hooks,

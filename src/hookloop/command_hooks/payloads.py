@@ -17,7 +17,10 @@ Decisions where the references are silent (each one a single place below):
 * ``tool_input`` file paths (``file_path``/``notebook_path`` of Claude's file tools) are made absolute against
   ``cwd``, as Claude Code documents ("file paths always absolute"): a guard comparing absolute paths must not be
   bypassed by a relative one.
-* ``tool_response`` is the model-facing result text (hookloop keeps no per-tool structured object).
+* PostToolUse ``tool_response`` is the tool's structured result when it gives one (the built-in tools give
+  Claude Code's shapes, :mod:`hookloop.tools.builtin._structured`), an MCP tool's content as MCP content blocks
+  (``[{"type": "text", "text": …}]``), and the model-facing result text otherwise (:func:`tool_response_of`).
+  PostToolBatch's ``tool_response`` is always the model-facing text, as documented.
 * SessionEnd ``reason``: a cancelled run is ``prompt_input_exit`` (the user interrupted); every other ending is
   ``other`` (Claude Code's ``clear``/``resume``/``logout`` have no hookloop counterpart).
 * StopFailure ``error``: the provider error class mapped to Claude Code's error types (:func:`stop_failure_error`).
@@ -86,6 +89,7 @@ __all__ = [
     "stop_failure_error",
     "stop_failure_input",
     "stop_input",
+    "tool_response_of",
     "user_prompt_submit_input",
 ]
 
@@ -277,7 +281,7 @@ def post_tool_use_input(
     facts: ClaudeFacts,
     tool_name: str,
     tool_input: Mapping[str, JSONValue],
-    tool_response: str,
+    tool_response: JSONValue,
     tool_use_id: str,
     *,
     duration_ms: int | None = None,
@@ -290,6 +294,15 @@ def post_tool_use_input(
     if duration_ms is not None:
         data["duration_ms"] = duration_ms
     return data  # type: ignore[return-value]
+
+
+def tool_response_of(tool_name: str, content: str, structured: Mapping[str, JSONValue] | None) -> JSONValue:
+    """PostToolUse ``tool_response``: the structured result, else an MCP tool's content blocks, else the text."""
+    if structured is not None:
+        return dict(structured)
+    if tool_name.startswith("mcp__"):
+        return [{"type": "text", "text": content}]
+    return content
 
 
 def post_tool_use_failure_input(

@@ -88,10 +88,16 @@ class ToolContext:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolOutput:
-    """A tool's answer, when it wants to mark it as an error without raising."""
+    """A tool's answer, when it wants to mark it as an error without raising, or give a structured result.
+
+    ``structured`` is the tool's result as a JSON object for hooks that want it rather than the model-facing
+    text (Claude Code's PostToolUse ``tool_response``: the built-in tools give Claude Code's shapes). It never
+    reaches the model or the history; hooks see it as :attr:`~hookloop.hooks.PostToolCallInfo.structured`.
+    """
 
     content: str
     is_error: bool = False
+    structured: Mapping[str, object] | None = None
 
 
 class ToolInputError(ValueError):
