@@ -109,8 +109,6 @@ class EventHooks(Firing):
         if self.has("PermissionRequest"):
             w.approvers.append(PermissionRequestApprover(self))
         add(SESSION_END, self.session_end, name=HOOK_NAME, source=_SOURCE)
-        if w.transcript_path is None:
-            _log.info('command hooks: the Worker keeps no transcript; hooks receive transcript_path ""')
 
     # -- events ---------------------------------------------------------------------------------------------
 
@@ -369,6 +367,7 @@ class EventHooks(Firing):
                     session_id=info.session_id,
                 )
         finally:
+            self.transcript.current()  # the run's last items, for background hooks and for whoever reads it next
             try:
                 await self.drain(deadline)
             finally:

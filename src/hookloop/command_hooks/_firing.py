@@ -26,6 +26,7 @@ from .config import HookConfig
 from .matchers import matcher_matches
 from .model import TOOL_EVENTS, CommandHandler, ConfiguredHook, HookOutcome
 from .runner import RunnerOptions, StreamName, run_all
+from .transcript import TranscriptKeeper
 from .translate import CommandDecision, DecisionKind, merge_decisions, translate_outcome
 
 if TYPE_CHECKING:
@@ -102,6 +103,7 @@ class Firing:
         project_dir: str,
         options: RunnerOptions,
         background_grace: float,
+        transcript_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self.config = config
         self.worker = worker
@@ -127,6 +129,7 @@ class Firing:
         self.any_async = any(_runs_async(hook) for hook in config.hooks)
         self.version = _version()
         self.user_id = _user_id()
+        self.transcript = TranscriptKeeper(worker, transcript_dir, cwd=self.cwd, version=self.version)
 
     def has(self, claude: str | None = None, cline: str | None = None) -> bool:
         return claude in self.claude_events or cline in self.cline_events
@@ -370,10 +373,10 @@ class Firing:
     # -- payload facts ------------------------------------------------------------------------------------------
 
     def claude_facts(self, session_id: str) -> wire_in.ClaudeFacts:
-        path = self.worker.transcript_path
+        """The common fields; ``transcript_path`` is the Claude Code–format transcript, brought up to date."""
         return wire_in.ClaudeFacts(
             session_id=session_id,
-            transcript_path=str(path.resolve()) if path is not None else "",
+            transcript_path=self.transcript.current(),
             cwd=self.cwd,
             permission_mode=wire_in.permission_mode_of(self.worker.permission_mode),
         )

@@ -89,6 +89,9 @@ class CommandHooks:
             the ones left unset.
         background_grace: seconds a run's end waits for fire-and-forget hooks still running before killing them.
         diagnostics: extra diagnostics to report with the configuration's own.
+        transcript_dir: where the Claude Code–format transcripts hooks receive as ``transcript_path`` are written
+            (``<session id>.jsonl``); default beside the Worker's own transcript, else a private temporary
+            folder (:class:`~hookloop.command_hooks.transcript.TranscriptKeeper`).
     """
 
     def __init__(
@@ -99,6 +102,7 @@ class CommandHooks:
         options: RunnerOptions | None = None,
         background_grace: float = 1.5,
         diagnostics: Sequence[Diagnostic] = (),
+        transcript_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         opts = options or RunnerOptions()
         if opts.http_url_allowlist is None and config.http_url_allowlist is not None:
@@ -109,6 +113,7 @@ class CommandHooks:
         self.project_dir = str(Path(project_dir).resolve())
         self.options = opts
         self.background_grace = background_grace
+        self.transcript_dir = transcript_dir
         self._diagnostics = (*config.diagnostics, *diagnostics)
         self._reported = False
         self._installed: weakref.WeakSet[Worker] = weakref.WeakSet()
@@ -184,6 +189,7 @@ class CommandHooks:
                 project_dir=self.project_dir,
                 options=self.options,
                 background_grace=self.background_grace,
+                transcript_dir=self.transcript_dir,
             ).register()
 
 
