@@ -68,6 +68,7 @@ from hookloop.items import Message
 from . import payloads as wire_in
 from ._firing import HOOK_NAME, CommandHookCancelled, Fired, Firing
 from .cline_tools import ClineMappingError, from_cline
+from .session_permissions import apply_updates
 from .translate import CommandDecision, DecisionKind, merge_decisions
 
 __all__ = ["EventHooks"]
@@ -398,12 +399,9 @@ class PermissionRequestApprover:
         if merged.kind == "deny":
             return Reject(merged.reason or "denied by a PermissionRequest hook")
         if merged.kind == "allow":
-            if merged.updated_permissions:
-                _log.warning(
-                    "command hooks: PermissionRequest updatedPermissions for %s are not applied (hookloop keeps "
-                    "session rules through AllowAlways only)",
-                    pending.call_id,
-                )
+            for hook, decision in zip(fired.hooks, fired.decisions, strict=True):
+                if decision.kind == "allow" and decision.updated_permissions:
+                    apply_updates(inst.worker.permissions, decision.updated_permissions, hook=hook.name)
             return Approve(updated_input=merged.updated_input)
         return None
 
