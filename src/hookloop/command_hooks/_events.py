@@ -77,6 +77,7 @@ _log = logging.getLogger("hookloop.command_hooks.bridge")
 _SOURCE = PROTOCOL_CONTEXT_SOURCE  # the Worker takes this source's context as it is: see context_blocks
 _CONTINUE = Continue()
 _FINISH = Finish()
+_FINISH_STOPPED = Finish()  # a Stop hook said continue: false: no asyncRewake message wakes the model either
 
 
 class EventHooks(Firing):
@@ -97,7 +98,7 @@ class EventHooks(Firing):
             add(POST_TOOL_CALL, self.post_tool_call, name=HOOK_NAME, source=_SOURCE)
         if self.has("PostToolBatch"):
             add(POST_TOOL_BATCH, self.post_tool_batch, name=HOOK_NAME, source=_SOURCE)
-        if self.has("Stop"):
+        if self.has("Stop") or self.any_rewake:
             add(ON_TURN_END, self.turn_end, name=HOOK_NAME, source=_SOURCE)
         if self.has("StopFailure"):
             add(ON_ABORT, self.abort, name=HOOK_NAME, source=_SOURCE)
@@ -277,6 +278,17 @@ class EventHooks(Firing):
         return _CONTINUE
 
     async def turn_end(self, info: TurnEndInfo) -> OnTurnEndResult:
+        """Stop hooks; then asyncRewake handlers still running are waited for, and their exit-2 messages wake
+        the model (:mod:`hookloop.command_hooks.rewake`)."""
+        stopped = await self.stop_hooks(info)
+        if isinstance(stopped, ContinueWithMessages) or not self.any_rewake:
+            return stopped
+        if stopped is _FINISH_STOPPED:
+            return _FINISH
+        woken = await self.rewake.wake()
+        return ContinueWithMessages(woken) if woken else stopped
+
+    async def stop_hooks(self, info: TurnEndInfo) -> OnTurnEndResult:
         hooks = self.select("Stop")
         if not hooks:
             return _FINISH
@@ -286,7 +298,7 @@ class EventHooks(Firing):
         )
         merged = (await self.fire(hooks, payload, None, session_id=info.session_id)).merged
         if merged.kind == "stop":
-            return _FINISH
+            return _FINISH_STOPPED
         texts: list[str] = []
         if merged.kind == "block":
             texts.append(f"Stop hook feedback:\n{merged.reason or 'keep going'}")
@@ -371,6 +383,7 @@ class EventHooks(Firing):
             self.transcript.current()  # the run's last items, for background hooks and for whoever reads it next
             try:
                 await self.drain(deadline)
+                self.rewake.close_run()  # wake-up messages not delivered: the next run starts with them
             finally:
                 if info.reason != "paused":  # a paused call's PreToolUse context is delivered when it resumes
                     self.pending_context.clear()

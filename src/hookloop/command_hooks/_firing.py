@@ -25,6 +25,7 @@ from . import payloads as wire_in
 from .config import HookConfig
 from .matchers import matcher_matches
 from .model import TOOL_EVENTS, CommandHandler, ConfiguredHook, HookOutcome
+from .rewake import Rewake, rewake_text
 from .runner import RunnerOptions, StreamName, run_all
 from .transcript import TranscriptKeeper
 from .translate import CommandDecision, DecisionKind, merge_decisions, translate_outcome
@@ -86,6 +87,8 @@ class Fired:
     hooks: tuple[ConfiguredHook, ...]
     decisions: tuple[CommandDecision, ...]
     merged: CommandDecision
+    outcomes: tuple[HookOutcome, ...] = ()
+    """The runner's outcomes, in the same order (empty when nothing ran)."""
 
 
 NOTHING = Fired((), (), CommandDecision())
@@ -130,6 +133,8 @@ class Firing:
         self.version = _version()
         self.user_id = _user_id()
         self.transcript = TranscriptKeeper(worker, transcript_dir, cwd=self.cwd, version=self.version)
+        self.any_rewake = any(_rewakes(hook) for hook in config.hooks)
+        self.rewake = Rewake(HOOK_NAME, lambda text, source: worker.notify(text, source=source), lambda: worker.running)
 
     def has(self, claude: str | None = None, cline: str | None = None) -> bool:
         return claude in self.claude_events or cline in self.cline_events
@@ -211,8 +216,13 @@ class Firing:
         if self.any_async:
             blocking = tuple(h for h in hooks if not _runs_async(h))
             if len(blocking) != len(hooks):
-                detached = tuple(h for h in hooks if _runs_async(h))
-                self.spawn(self.run_async_handlers(detached, payload, cline_body, session_id, call_id))
+                detached = tuple(h for h in hooks if _runs_async(h) and not _rewakes(h))
+                if detached:
+                    self.spawn(self.run_async_handlers(detached, payload, cline_body, session_id, call_id))
+                waking = tuple(h for h in hooks if _rewakes(h))
+                if waking:
+                    task = self.spawn(self.run_async_handlers(waking, payload, cline_body, session_id, call_id))
+                    self.rewake.track(task)
             if not blocking:
                 return NOTHING
         return await self.run(
@@ -253,12 +263,13 @@ class Firing:
             decisions = tuple(translate_outcome(hook, outcome) for hook, outcome in zip(hooks, outcomes, strict=True))
         self.report(hooks, outcomes, decisions, call_id)
         merged = merge_decisions(decisions)
+        fired_outcomes = tuple(outcomes)
         if len(decisions) > 1:
             own = {e for d in decisions for e in d.errors}
             for error in merged.errors:
                 if error not in own:
                     _log.warning("command hooks on %s: %s", hooks[0].event, error)
-        return Fired(hooks, decisions, merged)
+        return Fired(hooks, decisions, merged, fired_outcomes)
 
     async def run_async_handlers(
         self,
@@ -268,15 +279,17 @@ class Firing:
         session_id: str,
         call_id: str | None,
     ) -> None:
-        """``async``/``asyncRewake`` handlers: they decide nothing; their context (and, for asyncRewake, an
-        exit-2 reason) reaches the model on its next request through ``worker.notify``."""
+        """``async``/``asyncRewake`` handlers: they decide nothing; their context reaches the model on its next
+        request through ``worker.notify``; an asyncRewake handler's exit 2 wakes the model
+        (:mod:`hookloop.command_hooks.rewake`)."""
         fired = await self.run(hooks, payload, cline_body, session_id=session_id, call_id=call_id, background=True)
-        for hook, decision in zip(fired.hooks, fired.decisions, strict=True):
-            texts = list(decision.additional_context)
-            handler = hook.handler
-            if isinstance(handler, CommandHandler) and handler.async_rewake and decision.kind in ("block", "deny"):
-                texts.insert(0, decision.reason or "")
-            for text in filter(None, texts):
+        for hook, decision, outcome in zip(fired.hooks, fired.decisions, fired.outcomes, strict=True):
+            if _rewakes(hook) and outcome.ok:
+                message = rewake_text(outcome.exit_code, outcome.stdout_text, outcome.stderr_text)
+                if message is not None:
+                    self.rewake.add(hook.name, message)
+                    continue
+            for text in filter(None, decision.additional_context):
                 self.worker.notify(text, source=f"async {hook.event} hook {hook.name}")
 
     def line_streamer(self) -> Callable[[ConfiguredHook, StreamName, str], None] | None:
@@ -345,11 +358,12 @@ class Firing:
 
     # -- background tasks ---------------------------------------------------------------------------------
 
-    def spawn(self, work: Coroutine[Any, Any, object]) -> None:
+    def spawn(self, work: Coroutine[Any, Any, object]) -> asyncio.Task[Any]:
         """Start fire-and-forget work in a task this installation owns (drained at session_end)."""
         task = asyncio.get_running_loop().create_task(work)
         self.background.add(task)
         task.add_done_callback(self._finished)
+        return task
 
     def _finished(self, task: asyncio.Task[Any]) -> None:
         self.background.discard(task)
@@ -392,6 +406,11 @@ class Firing:
             timestamp_ms=int(time.time() * 1000),
             cwd=self.cwd,
         )
+
+
+def _rewakes(hook: ConfiguredHook) -> bool:
+    handler = hook.handler
+    return isinstance(handler, CommandHandler) and handler.async_rewake
 
 
 def _runs_async(hook: ConfiguredHook) -> bool:
