@@ -197,3 +197,16 @@ def test_every_item_kind_maps_to_its_claude_code_line(tmp_path: Path) -> None:
     assert lines[4]["toolUseResult"] == "text"
     assert lines[5]["message"]["model"] == "claude-x"
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+
+
+def test_a_failed_write_is_tried_again_and_the_chain_stays_whole(tmp_path: Path) -> None:
+    folder = tmp_path / "missing"
+    transcript = ClaudeTranscript(folder / "t.jsonl", session_id="s1", cwd="/w", version="v")
+    history = [Message.user("one"), Message.assistant("two")]
+    with pytest.raises(OSError):
+        transcript.sync(history)
+    folder.mkdir()
+    transcript.sync([*history, Message.user("three")])
+    lines = read_lines(folder / "t.jsonl")
+    assert [line["message"]["content"] for line in lines] == ["one", [{"type": "text", "text": "two"}], "three"]
+    assert [line["parentUuid"] for line in lines] == [None, lines[0]["uuid"], lines[1]["uuid"]]

@@ -115,24 +115,39 @@ class ClaudeTranscript:
         self._written: set[str] = set()
         self._parent: str | None = None
         self._model: str | None = None
+        self._seen = 0
+        self._last_id: str | None = None
 
     def sync(self, history: Sequence[Item], *, model: str | None = None) -> None:
         """Append a line for every item of ``history`` not written yet (by item id), in order; create the file
-        (mode 0600) if it does not exist. Raises ``OSError`` when it cannot be written."""
+        (mode 0600) if it does not exist. Raises ``OSError`` when it cannot be written (nothing is counted as
+        written then: the next sync tries the same lines again)."""
         self._model = model
+        start = 0
+        seen = self._seen
+        if seen and len(history) >= seen and history[seen - 1].id == self._last_id:
+            start = seen  # the usual case: the history only grew since the last sync
+        parent = self._parent
+        new_ids: list[str] = []
         lines: list[str] = []
-        for item in history:
+        for item in history[start:]:
             if item.id in self._written:
                 continue
-            self._written.add(item.id)
+            new_ids.append(item.id)
             entry = self._entry(item)
             if entry is not None:
                 lines.append(json.dumps(entry, ensure_ascii=False, default=to_json_default))
-        if not lines and self.path.exists():
-            return
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        with os.fdopen(fd, "a", encoding="utf-8") as handle:
-            handle.write("".join(line + "\n" for line in lines))
+        if lines or not self.path.exists():
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+                with os.fdopen(fd, "a", encoding="utf-8") as handle:
+                    handle.write("".join(line + "\n" for line in lines))
+            except OSError:
+                self._parent = parent
+                raise
+        self._written.update(new_ids)
+        self._seen = len(history)
+        self._last_id = history[-1].id if history else None
 
     def _entry(self, item: Item) -> dict[str, JSONValue] | None:
         if isinstance(item, Message):
