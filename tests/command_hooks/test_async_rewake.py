@@ -126,3 +126,16 @@ async def test_a_rewake_message_after_the_run_ended_starts_the_next_run(env: Env
     second = await worker.run("second")
     assert isinstance(second, Finished)
     assert "the staging deploy is red" in request_text(client, 1)
+
+
+def test_a_wake_up_message_is_stderr_else_stdout_and_capped() -> None:
+    from hookloop.command_hooks.rewake import rewake_text
+
+    assert rewake_text(0, "out", "err") is None
+    assert rewake_text(1, "out", "err") is None
+    assert rewake_text(2, "out", " err \n") == "err"
+    assert rewake_text(2, "out\n", "") == "out"
+    long = rewake_text(2, "", "x" * 20_000)
+    assert long is not None
+    assert len(long) <= 10_000
+    assert "hook output truncated: 20000 characters, limit 10000" in long

@@ -275,3 +275,25 @@ async def test_claude_context_keeps_claude_codes_own_cap_and_one_wrapper(env: En
     assert sent.count("<hook-context") == 1
     assert "hook output truncated: 12000 characters, limit 10000" in sent
     assert "cut by hookloop" not in sent
+
+
+def test_multiedit_ls_and_webfetch_get_clines_names() -> None:
+    edits = {
+        "file_path": "/w/a.py",
+        "edits": [{"old_string": "a", "new_string": "b"}, {"old_string": "c", "new_string": "d"}],
+    }
+    name, params = cline_tool("MultiEdit", edits, "/w")
+    assert name == "replace_in_file"
+    assert params["path"] == "a.py"
+    assert params["diff"].count("------- SEARCH") == 2
+    with pytest.raises(ClineMappingError, match="MultiEdit"):
+        from_cline("MultiEdit", edits, {"diff": params["diff"]}, "/w")
+    assert cline_tool("LS", {"path": "/w/src"}, "/w") == ("list_files", {"path": "src", "recursive": "false"})
+    assert cline_tool("WebFetch", {"url": "https://x.test", "prompt": "p"}, "/w") == (
+        "web_fetch",
+        {"url": "https://x.test"},
+    )
+    assert from_cline("WebFetch", {"url": "https://x.test", "prompt": "p"}, {"url": "https://y.test"}, "/w") == {
+        "url": "https://y.test",
+        "prompt": "p",
+    }

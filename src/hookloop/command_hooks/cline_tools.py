@@ -17,6 +17,9 @@ new_string}``                       (``------- SEARCH`` / ``=======`` / ``++++++
 ``Glob {pattern, path}``            ``list_files {path, recursive, file_pattern}`` (Cline's ``list_files`` has
                                     no pattern; ``file_pattern`` carries it, ``recursive`` is ``"true"`` when
                                     the pattern can reach below the first level)
+``MultiEdit {file_path, edits}``     ``replace_in_file {path, diff}``, one block per edit
+``LS {path}``                       ``list_files {path, recursive: "false"}``
+``WebFetch {url, prompt}``          ``web_fetch {url}``
 ``mcp__<server>__<tool> {…}``       ``use_mcp_tool {server_name, tool_name, arguments}`` (``arguments`` JSON)
 any other tool                      its own name; strings as they are, other values JSON-encoded
 ==================================  ==========================================================================
@@ -27,9 +30,9 @@ any other tool                      its own name; strings as they are, other val
 
 The way back (:func:`from_cline`, for a Cline hook's ``overrideInput``): the mapped keys are mapped back onto the
 call's original input (fields the hook cannot see keep their value); a rewrite that cannot be mapped — a diff that
-is not exactly one SEARCH/REPLACE block, ``use_mcp_tool`` naming another server or tool, arguments that are not
-a JSON object — raises :class:`ClineMappingError`: the caller denies the call rather than run an input the hook
-did not approve.
+is not exactly one SEARCH/REPLACE block, a rewritten MultiEdit, ``use_mcp_tool`` naming another server or tool,
+arguments that are not a JSON object — raises :class:`ClineMappingError`: the caller denies the call rather than
+run an input the hook did not approve.
 """
 
 from __future__ import annotations
@@ -134,6 +137,18 @@ def cline_tool(tool_name: str, tool_input: Mapping[str, JSONValue], cwd: str) ->
         params = {"path": _cline_path(get("path") or cwd, cwd), "recursive": "true" if _recursive(pattern) else "false"}
         params["file_pattern"] = pattern
         return "list_files", params
+    if tool_name == "MultiEdit":
+        edits = get("edits")
+        blocks = [
+            render_diff(_text(e.get("old_string", "")), _text(e.get("new_string", "")))
+            for e in (edits if isinstance(edits, list) else [])
+            if isinstance(e, dict)
+        ]
+        return "replace_in_file", {"path": _cline_path(get("file_path"), cwd), "diff": "\n\n".join(blocks)}
+    if tool_name == "LS":
+        return "list_files", {"path": _cline_path(get("path") or cwd, cwd), "recursive": "false"}
+    if tool_name == "WebFetch":
+        return "web_fetch", {"url": _text(get("url", ""))}
     mcp = _split_mcp(tool_name)
     if mcp is not None:
         arguments = json.dumps(dict(tool_input), ensure_ascii=False, default=to_json_default)
@@ -186,9 +201,15 @@ def from_cline(
         if tool_name == "Edit" and (diff := _string(params, "diff")) is not None:
             data["old_string"], data["new_string"] = parse_diff(diff)
         return data
-    if tool_name in ("Grep", "Glob"):
+    if tool_name == "MultiEdit":
+        if params.get("diff") is not None or params.get("path") is not None:
+            raise ClineMappingError("a rewritten MultiEdit cannot be mapped back (several SEARCH/REPLACE blocks)")
+        return data
+    if tool_name in ("Grep", "Glob", "LS"):
         if params.get("path") is not None:
             data["path"] = _absolute(params.get("path"), cwd, "path")
+        if tool_name == "LS":
+            return data
         pattern_key, pattern_field = ("regex", "pattern") if tool_name == "Grep" else ("file_pattern", "pattern")
         if (pattern := _string(params, pattern_key)) is not None:
             data[pattern_field] = pattern

@@ -9,6 +9,11 @@ Optional fields hookloop has nothing true to put in (``prompt_id``, ``effort``, 
 Classic Cline hooks get camelCase input (§2.2): ``clineVersion``, ``hookName``, ``timestamp`` (a string of epoch
 milliseconds), ``taskId``, ``workspaceRoots``, ``userId``, ``model`` and exactly one event object keyed by the
 camelCase hook name. A Cline *task* is a hookloop *run* (``taskId`` is the run id, which a resumed run keeps).
+``preToolUse``/``postToolUse`` speak Cline's tool vocabulary (``execute_command {command}``, ``write_to_file
+{path, content}`` …; :mod:`hookloop.command_hooks.cline_tools`), so Cline scripts see the names they test.
+
+``transcript_path`` is a transcript in Claude Code's JSONL format, kept beside the Worker's own and brought up to
+date before each firing (:mod:`hookloop.command_hooks.transcript`).
 
 Decisions where the references are silent (each one a single place below):
 

@@ -27,6 +27,8 @@ from typing import Any
 
 from hookloop.items import Message
 
+from .translate import CONTEXT_LIMIT, cap_text
+
 __all__ = ["REWAKE_EVENT", "Rewake", "rewake_text"]
 
 REWAKE_EVENT = "asyncRewake"
@@ -34,10 +36,12 @@ REWAKE_EVENT = "asyncRewake"
 
 
 def rewake_text(exit_code: int | None, stdout: str, stderr: str) -> str | None:
-    """The wake-up message of a finished asyncRewake handler: stderr (else stdout) on exit 2, else ``None``."""
+    """The wake-up message of a finished asyncRewake handler: stderr (else stdout) on exit 2, capped at Claude
+    Code's 10 000 characters (the cut marked), else ``None``."""
     if exit_code != 2:
         return None
-    return stderr.strip() or stdout.strip() or "an asyncRewake hook finished with exit status 2"
+    text = stderr.strip() or stdout.strip() or "an asyncRewake hook finished with exit status 2"
+    return cap_text(text, CONTEXT_LIMIT)
 
 
 class Rewake:
