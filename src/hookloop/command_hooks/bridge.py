@@ -22,14 +22,17 @@ PreToolUse (both)                      pre_tool_call       deny → ``Deny``; as
                                                            false`` → ``Abort``; Cline ``cancel`` raises
                                                            :class:`CommandHookCancelled`; context is delivered
                                                            with the call's result (or the deny reason)
-PermissionRequest                      approver            allow → ``Approve``; deny → ``Reject``; deny with
-                                                           ``interrupt`` or a stop raises
-                                                           :class:`CommandHookCancelled`; no decision → ``None``
+PermissionRequest                      approver            allow → ``Approve``, its ``updatedPermissions``
+                                                           applied for the session (:mod:`.session_permissions`);
+                                                           deny → ``Reject``; deny with ``interrupt`` or a stop
+                                                           raises :class:`CommandHookCancelled`; no decision →
+                                                           ``None``
 PostToolUse / PostToolUseFailure;      post_tool_call      block reason and context → ``Continue(additional_
 Cline PostToolUse                      (by ``is_error``)   context)``; ``updatedToolOutput`` (a string) →
                                                            ``replace_output``; stop or Cline cancel → ``Stop``
 Stop                                   on_turn_end         block → ``ContinueWithMessages(reason)``; context
-                                                           also continues; stop → ``Finish``
+                                                           also continues; stop → ``Finish``; then asyncRewake
+                                                           exit-2 messages wake the model (:mod:`.rewake`)
 StopFailure                            on_abort            fire-and-forget, for provider errors only
 Notification (both)                    notification        fire-and-forget (never blocks the run)
 PreCompact (both)                      pre_compact         block → ``Cancel`` (no compaction); stop raises
@@ -40,11 +43,17 @@ SessionEnd / TaskComplete, TaskCancel  session_end         side effects only; th
 A hookloop *run* (or resume) is a Claude Code session and a Cline task: SessionStart/TaskStart fire when it starts,
 SessionEnd/TaskComplete/TaskCancel when it ends, and Cline's ``taskId`` is the run id (a resume keeps it).
 
+What hooks receive: Claude Code's stdin (``transcript_path`` a Claude Code–format transcript,
+:mod:`.transcript`; PostToolUse ``tool_response`` each built-in tool's structured object), Cline's stdin with
+Cline's tool names and parameters (:mod:`.cline_tools`). Context reaches the model with one cap and one wrapper,
+the protocol's, per hook (:func:`~hookloop.command_hooks._events.context_blocks`).
+
 Fire-and-forget hooks (Notification, StopFailure, and handlers marked ``async``) run in tasks the installation
 owns; at session_end each run waits for them up to ``background_grace`` seconds, then cancels them, which kills
 their process groups — none outlives the run. ``async`` handlers never decide anything; their context reaches
-the model through ``worker.notify``. PostToolBatch maps to ``post_tool_batch``: block or ``continue: false``
-finishes the run before the next model request; context follows the batch's last result.
+the model through ``worker.notify``; an ``asyncRewake`` handler's exit 2 wakes the model at the turn end, or
+starts the next run (:mod:`hookloop.command_hooks.rewake`). PostToolBatch maps to ``post_tool_batch``: block or
+``continue: false`` finishes the run before the next model request; context follows the batch's last result.
 
 Observability: each handler's outcome becomes a :class:`~hookloop.timeline.HookDecision` (``event`` = the
 command-hook event, ``hook`` = the command, script path or URL, ``source`` = ``"<label>: <settings file>"``), a
