@@ -177,3 +177,36 @@ def test_structured_patch_hunks_follow_the_diff_packages_shape() -> None:
     ]
     assert hunks[0]["lines"][2:4] == ["-line 3", "+line three"]  # type: ignore[index]
     assert structured_patch("same", "same") == []
+
+
+# The common "redact secrets from command output" hook: edit the structured response and hand it back.
+REDACT = """
+import json, re, sys
+data = json.load(sys.stdin)
+response = data["tool_response"]
+response["stdout"] = re.sub(r"sk-[A-Za-z0-9]+", "[REDACTED]", response["stdout"])
+print(json.dumps({"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": response}}))
+"""
+
+
+async def test_an_updated_tool_output_in_the_tools_own_shape_replaces_the_result(env: Env) -> None:
+    env.script("redact.py", REDACT, python=True)
+    env.settings({"PostToolUse": group("python3 .claude/hooks/redact.py", matcher="Bash")})
+    turns = [[ToolUse("Bash", {"command": "echo token=sk-abc123"})], [Text("ok")]]
+    worker, _, _ = worker_for(env, turns, tools=builtin_tools(env.project), workspace=env.project)
+    await worker.run("go")
+    (result,) = results(worker)
+    assert result.content == "token=[REDACTED]"
+    assert "sk-abc123" not in result.content
+
+
+def test_replacement_text_accepts_only_the_tools_shape() -> None:
+    from hookloop.command_hooks.payloads import replacement_text
+
+    assert replacement_text("Bash", {"stdout": "a", "stderr": "b", "interrupted": False}) == "a\nb"
+    assert replacement_text("Bash", {"stdout": 3}) is None
+    assert replacement_text("mcp__s__t", [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}]) == "x\ny"
+    assert replacement_text("mcp__s__t", [{"type": "image", "data": "…"}]) is None
+    assert replacement_text("Read", {"type": "text", "file": {"content": "c"}}) == "c"
+    assert replacement_text("Write", {"content": "c"}) is None
+    assert replacement_text("Grep", {"mode": "content", "content": "hit"}) == "hit"

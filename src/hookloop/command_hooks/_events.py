@@ -250,14 +250,18 @@ class EventHooks(Firing):
             if merged.kind == "stop":
                 return Stop(merged.stop_reason or f"stopped by a {claude} hook")
             texts.extend(context_blocks(fired, claude, block_reasons=merged.kind == "block"))
-            replacement = merged.replace_output
+            replacement: object = merged.replace_output
             if replacement is not None and not isinstance(replacement, str):
-                _log.warning(
-                    "command hooks: updatedToolOutput for %s ignored: hookloop tool output is a string", info.call_id
-                )
-                replacement = None
+                replacement = wire_in.replacement_text(info.tool_name, replacement)
+                if replacement is None:
+                    _log.warning(
+                        "command hooks: updatedToolOutput for %s ignored: it does not match %s's output shape",
+                        info.call_id,
+                        info.tool_name,
+                    )
             if replacement is not None or texts:
-                return Continue(additional_context="\n\n".join(texts) or None, replace_output=replacement)
+                text = replacement if isinstance(replacement, str) else None
+                return Continue(additional_context="\n\n".join(texts) or None, replace_output=text)
         elif texts:
             return Continue(additional_context="\n\n".join(texts))
         return _CONTINUE

@@ -88,6 +88,7 @@ __all__ = [
     "post_tool_use_input",
     "pre_compact_input",
     "pre_tool_use_input",
+    "replacement_text",
     "session_end_input",
     "session_end_reason",
     "session_start_input",
@@ -308,6 +309,31 @@ def tool_response_of(tool_name: str, content: str, structured: Mapping[str, JSON
     if tool_name.startswith("mcp__"):
         return [{"type": "text", "text": content}]
     return content
+
+
+def replacement_text(tool_name: str, output: object) -> str | None:
+    """The result text for a PostToolUse ``updatedToolOutput`` that is not a string, when it has the tool's
+    output shape: Bash ``{stdout, stderr, …}`` (stdout, then stderr when not empty), an MCP tool's content
+    blocks (their text joined), Read's ``file.content``, Grep's ``content``; ``None`` otherwise (the caller
+    ignores it, as Claude Code ignores a mismatched shape for built-in tools)."""
+    if tool_name == "Bash" and isinstance(output, Mapping):
+        stdout, stderr = output.get("stdout"), output.get("stderr", "")
+        if isinstance(stdout, str) and isinstance(stderr, str):
+            return "\n".join(part for part in (stdout, stderr) if part)
+        return None
+    if isinstance(output, (list, tuple)):
+        texts = [b.get("text") for b in output if isinstance(b, Mapping) and b.get("type") == "text"]
+        if texts and len(texts) == len(output) and all(isinstance(t, str) for t in texts):
+            return "\n".join(t for t in texts if isinstance(t, str))
+        return None
+    if tool_name == "Read" and isinstance(output, Mapping):
+        inner = output.get("file")
+        content = inner.get("content") if isinstance(inner, Mapping) else None
+        return content if isinstance(content, str) else None
+    if tool_name == "Grep" and isinstance(output, Mapping):
+        content = output.get("content")
+        return content if isinstance(content, str) else None
+    return None
 
 
 def post_tool_use_failure_input(
