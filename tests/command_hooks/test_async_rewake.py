@@ -72,7 +72,7 @@ async def test_an_async_rewake_hook_that_fails_after_the_turn_wakes_the_model(
     woken = [m for m in worker.history if isinstance(m, Message) and m.meta.get("event") == "asyncRewake"]
     assert len(woken) == 1
     assert woken[0].text == (
-        '<hook-context hook=".claude/hooks/bg-tests.sh" event="asyncRewake">\n'
+        '<hook-context hook="command hooks" event="asyncRewake">\n'
         "Background test run failed: test_parser (expected 3, got 4)\n</hook-context>"
     )
     assert results(worker)[0].content == "wrote result.txt"  # the tool result was not held up by the hook

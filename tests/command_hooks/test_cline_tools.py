@@ -259,9 +259,7 @@ async def test_a_long_pretooluse_context_does_not_push_out_the_posttooluse_conte
     assert "LINT: 3 warnings" in content
     assert "p" * 9_990 in content
     assert content.count("<hook-context") == 2
-    assert (
-        '<hook-context hook=".claude/hooks/post.sh" event="PostToolUse">\nLINT: 3 warnings\n</hook-context>' in content
-    )
+    assert '<hook-context hook="command hooks" event="PostToolUse">\nLINT: 3 warnings\n</hook-context>' in content
     assert "cut by hookloop" not in content
 
 

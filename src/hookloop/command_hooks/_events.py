@@ -6,7 +6,6 @@ table in :mod:`hookloop.command_hooks.bridge`). Private: the public surface is t
 from __future__ import annotations
 
 import asyncio
-import html
 import json
 import logging
 import os
@@ -425,11 +424,12 @@ class PermissionRequestApprover:
 
 def context_blocks(fired: Fired, event: str, *, block_reasons: bool = False) -> list[str]:
     """The model-visible context of one firing, one block per hook and entry, in configuration order: a Claude
-    hook's text (already capped at Claude Code's 10 000 characters) in hookloop's ``<hook-context>`` tag naming
-    the command, a Cline hook's ``<hook_context>`` block (capped at Cline's 50 000) as it is. The Worker adds
-    no cap or wrapper of its own (:data:`~hookloop._run_base.PROTOCOL_CONTEXT_SOURCE`), so one hook's long
-    context never cuts another's. ``block_reasons``: a PostToolUse ``decision: block`` reason is shown to the
-    model too, before that hook's context."""
+    hook's text (already capped at Claude Code's 10 000 characters) in hookloop's ``<hook-context>`` tag, named
+    ``command hooks`` and the event (a configured command line may hold secrets: the model never sees it); a
+    Cline hook's ``<hook_context>`` block (capped at Cline's 50 000) as it is. The Worker adds no cap or wrapper
+    of its own (:data:`~hookloop._run_base.PROTOCOL_CONTEXT_SOURCE`), so one hook's long context never cuts
+    another's. ``block_reasons``: a PostToolUse ``decision: block`` reason is shown to the model too, before
+    that hook's context."""
     blocks: list[str] = []
     for hook, decision in zip(fired.hooks, fired.decisions, strict=True):
         texts = list(decision.additional_context)
@@ -439,8 +439,7 @@ def context_blocks(fired: Fired, event: str, *, block_reasons: bool = False) -> 
             if hook.protocol == "cline" and text in decision.additional_context:
                 blocks.append(text)
             else:
-                name = html.escape(hook.name, quote=True)
-                blocks.append(f'<hook-context hook="{name}" event="{event}">\n{text}\n</hook-context>')
+                blocks.append(f'<hook-context hook="{HOOK_NAME}" event="{event}">\n{text}\n</hook-context>')
     return blocks
 
 

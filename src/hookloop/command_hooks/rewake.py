@@ -7,7 +7,7 @@ What "wake" means for a library run (hookloop's choice; one rule, two moments):
 * **While the run is open** — when the model ends its turn (on_turn_end, after any Stop hooks), the run waits
   for this Worker's asyncRewake handlers still running (each is bounded by its own ``timeout``; cancelling the
   run cancels the wait). Every exit-2 message that arrived during the run (also one that arrived mid-turn) is
-  added to the history as a user message, ``<hook-context hook="…" event="asyncRewake">…</hook-context>``, and
+  added to the history as a user message, ``<hook-context hook="command hooks" event="asyncRewake">…``, and
   the run continues with another model turn — the model is woken. Exit 0 (or any other status) wakes nobody;
   the run finishes. These continuations count towards the Worker's cap on forced continuations, like a Stop
   hook's, so a hook that wakes the model on every turn end cannot loop forever.
@@ -21,7 +21,6 @@ Plain ``async`` handlers never wake anything; their context is queued with ``Wor
 from __future__ import annotations
 
 import asyncio
-import html
 from collections.abc import Callable
 from typing import Any
 
@@ -72,14 +71,8 @@ class Rewake:
             await asyncio.wait(set(self._running))
         messages, self._messages = self._messages, []
         meta = {"source": "hook_context", "hook": self._hook_name, "event": REWAKE_EVENT}
-        return [
-            Message.user(
-                f'<hook-context hook="{html.escape(hook, quote=True)}" event="{REWAKE_EVENT}">\n{text}\n'
-                "</hook-context>",
-                meta=meta,
-            )
-            for hook, text in messages
-        ]
+        tag = f'<hook-context hook="{self._hook_name}" event="{REWAKE_EVENT}">'
+        return [Message.user(f"{tag}\n{text}\n</hook-context>", meta=meta) for _, text in messages]
 
     def close_run(self) -> None:
         """The run ended (its background hooks drained): messages not delivered go to the next run."""
