@@ -40,9 +40,9 @@ def release_tool(project: Path) -> Tool:
     return finish_suite
 
 
-def settings_with_rewake(env: Env) -> None:
+def settings_with_rewake(env: Env, **fields: str) -> None:
     env.script("bg-tests.sh", BACKGROUND_TESTS)
-    env.settings({"PostToolUse": group(".claude/hooks/bg-tests.sh", matcher="Write", asyncRewake=True)})
+    env.settings({"PostToolUse": group(".claude/hooks/bg-tests.sh", matcher="Write", asyncRewake=True, **fields)})
 
 
 @tool(name="Write")
@@ -139,3 +139,28 @@ def test_a_wake_up_message_is_stderr_else_stdout_and_capped() -> None:
     assert long is not None
     assert len(long) <= 10_000
     assert "hook output truncated: 20000 characters, limit 10000" in long
+
+
+async def test_rewake_message_prefixes_the_wake_up_message(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(env.project)
+    settings_with_rewake(env, rewakeMessage="Background check findings — address and continue", rewakeSummary="tests")
+    turns = [
+        [ToolUse("Write", {"file_path": "result.txt", "content": "FAIL"})],
+        [ToolUse("finish_suite", {})],
+        [Text("All done.")],
+        [Text("Fixed.")],
+    ]
+    worker, client, _ = worker_for(env, turns, tools=[write, release_tool(env.project)])
+    assert not [d for d in env.load().diagnostics if "rewake" in d.path]  # both fields are known
+    await worker.run("change the parser")
+    assert "Background check findings — address and continue\n\nBackground test run failed" in request_text(client, 3)
+
+
+def test_a_rewake_message_that_is_not_a_string_is_a_warning(env: Env) -> None:
+    env.settings({"Stop": group("true", asyncRewake=True, rewakeMessage=42)})
+    hooks = env.load()
+    (warning,) = [d for d in hooks.diagnostics if d.path.endswith("rewakeMessage")]
+    assert warning.severity == "warning"
+    assert "non-empty string" in warning.message
+    handler = hooks.hooks[0].handler
+    assert getattr(handler, "rewake_message", "unset") is None

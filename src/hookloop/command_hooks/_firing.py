@@ -285,7 +285,8 @@ class Firing:
         fired = await self.run(hooks, payload, cline_body, session_id=session_id, call_id=call_id, background=True)
         for hook, decision, outcome in zip(fired.hooks, fired.decisions, fired.outcomes, strict=True):
             if _rewakes(hook) and outcome.ok:
-                message = rewake_text(outcome.exit_code, outcome.stdout_text, outcome.stderr_text)
+                prefix = hook.handler.rewake_message if isinstance(hook.handler, CommandHandler) else None
+                message = rewake_text(outcome.exit_code, outcome.stdout_text, outcome.stderr_text, prefix=prefix)
                 if message is not None:
                     self.rewake.add(hook.name, message)
                     continue

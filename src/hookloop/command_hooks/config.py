@@ -75,6 +75,7 @@ _MILLISECONDS_SUSPECT = 1000.0
 _UNSUPPORTED_TYPES = frozenset({"mcp_tool", "prompt", "agent"})
 _COMMAND_FIELDS = frozenset(
     {"type", "command", "args", "timeout", "if", "failClosed", "async", "asyncRewake", "shell", "statusMessage"}
+    | {"rewakeMessage", "rewakeSummary"}  # asyncRewake's message prefix; the summary is display-only
 )
 _HTTP_FIELDS = frozenset({"type", "url", "headers", "allowedEnvVars", "timeout", "if", "failClosed", "statusMessage"})
 _GROUP_FIELDS = frozenset({"matcher", "hooks"})
@@ -475,6 +476,14 @@ class _Parser:
         if common is None or run_async is None or rewake is None or not ok:
             return None
         timeout, condition, fail_closed, status = common
+        prefix = entry.get("rewakeMessage")
+        if prefix is not None and not (isinstance(prefix, str) and prefix):
+            self.report(
+                "warning",
+                _child(path, "rewakeMessage"),
+                f"expected a non-empty string, got {_describe(prefix)}; ignored",
+            )
+            prefix = None
         assert isinstance(command, str)
         return CommandHandler(
             command=command,
@@ -484,6 +493,7 @@ class _Parser:
             fail_closed=fail_closed,
             run_async=run_async,
             async_rewake=rewake,
+            rewake_message=prefix if isinstance(prefix, str) else None,
             shell=shell_kind,
             status_message=status,
         )

@@ -15,7 +15,9 @@ What "wake" means for a library run (hookloop's choice; one rule, two moments):
   ``continue: false``, an error, a pause) or that arrives while the run's end drains the background hooks
   (``background_grace``) is queued with ``Worker.notify``: the next run (or resume) starts with it.
 
-Plain ``async`` handlers never wake anything; their context is queued with ``Worker.notify`` as before.
+The message is the hook's stderr (stdout when stderr is empty), after the handler's ``rewakeMessage`` and a blank
+line when the handler has one (``rewakeSummary``, a display-only label, is accepted and unused). Plain ``async``
+handlers never wake anything; their context is queued with ``Worker.notify`` as before.
 """
 
 from __future__ import annotations
@@ -34,13 +36,14 @@ REWAKE_EVENT = "asyncRewake"
 """The ``event`` of a wake-up message (its ``meta`` and its ``<hook-context>`` tag)."""
 
 
-def rewake_text(exit_code: int | None, stdout: str, stderr: str) -> str | None:
+def rewake_text(exit_code: int | None, stdout: str, stderr: str, *, prefix: str | None = None) -> str | None:
     """The wake-up message of a finished asyncRewake handler: stderr (else stdout) on exit 2, capped at Claude
-    Code's 10 000 characters (the cut marked), else ``None``."""
+    Code's 10 000 characters (the cut marked), after the handler's ``rewakeMessage`` prefix and a blank line
+    when it has one; else ``None``."""
     if exit_code != 2:
         return None
     text = stderr.strip() or stdout.strip() or "an asyncRewake hook finished with exit status 2"
-    return cap_text(text, CONTEXT_LIMIT)
+    return cap_text(f"{prefix}\n\n{text}" if prefix else text, CONTEXT_LIMIT)
 
 
 class Rewake:
