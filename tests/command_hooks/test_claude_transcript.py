@@ -210,3 +210,22 @@ def test_a_failed_write_is_tried_again_and_the_chain_stays_whole(tmp_path: Path)
     lines = read_lines(folder / "t.jsonl")
     assert [line["message"]["content"] for line in lines] == ["one", [{"type": "text", "text": "two"}], "three"]
     assert [line["parentUuid"] for line in lines] == [None, lines[0]["uuid"], lines[1]["uuid"]]
+
+
+def test_hooks_replay_reads_the_transcript_back(tmp_path: Path) -> None:
+    from hookloop.command_hooks.dryrun import read_transcript
+
+    transcript = ClaudeTranscript(tmp_path / "t.jsonl", session_id="s", cwd="/w", version="v")
+    transcript.sync(
+        [
+            Message.user("hi"),
+            ToolCall(call_id="c1", name="Bash", arguments={"command": "ls"}),
+            ToolResult(call_id="c1", name="Bash", content="x"),
+            Message.assistant("done"),
+        ]
+    )
+    steps = read_transcript(tmp_path / "t.jsonl")
+    assert [(s.kind, s.text, s.tool_name, s.call_id) for s in steps] == [
+        ("prompt", "hi", "", ""),
+        ("tool_call", "", "Bash", "c1"),
+    ]
