@@ -164,3 +164,17 @@ def test_a_rewake_message_that_is_not_a_string_is_a_warning(env: Env) -> None:
     assert "non-empty string" in warning.message
     handler = hooks.hooks[0].handler
     assert getattr(handler, "rewake_message", "unset") is None
+
+
+async def test_rewake_wait_bounds_how_long_a_turn_end_waits(env: Env) -> None:
+    from hookloop import ScriptedClient, Worker
+
+    env.settings({"UserPromptSubmit": group("cat >/dev/null; exec sleep 30", asyncRewake=True)})
+    hooks = env.load(grace=0.2)
+    hooks.rewake_wait = 0.3
+    worker = Worker(ScriptedClient([[Text("answer")]]))
+    env.workers.append(worker)
+    hooks.install(worker)
+    outcome = await worker.run("go")
+    assert isinstance(outcome, Finished)
+    assert outcome.text == "answer"  # not woken: the hook was still running when the wait ended

@@ -288,7 +288,7 @@ class EventHooks(Firing):
             return stopped
         if stopped is _FINISH_STOPPED:
             return _FINISH
-        woken = await self.rewake.wake()
+        woken = await self.rewake.wake(self.rewake_wait)
         return ContinueWithMessages(woken) if woken else stopped
 
     async def stop_hooks(self, info: TurnEndInfo) -> OnTurnEndResult:

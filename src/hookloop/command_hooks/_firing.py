@@ -107,8 +107,10 @@ class Firing:
         options: RunnerOptions,
         background_grace: float,
         transcript_dir: str | os.PathLike[str] | None = None,
+        rewake_wait: float | None = None,
     ) -> None:
         self.config = config
+        self.rewake_wait = rewake_wait
         self.worker = worker
         self.options = options
         self.project_dir = project_dir

@@ -101,6 +101,9 @@ class CommandHooks:
         transcript_dir: where the Claude Code–format transcripts hooks receive as ``transcript_path`` are written
             (``<session id>.jsonl``); default beside the Worker's own transcript, else a private temporary
             folder (:class:`~hookloop.command_hooks.transcript.TranscriptKeeper`).
+        rewake_wait: at most how many seconds a turn end waits for ``asyncRewake`` handlers still running
+            (``None``, the default: as long as they run, each bounded by its own timeout); see
+            :mod:`hookloop.command_hooks.rewake`.
     """
 
     def __init__(
@@ -112,6 +115,7 @@ class CommandHooks:
         background_grace: float = 1.5,
         diagnostics: Sequence[Diagnostic] = (),
         transcript_dir: str | os.PathLike[str] | None = None,
+        rewake_wait: float | None = None,
     ) -> None:
         opts = options or RunnerOptions()
         if opts.http_url_allowlist is None and config.http_url_allowlist is not None:
@@ -123,6 +127,7 @@ class CommandHooks:
         self.options = opts
         self.background_grace = background_grace
         self.transcript_dir = transcript_dir
+        self.rewake_wait = rewake_wait
         self._diagnostics = (*config.diagnostics, *diagnostics)
         self._reported = False
         self._installed: weakref.WeakSet[Worker] = weakref.WeakSet()
@@ -199,6 +204,7 @@ class CommandHooks:
                 options=self.options,
                 background_grace=self.background_grace,
                 transcript_dir=self.transcript_dir,
+                rewake_wait=self.rewake_wait,
             ).register()
 
 

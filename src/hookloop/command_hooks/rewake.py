@@ -5,12 +5,13 @@ idle, Claude is woken with the hook's stderr (stdout when stderr is empty) as a 
 What "wake" means for a library run (hookloop's choice; one rule, two moments):
 
 * **While the run is open** — when the model ends its turn (on_turn_end, after any Stop hooks), the run waits
-  for this Worker's asyncRewake handlers still running (each is bounded by its own ``timeout``; cancelling the
-  run cancels the wait). Every exit-2 message that arrived during the run (also one that arrived mid-turn) is
-  added to the history as a user message, ``<hook-context hook="command hooks" event="asyncRewake">…``, and
-  the run continues with another model turn — the model is woken. Exit 0 (or any other status) wakes nobody;
-  the run finishes. These continuations count towards the Worker's cap on forced continuations, like a Stop
-  hook's, so a hook that wakes the model on every turn end cannot loop forever.
+  for this Worker's asyncRewake handlers still running (each is bounded by its own ``timeout``, the whole wait
+  by ``CommandHooks(rewake_wait=…)`` when set; cancelling the run cancels the wait). Every exit-2 message that
+  arrived during the run (also one that arrived mid-turn) is added to the history as a user message,
+  ``<hook-context hook="command hooks" event="asyncRewake">…``, and the run continues with another model turn:
+  the model is woken. Exit 0 (or any other status) wakes nobody; the run finishes. These continuations count
+  towards the Worker's cap on forced continuations, like a Stop hook's, so a hook that wakes the model on every
+  turn end cannot loop forever.
 * **After the run ended** — a message that could not be delivered (the run ended another way: a Stop hook's
   ``continue: false``, an error, a pause) or that arrives while the run's end drains the background hooks
   (``background_grace``) is queued with ``Worker.notify``: the next run (or resume) starts with it.
@@ -68,10 +69,17 @@ class Rewake:
         else:
             self._notify(text, f"asyncRewake hook {hook}")
 
-    async def wake(self) -> list[Message]:
-        """At the turn end: wait for the running handlers, then take the wake-up messages (oldest first)."""
+    async def wake(self, wait: float | None = None) -> list[Message]:
+        """At the turn end: wait for the running handlers (at most ``wait`` seconds in all; ``None``: as long as
+        they run), then take the wake-up messages (oldest first). Handlers still running after ``wait`` go on in
+        the background: their messages start the next run."""
+        loop = asyncio.get_running_loop()
+        deadline = None if wait is None else loop.time() + wait
         while self._running:
-            await asyncio.wait(set(self._running))
+            left = None if deadline is None else deadline - loop.time()
+            if left is not None and left <= 0:
+                break
+            await asyncio.wait(set(self._running), timeout=left)
         messages, self._messages = self._messages, []
         meta = {"source": "hook_context", "hook": self._hook_name, "event": REWAKE_EVENT}
         tag = f'<hook-context hook="{self._hook_name}" event="{REWAKE_EVENT}">'
