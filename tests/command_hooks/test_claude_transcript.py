@@ -166,9 +166,13 @@ async def test_an_explicit_transcript_dir_is_used(env: Env, tmp_path: Path) -> N
     folder = tmp_path / "claude-transcripts"
     folder.mkdir()
     hooks = CommandHooks.load(
-        env.project, home=env.home, hookloop_home=env.hookloop_home, trust_project=True, options=FAST
+        env.project,
+        home=env.home,
+        hookloop_home=env.hookloop_home,
+        trust_project=True,
+        options=FAST,
+        transcript_dir=folder,
     )
-    hooks.transcript_dir = folder
     worker = Worker(ScriptedClient([[Text("hi")]]))
     hooks.install(worker)
     await worker.run("hello")

@@ -145,13 +145,16 @@ class CommandHooks:
         options: RunnerOptions | None = None,
         background_grace: float = 1.5,
         extra_settings: Sequence[str | os.PathLike[str]] = (),
+        transcript_dir: str | os.PathLike[str] | None = None,
+        rewake_wait: float | None = None,
     ) -> CommandHooks:
         """Load every settings layer and hook folder for ``project_dir`` (see
         :func:`~hookloop.command_hooks.config.load_hook_config`) and apply trust: project-level hooks of an
         untrusted (new or changed) configuration are left out with a warning diagnostic, unless
         ``trust_project`` — the explicit non-interactive trust, which records nothing and says so in an info
         diagnostic. ``extra_settings`` are settings files named explicitly (``--settings``): the highest layers,
-        trusted like the user's own (the user chose them). ``home`` and ``hookloop_home`` default to the user's;
+        trusted like the user's own (the user chose them). ``transcript_dir`` and ``rewake_wait`` are passed on
+        (see the class). ``home`` and ``hookloop_home`` default to the user's;
         tests point them at temporary folders. Never raises for bad configuration content (it becomes
         diagnostics)."""
         project = Path(project_dir).resolve()
@@ -172,7 +175,15 @@ class CommandHooks:
             count = len(config.project_hooks)
             message = f"{count} project hook(s) run without recorded trust (trust_project=True)"
             extra.append(Diagnostic(severity="info", file=str(project), path="", message=message))
-        return cls(config, project_dir=project, options=options, background_grace=background_grace, diagnostics=extra)
+        return cls(
+            config,
+            project_dir=project,
+            options=options,
+            background_grace=background_grace,
+            diagnostics=extra,
+            transcript_dir=transcript_dir,
+            rewake_wait=rewake_wait,
+        )
 
     @property
     def hooks(self) -> tuple[ConfiguredHook, ...]:
