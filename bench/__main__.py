@@ -19,7 +19,16 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
-from bench import command_hooks, dispatch_cost, interceptors, loop_overhead, permissions, sandbox, streaming
+from bench import (
+    command_hooks,
+    dispatch_cost,
+    interceptors,
+    loop_overhead,
+    permissions,
+    provider_stream,
+    sandbox,
+    streaming,
+)
 from bench._measure import FULL, QUICK, TINY, Sizes
 from bench._report import Row, render_markdown, render_table
 
@@ -32,6 +41,7 @@ SECTIONS: dict[str, SectionRun] = {
     "command_hooks": command_hooks.run,
     "sandbox": sandbox.run,
     "permissions": permissions.run,
+    "providers": provider_stream.run,
 }
 
 

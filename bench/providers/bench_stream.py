@@ -211,7 +211,7 @@ async def measure(
 
 
 async def run_bench(n: int, repeats: int) -> list[dict[str, Any]]:
-    key = {"api_key": "bench", "max_retries": 0}
+    key: dict[str, Any] = {"api_key": "bench", "max_retries": 0}
     return [
         await measure(
             "anthropic",

@@ -114,7 +114,11 @@ class _ToolBatch(_RunBase):
 
     async def _run_tool_batch(self, calls: list[_Call], *, planned: bool) -> Outcome | None:
         """Plan every call (interceptors, hooks, permission), pause if any needs a decision, else run the
-        ready ones in parallel, post-process in call order, and append one result per call."""
+        ready ones in parallel, post-process in call order, and append one result per call.
+
+        Scheduling rule: ready calls run in parallel, except calls whose tool is ``sequential``
+        (:class:`~hookloop.tools.ToolMeta`): those of one tool server (``meta.server``) run one after another
+        in the model's order, as one chain beside the parallel calls."""
         w = self.w
         paused = False
         ending = "not executed: the run ended before this call ran"
@@ -134,8 +138,15 @@ class _ToolBatch(_RunBase):
                 await self._execute(ready[0])
             elif ready:
                 async with asyncio.TaskGroup() as group:
+                    chains: dict[str, list[_Call]] = {}
                     for c in ready:
-                        group.create_task(self._execute(c))
+                        meta = c.tool.meta  # type: ignore[union-attr]  # ready calls have a tool
+                        if meta.sequential:
+                            chains.setdefault(meta.server, []).append(c)
+                        else:
+                            group.create_task(self._execute(c))
+                    for chain in chains.values():
+                        group.create_task(self._execute_in_order(chain))
             for c in calls:
                 if c.executed:
                     await self._post(c)
@@ -306,12 +317,19 @@ class _ToolBatch(_RunBase):
             )
             await self.w._fire_observer(NOTIFICATION, chain.handlers, info)
 
+    async def _execute_in_order(self, chain: list[_Call]) -> None:
+        """The sequential calls of one tool server, one after another in the model's order (ToolMeta.sequential);
+        a failed call does not stop the next (each is answered on its own)."""
+        for c in chain:
+            await self._execute(c)
+
     async def _execute(self, c: _Call) -> None:
         w = self.w
         tool, call = c.tool, c.call
         assert tool is not None
         assert c.validated is not None
         policy = w.permissions
+        timeline = w.timeline
         ctx = ToolContext(
             run_id=self.run_id,
             session_id=self.session_id,
@@ -320,8 +338,8 @@ class _ToolBatch(_RunBase):
             turn=self.turn,
             workspace=w.workspace,
             read_filter=None if policy is None else policy.read_filter(tool.meta.name, c.args),
+            emit=timeline.emit if timeline.subscribers else None,
         )
-        timeline = w.timeline
         if timeline.subscribers:
             timeline.emit(ToolStarted(call_id=call.call_id, tool_name=call.name, arguments=c.args))
         started = perf_counter()

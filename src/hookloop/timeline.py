@@ -42,6 +42,8 @@ __all__ = [
     "Timeline",
     "TimelineEvent",
     "ToolEnded",
+    "ToolProgress",
+    "ToolServerLog",
     "ToolStarted",
     "TranscriptWriter",
     "event_to_json",
@@ -135,6 +137,31 @@ class ToolEnded:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ToolProgress:
+    """A running tool reported progress (an MCP ``notifications/progress`` for this call): ``progress`` so far,
+    of ``total`` when known, with the tool's ``message`` if any. Between the call's ToolStarted and ToolEnded."""
+
+    call_id: str
+    tool_name: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolServerLog:
+    """A tool server's log message (an MCP ``notifications/message``): ``server`` as in ``ToolMeta.server``
+    (``mcp__<name>``), the syslog ``level`` it gave (``debug`` … ``emergency``), its ``logger`` name if any, and
+    its ``data`` (any JSON value). Emitted while a call of that server runs; one that arrives between calls is
+    kept (the last 100) and emitted when the next call of that server starts."""
+
+    server: str
+    level: str
+    data: JSONValue
+    logger: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ItemAppended:
     """An item entered the history (with provenance in the item's ``meta``)."""
 
@@ -152,6 +179,8 @@ TimelineEvent: TypeAlias = (
     | HookOutputLine
     | ToolStarted
     | ToolEnded
+    | ToolProgress
+    | ToolServerLog
     | ItemAppended
 )
 Subscriber: TypeAlias = Callable[[TimelineEvent], object]
@@ -189,7 +218,8 @@ class TranscriptWriter:
     """A subscriber that writes the run as JSONL: one object per line with a ``type`` field.
 
     Lines: ``run_started``, ``item`` (the item's JSON, with provenance such as which hook edited a tool input),
-    ``hook`` (each hook decision other than a plain pass), ``tool_started``/``tool_ended``, ``run_ended``.
+    ``hook`` (each hook decision other than a plain pass), ``tool_started``/``tool_ended``, ``tool_progress``,
+    ``server_log``, ``run_ended``.
     Stream deltas are not written (the items they build are).
     """
 
@@ -245,6 +275,8 @@ def event_to_json(event: TimelineEvent) -> dict[str, JSONValue]:
     hook_output         event, hook, source, stream ("stdout" | "stderr"), line
     tool_started        call_id, tool, arguments
     tool_ended          call_id, tool, is_error, seconds
+    tool_progress       call_id, tool, progress, total, message
+    server_log          server, level, logger, data
     run_ended           run_id, outcome, detail
     ==================  ============================================================================
     """
@@ -312,6 +344,23 @@ def event_to_json(event: TimelineEvent) -> dict[str, JSONValue]:
                 "tool": event.tool_name,
                 "is_error": event.is_error,
                 "seconds": round(event.seconds, 6),
+            }
+        case ToolProgress():
+            return {
+                "type": "tool_progress",
+                "call_id": event.call_id,
+                "tool": event.tool_name,
+                "progress": event.progress,
+                "total": event.total,
+                "message": event.message,
+            }
+        case ToolServerLog():
+            return {
+                "type": "server_log",
+                "server": event.server,
+                "level": event.level,
+                "logger": event.logger,
+                "data": event.data,
             }
         case RunStarted():
             return {

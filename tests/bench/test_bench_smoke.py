@@ -121,6 +121,7 @@ def test_command_prints_the_table_markdown_and_json(tmp_path: Path, capsys: pyte
         "command_hooks",
         "sandbox",
         "permissions",
+        "providers",
     }
     statuses = {row["status"] for row in report["rows"]}
     assert statuses <= {"", "PASS", "MISS"}

@@ -33,3 +33,22 @@ def outside(tmp_path: Path) -> Path:
 @pytest.fixture
 def ws(root: Path) -> Workspace:
     return Workspace(root)
+
+
+def _mcp_collect_ignore() -> list[str]:
+    """The real-server MCP tests are collected when .ci/run installed the servers (or CI asks for them: then a
+    missing server fails the test instead of leaving it out)."""
+    import os
+    import shutil
+
+    root = Path(os.environ.get("HOOKLOOP_MCP_SERVERS") or Path.home() / ".cache" / "hookloop-ci")
+    ignore = []
+    if "HOOKLOOP_MCP_SERVERS" not in os.environ and not (root / "pyservers" / "bin" / "mcp-server-time").exists():
+        ignore.append("test_mcp_real_servers.py")
+    node_ready = shutil.which("node") is not None and (root / "node" / "node_modules").is_dir()
+    if os.environ.get("HOOKLOOP_CI_NODE") != "1" and not node_ready:
+        ignore.append("test_mcp_node_servers.py")
+    return ignore
+
+
+collect_ignore = _mcp_collect_ignore()

@@ -16,9 +16,12 @@ from hookloop import Finished, ScriptedClient, Text, ToolResult, ToolUse, Worker
 from hookloop.hooks import Continue, PreToolCallInfo
 from hookloop.permissions import PermissionPolicy
 from hookloop.tools import Tool, ToolFailure, ToolInputError, ToolServer
-from hookloop.tools.mcp import MCPServer, MCPServerError, _summarise, mcp_tool_name
+from hookloop.tools._mcp_content import summarise as _summarise
+from hookloop.tools.mcp import MCPServer, MCPServerError, MCPTool, mcp_tool_name
 
 pytestmark = pytest.mark.anyio
+
+SLOW_START = 40.0  # seconds for a Python MCP server to start on a loaded CI machine (the default is 5)
 
 # The server records its pid and every tool call it receives in the directory given as argv[1].
 SERVER = textwrap.dedent(
@@ -105,11 +108,11 @@ def alive(pid: int) -> bool:
     return True
 
 
-async def test_tools_are_listed_with_claude_code_names_schemas_and_read_only_hints(
+async def test_tools_are_listed_with_claude_code_names_schemas_and_their_annotations_kept_as_claims(
     demo: tuple[str, list[str], Path],
 ) -> None:
     command, args, _ = demo
-    async with MCPServer.stdio("demo", command, args) as server:
+    async with MCPServer.stdio("demo", command, args, init_timeout=SLOW_START) as server:
         assert isinstance(server, ToolServer)
         assert server.name == "demo"
         tools = {t.meta.name: t for t in server.list_tools()}
@@ -123,14 +126,18 @@ async def test_tools_are_listed_with_claude_code_names_schemas_and_read_only_hin
         assert add.meta.input_schema["properties"]["a"]["type"] == "integer"  # type: ignore[index]
         with pytest.raises(TypeError):
             add.meta.input_schema["type"] = "array"  # frozen
-        assert tools["mcp__demo__echo"].meta.read_only is True
-        assert add.meta.read_only is False
+        # The server's readOnlyHint is a claim: kept, used for ordering, never for permissions (untrusted).
+        echo = tools["mcp__demo__echo"]
+        assert isinstance(echo, MCPTool)
+        assert echo.annotations["readOnlyHint"] is True
+        assert (echo.meta.read_only, echo.meta.sequential) == (False, False)
+        assert (add.meta.read_only, add.meta.sequential) == (False, True)
 
 
 async def test_a_worker_run_calls_the_mcp_tool_and_records_the_result(demo: tuple[str, list[str], Path]) -> None:
     command, args, state = demo
     client = ScriptedClient([[ToolUse("mcp__demo__add", {"a": 2, "b": 3}, call_id="c1")], [Text("five")]])
-    async with MCPServer.stdio("demo", command, args) as server:
+    async with MCPServer.stdio("demo", command, args, init_timeout=SLOW_START) as server:
         worker = Worker(client, tools=[server])
         seen: list[str] = []
 
@@ -155,7 +162,7 @@ async def test_a_failing_tool_and_invalid_arguments_give_error_results(demo: tup
             [Text("done")],
         ]
     )
-    async with MCPServer.stdio("demo", command, args) as server:
+    async with MCPServer.stdio("demo", command, args, init_timeout=SLOW_START) as server:
         worker = Worker(client, tools=[server])
         await worker.run("go")
     failed, missing = results(worker)
@@ -169,7 +176,7 @@ async def test_a_failing_tool_and_invalid_arguments_give_error_results(demo: tup
 
 async def test_validation_names_wrong_types_and_passes_plain_json(demo: tuple[str, list[str], Path]) -> None:
     command, args, _ = demo
-    async with MCPServer.stdio("demo", command, args) as server:
+    async with MCPServer.stdio("demo", command, args, init_timeout=SLOW_START) as server:
         add = {t.meta.name: t for t in server.list_tools()}["mcp__demo__add"]
         with pytest.raises(ToolInputError, match=r"field 'a': 'two' is not of type 'integer'"):
             add.validate({"a": "two", "b": 3})
@@ -186,7 +193,7 @@ async def test_a_deny_rule_on_the_mcp_tool_name_blocks_the_call(demo: tuple[str,
             [Text("ok")],
         ]
     )
-    async with MCPServer.stdio("demo", command, args) as server:
+    async with MCPServer.stdio("demo", command, args, init_timeout=SLOW_START) as server:
         worker = Worker(
             client, tools=[server], permissions=PermissionPolicy(deny=["mcp__demo__fail"], allow=["mcp__demo__echo"])
         )
@@ -201,7 +208,7 @@ async def test_a_deny_rule_on_the_mcp_tool_name_blocks_the_call(demo: tuple[str,
 
 async def test_cancellation_propagates_and_the_server_keeps_working(demo: tuple[str, list[str], Path]) -> None:
     command, args, _ = demo
-    async with MCPServer.stdio("demo", command, args) as server:
+    async with MCPServer.stdio("demo", command, args, init_timeout=SLOW_START) as server:
         with anyio.move_on_after(0.5) as scope:
             await server.call_tool("hang", {})
         assert scope.cancelled_caught
@@ -212,7 +219,7 @@ async def test_closing_stops_the_server_process_and_later_calls_fail_cleanly(
     demo: tuple[str, list[str], Path],
 ) -> None:
     command, args, state = demo
-    server = await MCPServer.open_stdio("demo", command, args)
+    server = await MCPServer.open_stdio("demo", command, args, init_timeout=SLOW_START)
     pid = int((state / "pid").read_text())
     assert alive(pid)
     echo = {t.meta.name: t for t in server.list_tools()}["mcp__demo__echo"]

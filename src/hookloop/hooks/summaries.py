@@ -84,8 +84,9 @@ def rebuild(snap: object) -> Any:
 
 
 _new = object.__new__
-_SET_NAME, _SET_DESCRIPTION, _SET_SCHEMA, _SET_READ_ONLY, _SET_SERVER = (
-    ToolMeta.__dict__[name].__set__ for name in ("name", "description", "input_schema", "read_only", "server")
+_SET_NAME, _SET_DESCRIPTION, _SET_SCHEMA, _SET_READ_ONLY, _SET_SERVER, _SET_SEQUENTIAL = (
+    ToolMeta.__dict__[name].__set__
+    for name in ("name", "description", "input_schema", "read_only", "server", "sequential")
 )  # the slot descriptors: the cheapest way to fill a frozen, slotted dataclass
 
 
@@ -104,6 +105,7 @@ def tool_meta_view(meta: ToolMeta) -> ToolMeta:
     _SET_SCHEMA(view, schema if schema.__class__ is MappingProxyType else freeze_object(schema))
     _SET_READ_ONLY(view, meta.read_only is True)
     _SET_SERVER(view, _exact(meta.server))
+    _SET_SEQUENTIAL(view, meta.sequential is True)
     return view
 
 

@@ -36,6 +36,13 @@ class ToolMeta:
 
     ``read_only`` tools change nothing (permission modes allow them by default); ``server`` names the tool
     server that provides it (``"local"``, ``"mcp__<server>"``, …).
+
+    ``sequential`` tools never run at the same time as another sequential call of the same ``server`` in one
+    batch: the Worker runs the calls of a model reply in parallel, except that the sequential calls of each
+    server run one after another, in the order the model gave them (each server's chain in parallel with the
+    other calls). ``@tool(sequential=True)`` sets it for a local tool; :class:`hookloop.tools.mcp.MCPServer`
+    sets it on every tool of a server that its annotations do not mark read-only (``sequential=False`` on the
+    server turns that off). Calls of different batches never overlap anyway.
     """
 
     name: str
@@ -43,6 +50,7 @@ class ToolMeta:
     input_schema: FrozenDict
     read_only: bool = False
     server: str = "local"
+    sequential: bool = False
 
 
 class ReadFilter(Protocol):
@@ -72,6 +80,8 @@ class ToolContext:
     ``idempotency_key`` (run id + call id) stays the same when a paused or crashed run is resumed or replayed
     elsewhere, so side effects can be made exactly-once. ``read_filter`` is set when permission rules restrict
     reading for this call (None: nothing to leave out); reading tools must honour it, see :class:`ReadFilter`.
+    ``emit`` puts an event on the Worker's timeline (e.g. :class:`hookloop.timeline.ToolProgress` while the
+    call runs); it is None when nobody follows the timeline, so a tool builds no event then.
     """
 
     run_id: str
@@ -81,6 +91,7 @@ class ToolContext:
     turn: int
     workspace: Path | None = None
     read_filter: ReadFilter | None = None
+    emit: Callable[[Any], None] | None = None
 
     @property
     def idempotency_key(self) -> str:
@@ -158,6 +169,7 @@ class FunctionTool:
         description: str | None = None,
         read_only: bool = False,
         threaded: bool = True,
+        sequential: bool = False,
     ) -> None:
         self._fn = fn
         self._async = inspect.iscoroutinefunction(fn)
@@ -198,6 +210,7 @@ class FunctionTool:
             description=description if description is not None else doc,
             input_schema=freeze_object(schema),
             read_only=read_only,
+            sequential=sequential,
         )
 
     @property
@@ -238,6 +251,7 @@ def tool(
     description: str | None = None,
     read_only: bool = False,
     threaded: bool = True,
+    sequential: bool = False,
 ) -> Callable[[_AnyFn], FunctionTool]: ...
 def tool(
     fn: _AnyFn | None = None,
@@ -247,16 +261,21 @@ def tool(
     description: str | None = None,
     read_only: bool = False,
     threaded: bool = True,
+    sequential: bool = False,
 ) -> FunctionTool | Callable[[_AnyFn], FunctionTool]:
     """Make a tool from a typed function: name from the function, description from the docstring,
     JSON schema from the type hints (pydantic). Arguments are validated before the function runs.
 
     A parameter annotated :class:`ToolContext` receives the execution context and is not part of the schema.
     Sync functions run in a worker thread (``threaded=False`` runs them inline, for trivial tools).
+    ``sequential=True``: calls of this tool (and of the other sequential local tools) in one model reply run
+    one after another in the model's order, not in parallel (see :class:`ToolMeta`).
     """
 
     def build(f: _AnyFn) -> FunctionTool:
-        return FunctionTool(f, name=name, description=description, read_only=read_only, threaded=threaded)
+        return FunctionTool(
+            f, name=name, description=description, read_only=read_only, threaded=threaded, sequential=sequential
+        )
 
     return build(fn) if fn is not None else build
 

@@ -10,38 +10,72 @@ Each tool of the server is named ``mcp__<server>__<tool>`` (Claude Code's naming
 ``mcp__github__*`` and hook matchers apply unchanged. Arguments are checked against the tool's JSON schema
 (``jsonschema``, which the MCP SDK depends on) before the server is called.
 
-Structured concurrency: the SDK's stdio transport and session are anyio context managers holding a task group.
-:meth:`MCPServer.open_stdio` enters them into an :class:`~contextlib.AsyncExitStack` that :meth:`MCPServer.aclose`
-exits, so **open_stdio and aclose must be called from the same task** (or use the ``async with`` forms, which do
-that for you). Tool calls may come from any task while the server is open, e.g. the Worker's parallel batch.
+The rules:
+
+- **Annotations are the server's claims.** A tool's ``readOnlyHint`` does not make it read-only for permissions
+  (``ToolMeta.read_only``, which lets the default modes run it unasked) unless the server was opened with
+  ``trust_annotations=True``; untrusted, every call of the server is asked about in the default mode like any
+  other tool (rules still apply). :attr:`MCPTool.annotations` keeps the hints as the server gave them.
+- **Calls of one server that may write run one after another.** Every tool not annotated read-only is
+  ``sequential`` (``ToolMeta.sequential``): within one model reply, such calls of this server run in the
+  model's order, one at a time, while other calls run in parallel (``sequential=False`` on the server: all in
+  parallel). This uses the server's own ``readOnlyHint`` whether trusted or not: it only orders its own calls.
+- **Lifecycle.** The server must answer ``initialize`` (and the first tool listing) within ``init_timeout``
+  seconds (default 5). A call waits at most ``call_timeout`` seconds for its answer (default: no limit of its
+  own; the Worker's ``tool_timeout`` still applies). When the server process dies, the call that saw it fails
+  with an error naming the server, its exit status and the end of its stderr; the next call starts it again.
+  :meth:`MCPServer.aclose` stops the process and everything it started (its process group, and processes that
+  left the group: see :mod:`hookloop.tools._mcp_stdio`). The connection is served by a task of its own, so the
+  server may be opened, used and closed from any tasks.
+- **The tool list follows the server.** ``notifications/tools/list_changed`` makes the server list its tools
+  again (before the call that caused it returns, when it came during a call); :attr:`MCPServer.tools_generation`
+  changes, and a Worker's next model request carries the new list (:class:`hookloop.tools.ToolRegistry`).
+- **Resources and prompts** are reachable as methods (:meth:`MCPServer.list_resources`, ``read_resource``,
+  ``list_prompts``, ``get_prompt``) and, when the server offers them, as tools the model can call:
+  ``mcp__<server>__list_resources``, ``…__read_resource`` (``uri``), ``…__list_prompts``, ``…__get_prompt``
+  (``name``, ``arguments``); a server tool of the same name wins. ``resource_tools=False`` leaves them out.
+- **Notifications reach the timeline**: progress of a call as :class:`hookloop.timeline.ToolProgress`, log
+  messages as :class:`hookloop.timeline.ToolServerLog` (see there).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 import re
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import anyio
 import jsonschema  # type: ignore[import-untyped]
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession
 from mcp import types as mcp_types
 from mcp.client.stdio import get_default_environment
 
-from hookloop._frozen import freeze_object, thaw_object
+from hookloop._frozen import FrozenDict, JSONValue, freeze_object, thaw, thaw_object
 from hookloop.errors import HookloopError
-from hookloop.tools._base import ToolContext, ToolFailure, ToolInputError, ToolMeta, ToolOutput
+from hookloop.timeline import ToolProgress, ToolServerLog
+from hookloop.tools._base import Tool, ToolContext, ToolFailure, ToolInputError, ToolMeta, ToolOutput
+from hookloop.tools._mcp_conn import Connection, Tap, Transport, first, stop
+from hookloop.tools._mcp_content import error_lines, field, render, to_parts
+from hookloop.tools._mcp_extra import extra_tools, offers
+from hookloop.tools._mcp_stdio import GRACE, StdioTransport
 
 __all__ = ["MCPServer", "MCPServerError", "MCPTool", "mcp_tool_name"]
+
+logger = logging.getLogger("hookloop")
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_LIST_CHANGED = "notifications/tools/list_changed"
+_KEPT_LOGS = 100
 
 
 class MCPServerError(HookloopError, RuntimeError):
     """An MCP server could not be started, initialised or listed (the message names the server)."""
-
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
 def mcp_tool_name(server: str, tool: str) -> str:
@@ -49,68 +83,27 @@ def mcp_tool_name(server: str, tool: str) -> str:
     return f"mcp__{_UNSAFE.sub('_', server)}__{_UNSAFE.sub('_', tool)}"
 
 
-def _field(obj: object, snake: str, camel: str, default: Any = None) -> Any:
-    """Read an SDK model field by its mcp 2.x (snake_case) or 1.x (camelCase) name."""
-    value = getattr(obj, snake, None)
-    if value is None:
-        value = getattr(obj, camel, None)
-    return default if value is None else value
-
-
-def _summarise(block: object) -> str:
-    """One content block of a tool result as text: text as is, anything else as a short bracketed note."""
-    kind = getattr(block, "type", type(block).__name__)
-    if kind == "text":
-        return str(getattr(block, "text", ""))
-    if kind in ("image", "audio"):
-        mime = _field(block, "mime_type", "mimeType", "?")
-        data = str(getattr(block, "data", ""))
-        size = len(data) * 3 // 4 - data[-2:].count("=")  # base64 → decoded bytes
-        return f"[{kind}: {mime}, {size} bytes]"
-    if kind == "resource_link":
-        return f"[resource link: {getattr(block, 'uri', '?')}]"
-    if kind == "resource":
-        resource = getattr(block, "resource", None)
-        text = getattr(resource, "text", None)
-        if isinstance(text, str):
-            return text
-        mime = _field(resource, "mime_type", "mimeType", "?")
-        return f"[resource: {getattr(resource, 'uri', '?')}, {mime}]"
-    return f"[{kind} content]"
-
-
-def _error_lines(errors: Sequence[Any]) -> list[str]:
-    """``field 'x': message`` per JSON-schema error; a missing required property is named as the field."""
-    lines: dict[str, None] = {}
-    for err in sorted(errors, key=lambda e: [str(p) for p in e.absolute_path]):
-        path = [str(p) for p in err.absolute_path]
-        if err.validator == "required" and isinstance(err.instance, Mapping):
-            missing = [str(p) for p in err.validator_value if p not in err.instance]
-            for name in missing:
-                lines[f"field '{'.'.join([*path, name])}': required field is missing"] = None
-            if missing:
-                continue
-        lines[f"field '{'.'.join(path) or '(arguments)'}': {err.message}"] = None
-    return list(lines)
-
-
 class MCPTool:
     """One tool of an open :class:`MCPServer` (implements :class:`hookloop.tools.Tool`)."""
 
-    __slots__ = ("_meta", "_remote_name", "_server", "_validator")
+    __slots__ = ("_annotations", "_meta", "_remote_name", "_server", "_validator")
 
     def __init__(self, server: MCPServer, remote: mcp_types.Tool) -> None:
         self._server = server
         self._remote_name = remote.name
-        schema = dict(_field(remote, "input_schema", "inputSchema", {}) or {"type": "object"})
+        schema = dict(field(remote, "input_schema", "inputSchema", {}) or {"type": "object"})
         annotations = remote.annotations
-        read_only = _field(annotations, "read_only_hint", "readOnlyHint", False) if annotations is not None else False
+        hints = {} if annotations is None else annotations.model_dump(by_alias=True, exclude_none=True)
+        self._annotations: FrozenDict = freeze_object(hints)
+        # Read-only only when it says so plainly: ``"true"`` or a tool also claiming to be destructive is not.
+        claims_read_only = hints.get("readOnlyHint") is True and hints.get("destructiveHint") is not True
         self._meta = ToolMeta(
             name=mcp_tool_name(server.name, remote.name),
             description=remote.description or "",
             input_schema=freeze_object(schema),
-            read_only=bool(read_only),
+            read_only=claims_read_only and server.trust_annotations,
             server=f"mcp__{server.name}",
+            sequential=server.sequential and not claims_read_only,
         )
         try:
             cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
@@ -128,6 +121,12 @@ class MCPTool:
         """The tool's name on the MCP server."""
         return self._remote_name
 
+    @property
+    def annotations(self) -> FrozenDict:
+        """The tool's annotations as the server gave them (``readOnlyHint``, ``destructiveHint``, …): claims,
+        trusted for permissions only with ``trust_annotations=True``."""
+        return self._annotations
+
     def validate(self, arguments: Mapping[str, object]) -> Mapping[str, object]:
         plain = thaw_object(arguments)
         if self._validator is not None:
@@ -137,32 +136,66 @@ class MCPTool:
                 errors = []
             if errors:
                 raise ToolInputError(
-                    f"invalid arguments for tool {self._meta.name!r}: " + "; ".join(_error_lines(errors))
+                    f"invalid arguments for tool {self._meta.name!r}: " + "; ".join(error_lines(errors))
                 )
         return plain
 
     async def execute(self, arguments: Mapping[str, object], ctx: ToolContext) -> object:
-        return await self._server.call_tool(self._remote_name, arguments)
+        return await self._server.call_tool(self._remote_name, arguments, ctx=ctx)
 
     def __repr__(self) -> str:
         return f"<MCPTool {self._meta.name!r}>"
 
 
 class MCPServer:
-    """An MCP server's tools as a hookloop tool server (``Worker(tools=[server])``).
+    """An MCP server's tools as a hookloop tool server (``Worker(tools=[server])``); the rules are in the
+    module's docstring.
 
-    Open with :meth:`open_stdio` and close with :meth:`aclose` from the same task, or use
-    ``async with MCPServer.stdio(...) as server`` / ``async with await MCPServer.open_stdio(...) as server``.
-    The tool list is read once, when the server is opened.
+    Open with :meth:`open_stdio` (or ``async with MCPServer.stdio(...) as server``) and close with
+    :meth:`aclose`, from any task.
     """
 
-    def __init__(self, name: str, session: ClientSession, stack: contextlib.AsyncExitStack) -> None:
-        """Internal: use :meth:`open_stdio` or :meth:`stdio`."""
+    def __init__(
+        self,
+        name: str,
+        make_transport: Callable[[], Transport],
+        *,
+        trust_annotations: bool = False,
+        sequential: bool = True,
+        init_timeout: float = 5.0,
+        call_timeout: float | None = None,
+        resource_tools: bool = True,
+        where: str = "",
+        session_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Internal: use :meth:`open_stdio` or :meth:`stdio`. Another transport comes in as ``make_transport``
+        (a fresh :class:`~hookloop.tools._mcp_conn.Transport` per start, e.g. a ``ContextTransport`` over an SDK
+        client transport); ``session_options`` are more ``ClientSession`` arguments (roots, sampling and
+        elicitation callbacks); ``where`` is put after the name in errors. Then ``await server._start()``."""
+        if not name or "__" in name:
+            raise ValueError(f"MCP server name must be non-empty and contain no '__': {name!r}")
+        for what, value in (("init_timeout", init_timeout), ("call_timeout", call_timeout)):
+            if value is not None and not value > 0:
+                raise ValueError(f"MCP server {name!r}: {what} must be a positive number of seconds, got {value!r}")
         self._name = name
-        self._session = session
-        self._stack = stack
+        self._make_transport = make_transport
+        self.trust_annotations = trust_annotations
+        self.sequential = sequential
+        self._init_timeout = init_timeout
+        self._call_timeout = call_timeout
+        self._resource_tools = resource_tools
+        self._where = where
+        self._session_options = dict(session_options or {})
         self._closed = False
-        self._tools: tuple[MCPTool, ...] = ()
+        self._conn: Connection | None = None
+        self._starting = asyncio.Lock()
+        self._refreshing = asyncio.Lock()
+        self._stale = False
+        self._tools: tuple[Tool, ...] = ()
+        self._remote: list[mcp_types.Tool] = []
+        self._generation = 0
+        self._emitters: dict[str, Callable[[Any], None]] = {}
+        self._logs: deque[ToolServerLog] = deque(maxlen=_KEPT_LOGS)
 
     @property
     def name(self) -> str:
@@ -172,8 +205,22 @@ class MCPServer:
     def closed(self) -> bool:
         return self._closed
 
-    def list_tools(self) -> Sequence[MCPTool]:
+    @property
+    def tools_generation(self) -> int:
+        """Changes whenever the tool list changes (a ``list_changed`` notification, a restart)."""
+        return self._generation
+
+    @property
+    def pid(self) -> int | None:
+        """The running server process's pid (its process group id), or None."""
+        conn = self._conn
+        return None if conn is None or not conn.alive else conn.transport.pid
+
+    def list_tools(self) -> Sequence[Tool]:
+        """The server's tools as last listed, with the resource and prompt tools (see the module docstring)."""
         return self._tools
+
+    # -- opening and closing -------------------------------------------------------------------------------
 
     @classmethod
     async def open_stdio(
@@ -184,33 +231,33 @@ class MCPServer:
         *,
         env: Mapping[str, str] | None = None,
         cwd: str | Path | None = None,
+        trust_annotations: bool = False,
+        sequential: bool = True,
+        init_timeout: float = 5.0,
+        call_timeout: float | None = None,
+        resource_tools: bool = True,
     ) -> MCPServer:
         """Start ``command args`` as a stdio MCP server, initialise the session and list its tools.
 
-        ``env`` is added to the SDK's default (minimal) environment. Call :meth:`aclose` from this same task.
-        Raises :class:`MCPServerError` when the process cannot be started or does not answer as an MCP server.
+        ``env`` is added to the SDK's default (minimal) environment. ``trust_annotations``: let the server's
+        ``readOnlyHint`` mark tools read-only for permissions. ``sequential``: run this server's calls that may
+        write one after another. ``init_timeout`` / ``call_timeout``: seconds (see the module docstring).
+        Raises :class:`MCPServerError` when the process cannot be started, does not answer as an MCP server, or
+        not within ``init_timeout``.
         """
-        if not name or "__" in name:
-            raise ValueError(f"MCP server name must be non-empty and contain no '__': {name!r}")
-        # Merged here: mcp 1.x replaces the default environment with ``env``, 2.x adds to it.
         full_env = {**get_default_environment(), **(env or {})}
-        params = StdioServerParameters(command=command, args=list(args), env=full_env, cwd=cwd)
-        stack = contextlib.AsyncExitStack()
-        try:
-            read, write = await stack.enter_async_context(stdio_client(params))
-            session = await stack.enter_async_context(ClientSession(read, write))
-            await session.initialize()
-            server = cls(name, session, stack)
-            server._tools = tuple(MCPTool(server, remote) for remote in await _list_all_tools(session))
-        except BaseException as exc:
-            # Not under a shield scope of ours: the stack's task groups must exit in their own scope nesting
-            # (the SDK shields the process shutdown itself).
-            await stack.aclose()
-            if isinstance(exc, Exception) and not isinstance(exc, MCPServerError):
-                raise MCPServerError(
-                    f"MCP server {name!r} ({command}): could not start: {type(exc).__name__}: {exc}"
-                ) from exc
-            raise
+        argv = list(args)
+        server = cls(
+            name,
+            lambda: StdioTransport(command, argv, env=full_env, cwd=cwd),
+            trust_annotations=trust_annotations,
+            sequential=sequential,
+            init_timeout=init_timeout,
+            call_timeout=call_timeout,
+            resource_tools=resource_tools,
+            where=f" ({command})",
+        )
+        await server._start()
         return server
 
     @classmethod
@@ -223,9 +270,25 @@ class MCPServer:
         *,
         env: Mapping[str, str] | None = None,
         cwd: str | Path | None = None,
+        trust_annotations: bool = False,
+        sequential: bool = True,
+        init_timeout: float = 5.0,
+        call_timeout: float | None = None,
+        resource_tools: bool = True,
     ) -> AsyncIterator[MCPServer]:
-        """``async with MCPServer.stdio(...) as server``: :meth:`open_stdio`, then :meth:`aclose` on exit."""
-        server = await cls.open_stdio(name, command, args, env=env, cwd=cwd)
+        """``async with MCPServer.stdio(...) as server``: :meth:`open_stdio` (same options), then :meth:`aclose`."""
+        server = await cls.open_stdio(
+            name,
+            command,
+            args,
+            env=env,
+            cwd=cwd,
+            trust_annotations=trust_annotations,
+            sequential=sequential,
+            init_timeout=init_timeout,
+            call_timeout=call_timeout,
+            resource_tools=resource_tools,
+        )
         try:
             yield server
         finally:
@@ -240,33 +303,287 @@ class MCPServer:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """End the session and stop the server process (idempotent). Call from the task that opened it."""
-        if self._closed:
-            return
+        """End the session and stop the server process and everything it started (idempotent; bounded)."""
         self._closed = True
-        await self._stack.aclose()  # the SDK shields the process shutdown; no scope of ours may wrap its groups
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await stop(conn)
 
-    async def call_tool(self, tool: str, arguments: Mapping[str, object]) -> str | ToolOutput:
-        """Call ``tool`` (its name on the server); text content joined, ``isError`` → an error output.
+    async def _start(self) -> Connection:
+        """Start the process and its session; wait until it is initialised and listed (or failed)."""
+        conn = Connection(self._make_transport())
+        conn.task = asyncio.get_running_loop().create_task(self._serve(conn), name=f"mcp server {self._name}")
+        try:
+            await asyncio.shield(conn.ready)
+        except BaseException as exc:
+            await stop(conn)
+            if isinstance(exc, Exception) and not isinstance(exc, MCPServerError):
+                raise MCPServerError(
+                    f"MCP server {self._name!r}{self._where}: could not start: {type(exc).__name__}: {exc}"
+                ) from exc
+            raise
+        if self._closed:  # closed while this (re)start ran: nothing may outlive aclose
+            await stop(conn)
+            raise MCPServerError(f"MCP server {self._name!r}: closed while starting")
+        self._conn = conn
+        return conn
 
-        Protocol and transport errors raise :class:`ToolFailure` naming the server and tool; cancellation
-        propagates.
+    async def _serve(self, conn: Connection) -> None:
+        """The connection's own task: enter the transport and session, initialise, wait for the end, exit.
+
+        A failure to start is handed to :meth:`_start` through ``conn.ready`` once the process is stopped."""
+        transport = conn.transport
+        failure: Exception | None = None
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                read, write = await stack.enter_async_context(transport)
+                session = ClientSession(
+                    Tap(read, self._seen, transport.lost.set),
+                    write,
+                    message_handler=self._on_message,
+                    logging_callback=self._on_log,
+                    **self._session_options,
+                )
+                await stack.enter_async_context(session)
+                try:
+                    with anyio.fail_after(self._init_timeout):
+                        init = await session.initialize()
+                        remote = await _list_all_tools(session)
+                        if self._resource_tools:
+                            conn.offers = await offers(session, init.capabilities)
+                except TimeoutError:
+                    failure = MCPServerError(
+                        f"MCP server {self._name!r}{self._where}: no answer to initialize within "
+                        f"{self._init_timeout} seconds (init_timeout)" + _stderr_note(transport)
+                    )
+                except Exception as exc:
+                    failure = exc
+                    if transport.lost.is_set():
+                        await transport.wait_exit(GRACE)
+                        failure = MCPServerError(f"MCP server {self._name!r}{self._where}: {transport.describe_exit()}")
+                        failure.__cause__ = exc
+                if failure is None:
+                    conn.session = session
+                    self._install(remote, conn)
+                    conn.ready.set_result(None)
+                    await first(conn.stop, transport.lost)
+        except Exception as exc:  # the program could not be started, or leaving the session failed
+            failure = failure or exc
+        except BaseException:
+            if not conn.ready.done():
+                conn.ready.cancel()
+            raise
+        finally:
+            conn.ended.set()
+        if not conn.ready.done():
+            conn.ready.set_exception(failure or MCPServerError(f"MCP server {self._name!r}: ended while starting"))
+        elif failure is not None:
+            logger.warning(
+                "MCP server %r: the connection ended with %s: %s", self._name, type(failure).__name__, failure
+            )
+
+    async def _connection(self, where: str) -> Connection:
+        """The live connection; a server that died is started again here (once for parallel callers)."""
+        conn = self._conn
+        if conn is not None and conn.alive:
+            return conn
+        async with self._starting:
+            if self._closed:
+                raise ToolFailure(f"{where}: the server is closed")
+            conn = self._conn
+            if conn is not None and conn.alive:
+                return conn
+            if conn is not None:
+                self._conn = None
+                await stop(conn)
+            try:
+                return await self._start()
+            except MCPServerError as exc:
+                raise ToolFailure(f"{where}: the server died and could not be restarted: {exc}") from exc
+
+    # -- the tool list -----------------------------------------------------------------------------------
+
+    def _install(self, remote: list[mcp_types.Tool], conn: Connection) -> None:
+        unique: dict[str, Tool] = {}
+        for listed in [MCPTool(self, r) for r in remote]:
+            # Two remote names may give one hookloop name ("a.b", "a_b"): the first listed keeps it.
+            unique.setdefault(listed.meta.name, listed)
+        if self._resource_tools:
+            for extra in extra_tools(self, conn.offers):
+                unique.setdefault(extra.meta.name, extra)  # a server tool of the same name wins
+        tools = list(unique.values())
+        changed = [t.model_dump() for t in remote] != [t.model_dump() for t in self._remote]
+        if changed or not self._tools:
+            self._remote, self._tools = remote, tuple(tools)
+            self._generation += 1
+
+    def _seen(self, item: object) -> None:
+        message = getattr(item, "message", None)
+        if getattr(message, "method", None) == _LIST_CHANGED:
+            self._stale = True
+
+    async def _refresh(self) -> None:
+        """List the tools again after ``list_changed`` (once for many notifications); a failure keeps the old."""
+        async with self._refreshing:
+            conn = self._conn
+            if not self._stale or conn is None or not conn.alive:
+                return
+            self._stale = False
+            assert conn.session is not None
+            try:
+                with anyio.fail_after(self._init_timeout):
+                    remote = await _list_all_tools(conn.session)
+            except Exception as exc:
+                logger.warning("MCP server %r: listing the tools again failed: %s", self._name, exc)
+                return
+            self._install(remote, conn)
+
+    # -- notifications -----------------------------------------------------------------------------------
+
+    async def _on_message(self, message: object) -> None:
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            self._stale = True
+            await self._refresh()
+
+    async def _on_log(self, params: mcp_types.LoggingMessageNotificationParams) -> None:
+        event = ToolServerLog(
+            server=f"mcp__{self._name}",
+            level=str(params.level),
+            data=_json_value(params.data),
+            logger=params.logger,
+        )
+        if not self._emitters:
+            self._logs.append(event)
+        for emit in tuple(self._emitters.values()):
+            emit(event)
+
+    # -- calls -------------------------------------------------------------------------------------------
+
+    async def call_tool(
+        self, tool: str, arguments: Mapping[str, object], *, ctx: ToolContext | None = None
+    ) -> str | ToolOutput:
+        """Call ``tool`` (its name on the server): all-text content joined; with images, audio or resources, a
+        :class:`ToolOutput` whose ``parts`` carry them (see :func:`hookloop.tools._mcp_content.to_parts`) and
+        whose ``content`` is the text rendering; ``isError`` → an error output.
+
+        ``ctx`` (the Worker's, for a tool call) carries the timeline: the call's progress and the server's log
+        messages go there. Protocol and transport errors, a crash of the server and ``call_timeout`` raise
+        :class:`ToolFailure` naming the server and tool; cancellation propagates.
         """
         where = f"MCP server {self._name!r}, tool {tool!r}"
+        result = await self.request(
+            where, lambda s, progress: s.call_tool(tool, thaw_object(arguments), progress_callback=progress), ctx
+        )
+        text = render(result.content)
+        if self._stale or self._refreshing.locked():
+            await self._refresh()  # the answer came after a list_changed: the next model request sees it
+        is_error = bool(field(result, "is_error", "isError", False))
+        parts = to_parts(result.content)
+        if is_error and not text:
+            text = f"{where}: failed without a message"
+        if parts:
+            return ToolOutput(content=text, is_error=is_error, parts=parts)
+        return ToolOutput(content=text, is_error=True) if is_error else text
+
+    async def request(self, where: str, send: Callable[[ClientSession, Any], Any], ctx: ToolContext | None) -> Any:
+        """Internal: one request on the live session (started again if it died), with the rules above."""
         if self._closed:
             raise ToolFailure(f"{where}: the server is closed")
+        conn = await self._connection(where)
+        assert conn.session is not None
+        emit = None if ctx is None else ctx.emit
+        progress = None
+        if emit is not None and ctx is not None:
+            key = ctx.call_id
+            self._emitters[key] = emit
+            while self._logs:
+                emit(self._logs.popleft())
+            progress = _progress(emit, ctx)
         try:
-            result = await self._session.call_tool(tool, thaw_object(arguments))
+            if self._call_timeout is None:
+                return await send(conn.session, progress)
+            with anyio.fail_after(self._call_timeout):
+                return await send(conn.session, progress)
+        except TimeoutError:
+            raise ToolFailure(f"{where}: no answer within {self._call_timeout} seconds (call_timeout)") from None
         except Exception as exc:
+            if conn.transport.lost.is_set() or conn.ended.is_set():
+                await conn.transport.wait_exit(GRACE)
+                raise ToolFailure(
+                    f"MCP server {self._name!r} {conn.transport.describe_exit()} (during tool call: {where}); "
+                    "the next call starts it again"
+                ) from exc
             raise ToolFailure(f"{where}: {type(exc).__name__}: {exc}") from exc
-        text = "\n".join(_summarise(block) for block in result.content)
-        if _field(result, "is_error", "isError", False):
-            return ToolOutput(content=text or f"{where}: failed without a message", is_error=True)
-        return text
+        finally:
+            if emit is not None and ctx is not None:
+                self._emitters.pop(ctx.call_id, None)
+
+    # -- resources and prompts ---------------------------------------------------------------------------
+
+    async def list_resources(self) -> list[mcp_types.Resource]:
+        """Every resource the server lists (all pages)."""
+        return await _all_pages(self, "resources/list", "resources", lambda s, p: s.list_resources(params=p))
+
+    async def list_resource_templates(self) -> list[mcp_types.ResourceTemplate]:
+        """Every resource template the server lists (all pages)."""
+        return await _all_pages(
+            self, "resources/templates/list", "resource_templates", lambda s, p: s.list_resource_templates(params=p)
+        )
+
+    async def read_resource(self, uri: str, *, ctx: ToolContext | None = None) -> mcp_types.ReadResourceResult:
+        """The contents of the resource at ``uri`` (text and/or base64 blobs)."""
+        where = f"MCP server {self._name!r}, resource {uri!r}"
+        result: mcp_types.ReadResourceResult = await self.request(where, lambda s, _: s.read_resource(uri), ctx)
+        return result
+
+    async def list_prompts(self) -> list[mcp_types.Prompt]:
+        """Every prompt the server lists (all pages)."""
+        return await _all_pages(self, "prompts/list", "prompts", lambda s, p: s.list_prompts(params=p))
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, *, ctx: ToolContext | None = None
+    ) -> mcp_types.GetPromptResult:
+        """The prompt ``name`` filled in with ``arguments`` (its messages)."""
+        where = f"MCP server {self._name!r}, prompt {name!r}"
+        args = dict(arguments or {})
+        result: mcp_types.GetPromptResult = await self.request(where, lambda s, _: s.get_prompt(name, args), ctx)
+        return result
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{len(self._tools)} tools"
         return f"<MCPServer {self._name!r} ({state})>"
+
+
+def _progress(emit: Callable[[Any], None], ctx: ToolContext) -> Callable[[float, float | None, str | None], Any]:
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        emit(ToolProgress(call_id=ctx.call_id, tool_name=ctx.tool_name, progress=value, total=total, message=message))
+
+    return progress
+
+
+def _json_value(value: object) -> JSONValue:
+    try:
+        return thaw(value)
+    except TypeError:
+        return repr(value)
+
+
+def _stderr_note(transport: Transport) -> str:
+    tail = transport.stderr_tail()
+    return f"; stderr: {tail[-1000:]}" if tail else ""
+
+
+async def _all_pages(server: MCPServer, method: str, attr: str, send: Callable[[ClientSession, Any], Any]) -> list[Any]:
+    where = f"MCP server {server.name!r}, {method}"
+    items: list[Any] = []
+    cursor: str | None = None
+    while True:
+        params = None if cursor is None else mcp_types.PaginatedRequestParams(cursor=cursor)
+        page = await server.request(where, lambda s, _, p=params: send(s, p), None)  # type: ignore[misc]
+        items.extend(getattr(page, attr))
+        cursor = field(page, "next_cursor", "nextCursor")
+        if not cursor:
+            return items
 
 
 async def _list_all_tools(session: ClientSession) -> list[mcp_types.Tool]:
@@ -274,7 +591,7 @@ async def _list_all_tools(session: ClientSession) -> list[mcp_types.Tool]:
     page = await session.list_tools()
     while True:
         tools.extend(page.tools)
-        cursor = _field(page, "next_cursor", "nextCursor")
+        cursor = field(page, "next_cursor", "nextCursor")
         if not cursor:
             return tools
         page = await session.list_tools(params=mcp_types.PaginatedRequestParams(cursor=cursor))

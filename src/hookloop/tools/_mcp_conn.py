@@ -1,0 +1,157 @@
+"""The connection of an :class:`hookloop.tools.mcp.MCPServer`: one server process (or remote session) and its
+MCP session, served by a task of its own so that the server may be opened, used and closed from any task."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from types import TracebackType
+from typing import Any, Protocol
+
+import anyio
+from mcp import ClientSession
+
+__all__ = ["Connection", "ContextTransport", "Tap", "Transport", "first", "stop"]
+
+
+class Transport(Protocol):
+    """What a connection needs of a transport (:class:`hookloop.tools._mcp_stdio.StdioTransport` is one).
+
+    ``async with transport as (read, write)`` gives the MCP SDK's stream pair; ``lost`` is set when the server
+    can no longer answer (its process exited, its stream closed); :meth:`describe_exit` says why, once
+    :meth:`wait_exit` had a chance to learn the exit status; ``pid`` is the local process, if any."""
+
+    lost: asyncio.Event
+
+    @property
+    def pid(self) -> int | None: ...
+
+    def describe_exit(self) -> str: ...
+
+    def stderr_tail(self) -> str: ...
+
+    async def wait_exit(self, seconds: float) -> None: ...
+
+    async def __aenter__(self) -> tuple[Any, Any]: ...
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
+
+
+class ContextTransport:
+    """A :class:`Transport` over any MCP SDK transport context manager (``streamable_http_client(...)``,
+    ``sse_client(...)``, ``stdio_client(...)``): ``connect()`` is entered anew for each (re)start. There is no
+    local process to report on: a lost connection is described as ``closed the connection`` (``where`` says
+    whose, e.g. the URL). ``lost`` is set by the session's :class:`Tap` when the stream ends."""
+
+    def __init__(self, connect: Callable[[], AbstractAsyncContextManager[tuple[Any, Any]]], where: str = "") -> None:
+        self._connect = connect
+        self._where = where
+        self._cm: AbstractAsyncContextManager[tuple[Any, Any]] | None = None
+        self.lost = asyncio.Event()
+
+    @property
+    def pid(self) -> int | None:
+        return None
+
+    def describe_exit(self) -> str:
+        return f"closed the connection{f' ({self._where})' if self._where else ''}"
+
+    def stderr_tail(self) -> str:
+        return ""
+
+    async def wait_exit(self, seconds: float) -> None:
+        return None
+
+    async def __aenter__(self) -> tuple[Any, Any]:
+        self._cm = self._connect()
+        return await self._cm.__aenter__()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        assert self._cm is not None
+        await self._cm.__aexit__(exc_type, exc, tb)
+
+
+class Tap:
+    """The session's read stream, looked at in order: a tool list change is known before the answer after it,
+    and the end of the stream (``ended`` is called) marks the transport lost whatever the transport is."""
+
+    __slots__ = ("_ended", "_inner", "_seen")
+
+    def __init__(self, inner: Any, seen: Callable[[object], None], ended: Callable[[], None]) -> None:
+        self._inner, self._seen, self._ended = inner, seen, ended
+
+    async def receive(self) -> Any:
+        try:
+            item = await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._ended()
+            raise
+        self._seen(item)
+        return item
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> Tap:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> Tap:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class Connection:
+    """One running server process and its session, served by its own task (``MCPServer._serve``)."""
+
+    __slots__ = ("ended", "offers", "ready", "session", "stop", "task", "transport")
+
+    def __init__(self, transport: Transport) -> None:
+        self.transport = transport
+        self.session: ClientSession | None = None
+        self.offers: frozenset[str] = frozenset()  # "resources", "prompts": see _mcp_extra.offers
+        self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.stop = asyncio.Event()
+        self.ended = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+
+    @property
+    def alive(self) -> bool:
+        return self.session is not None and not self.ended.is_set() and not self.transport.lost.is_set()
+
+
+async def first(*events: asyncio.Event) -> None:
+    """Wait until one of ``events`` is set."""
+    waiters = [asyncio.ensure_future(e.wait()) for e in events]
+    try:
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
+
+
+async def stop(conn: Connection) -> None:
+    """Let the connection's task leave its session and transport (the process is stopped there): shielded
+    from the caller's cancellation, and bounded (the transport bounds every wait)."""
+    conn.stop.set()
+    task = conn.task
+    if task is None:
+        return
+    if not conn.ready.done():
+        task.cancel()  # still starting: nothing waits for ``stop`` yet
+    with anyio.CancelScope(shield=True):
+        await asyncio.wait([task])
+    if not task.cancelled():
+        task.exception()  # retrieved: it was reported through ``ready`` or logged
