@@ -4,6 +4,7 @@ in call order, and record exactly one result per call — whatever happens."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping, Sequence
 from time import perf_counter
 from typing import Any
@@ -47,7 +48,7 @@ from hookloop.interceptors._base import (
 from hookloop.items import ContentPart, Item, TextPart, ToolCall, ToolResult, adopt_parts
 from hookloop.outcome import Outcome, Paused
 from hookloop.timeline import HookDecision, ToolEnded, ToolStarted
-from hookloop.tools._base import Tool, ToolContext, ToolFailure, ToolInputError, render_output
+from hookloop.tools._base import Tool, ToolContext, ToolFailure, ToolInputError, ToolOutput, render_output
 
 __all__: list[str] = []
 
@@ -66,6 +67,7 @@ class _Call:
         "result",
         "seconds",
         "state",
+        "structured",
         "tool",
         "validated",
     )
@@ -83,6 +85,7 @@ class _Call:
         self.denied = False
         self.input_edited_by: str | None = None
         self.seconds = 0.0
+        self.structured: FrozenDict | None = None
 
     def fail(self, message: str, **meta: object) -> None:
         self.state = "done"
@@ -369,6 +372,8 @@ class _ToolBatch(_RunBase):
                 async with asyncio.timeout(w.tool_timeout):
                     value = await tool.execute(c.validated, ctx)
             content, is_error, parts = render_output(value)
+            if isinstance(value, ToolOutput) and value.structured is not None:
+                c.structured = _structured(value.structured)
         except ToolFailure as exc:
             content = str(exc)
         except TimeoutError:
@@ -438,6 +443,7 @@ class _ToolBatch(_RunBase):
                 content=content,
                 is_error=is_error,
                 seconds=c.seconds,
+                structured=c.structured if content == result.content else None,
             )
             edits: list[tuple[Handler, Any]] = []
             decided = await self.hooks(POST_TOOL_CALL, info, edits, result.call_id)
@@ -569,6 +575,16 @@ class _ToolBatch(_RunBase):
             await self._notify_pause(outcome)
             return outcome
         return await self._run_tool_batch(calls, planned=True)
+
+
+def _structured(value: Mapping[str, object]) -> FrozenDict | None:
+    """A tool's structured result, frozen; one that is not JSON is dropped with a warning (never an error: the
+    model-facing result is what counts)."""
+    try:
+        return freeze_object(value)
+    except (TypeError, ValueError) as exc:
+        logging.getLogger("hookloop").warning("a tool's structured result is not JSON and is left out: %s", exc)
+        return None
 
 
 def _rebuild(

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 
 __all__: list[str] = []
 
+PROTOCOL_CONTEXT_SOURCE = "command hooks"
+"""The hook ``source`` whose context is capped and wrapped by its own wire protocol (command hooks)."""
+
 
 def cap_text(text: str, cap: int, what: str) -> str:
     """Cap ``text`` at ``cap`` characters, marking the cut (never silent)."""
@@ -123,7 +126,13 @@ class _RunBase:
         return await run_chain(event, self.w.hooks.chains[event.index], inp, edits, self._observer(call_id))
 
     def _context_block(self, handler: Handler, event: HookEvent[Any, Any], text: str) -> str:
-        """Hook-added context as the model sees it: capped (the cut marked) and tagged with its origin."""
+        """Hook-added context as the model sees it: capped (the cut marked) and tagged with its origin.
+
+        Command hooks (``source == PROTOCOL_CONTEXT_SOURCE``) deliver their context already capped and wrapped
+        by their protocol's rules (Claude Code 10 000 characters per hook, Cline 50 000 in Cline's block): it
+        is taken as it is, so there is one cap and one wrapper."""
+        if handler.source == PROTOCOL_CONTEXT_SOURCE:
+            return text
         body = cap_text(text, self.w.context_cap, "additional context from a hook")
         return f'<hook-context hook="{handler.name}" event="{event.name}">\n{body}\n</hook-context>'
 

@@ -11,9 +11,11 @@ import logging
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Literal
 
-from hookloop._frozen import thaw_object
+from hookloop._frozen import JSONValue, freeze_object, thaw_object
+from hookloop._run_base import PROTOCOL_CONTEXT_SOURCE
 from hookloop.checkpoint import Approve, PendingCall, Reject, ResumeDecision
 from hookloop.hooks.events import (
     NOTIFICATION,
@@ -65,15 +67,18 @@ from hookloop.items import Message
 from . import payloads as wire_in
 from ._firing import HOOK_NAME, CommandHookCancelled, Fired
 from ._watch import WatchedEvents
+from .cline_tools import ClineMappingError, from_cline
 from .model import HookSource, PromptHandler
-from .translate import DecisionKind
+from .session_permissions import apply_updates
+from .translate import CommandDecision, DecisionKind, merge_decisions
 
 __all__ = ["EventHooks"]
 
 _log = logging.getLogger("hookloop.command_hooks.bridge")
-_SOURCE = "command hooks"
+_SOURCE = PROTOCOL_CONTEXT_SOURCE  # the Worker takes this source's context as it is: see context_blocks
 _CONTINUE = Continue()
 _FINISH = Finish()
+_FINISH_STOPPED = Finish()  # a Stop hook said continue: false: no asyncRewake message wakes the model either
 
 
 class EventHooks(WatchedEvents):
@@ -104,7 +109,7 @@ class EventHooks(WatchedEvents):
             add(POST_TOOL_BATCH, self.post_tool_batch, name=HOOK_NAME, source=_SOURCE)
         if self.has("PermissionDenied"):
             w.denial_observers.append(self.permission_denied)
-        if self.has("Stop"):
+        if self.has("Stop") or self.any_rewake:
             add(ON_TURN_END, self.turn_end, name=HOOK_NAME, source=_SOURCE)
         if self.has("StopFailure"):
             add(ON_ABORT, self.abort, name=HOOK_NAME, source=_SOURCE)
@@ -117,8 +122,6 @@ class EventHooks(WatchedEvents):
         if self.has("PermissionRequest"):
             w.approvers.append(PermissionRequestApprover(self))
         add(SESSION_END, self.session_end, name=HOOK_NAME, source=_SOURCE)
-        if w.transcript_path is None:
-            _log.info('command hooks: the Worker keeps no transcript; hooks receive transcript_path ""')
 
     # -- events ---------------------------------------------------------------------------------------------
 
@@ -144,7 +147,7 @@ class EventHooks(WatchedEvents):
         if merged.kind == "stop":
             raise _cancelled(fired, "SessionStart" if info.source == "startup" else cline)
         if merged.additional_context:
-            return Continue(additional_context="\n\n".join(merged.additional_context))
+            return Continue(additional_context="\n\n".join(context_blocks(fired, "SessionStart")))
         return None
 
     async def prompt_submit(self, info: PromptSubmitInfo) -> PromptSubmitResult:
@@ -165,7 +168,7 @@ class EventHooks(WatchedEvents):
         if merged.kind == "block":
             return Cancel(merged.reason or "blocked by a UserPromptSubmit hook")
         if merged.additional_context:
-            return Continue(additional_context="\n\n".join(merged.additional_context))
+            return Continue(additional_context="\n\n".join(context_blocks(fired, "UserPromptSubmit")))
         return _CONTINUE
 
     async def pre_tool_call(self, info: PreToolCallInfo) -> PreToolCallResult:
@@ -181,6 +184,11 @@ class EventHooks(WatchedEvents):
             session_id=info.session_id,
             call_id=info.call_id,
         )
+        if any(
+            h.protocol == "cline" and d.updated_input is not None
+            for h, d in zip(fired.hooks, fired.decisions, strict=True)
+        ):
+            fired = self.cline_rewrites(fired, info.tool_name, tool_input)
         merged = fired.merged
         contexts = list(merged.additional_context)
         kind = merged.kind
@@ -195,7 +203,7 @@ class EventHooks(WatchedEvents):
                 self.turn_ended = fired.ends_turn
             return Deny("\n\n".join([merged.reason or "denied by a PreToolUse hook", *contexts]))
         if contexts:
-            self.pending_context[info.call_id] = contexts
+            self.pending_context[info.call_id] = context_blocks(fired, "PreToolUse")
         if kind == "defer":
             return Pause(merged.reason or "deferred by a PreToolUse hook")
         if kind == "ask":
@@ -206,6 +214,22 @@ class EventHooks(WatchedEvents):
         if merged.updated_input is not None:
             return Continue(updated_input=merged.updated_input)
         return _CONTINUE
+
+    def cline_rewrites(self, fired: Fired, tool_name: str, tool_input: dict[str, JSONValue]) -> Fired:
+        """Cline hooks' ``overrideInput`` (Cline parameters) mapped back to the tool's input; one that cannot be
+        mapped denies the call (never run an input the hook did not approve)."""
+        decisions: list[CommandDecision] = []
+        for hook, decision in zip(fired.hooks, fired.decisions, strict=True):
+            if hook.protocol == "cline" and decision.updated_input is not None:
+                try:
+                    mapped = from_cline(tool_name, tool_input, thaw_object(decision.updated_input), self.cwd)
+                    decision = replace(decision, updated_input=freeze_object(mapped))
+                except ClineMappingError as exc:
+                    reason = f"the PreToolUse hook {hook.name} rewrote the input in a way hookloop cannot map: {exc}"
+                    _log.warning("command hooks: %s", reason)
+                    decision = replace(decision, kind="deny", reason=reason, updated_input=None)
+            decisions.append(decision)
+        return replace(fired, decisions=tuple(decisions), merged=merge_decisions(decisions))
 
     async def post_tool_call(self, info: PostToolCallInfo) -> PostToolCallResult:
         """PostToolUse / PostToolUseFailure, then what the call changed: CwdChanged, FileChanged, ConfigChange."""
@@ -227,8 +251,10 @@ class EventHooks(WatchedEvents):
                     facts, info.tool_name, tool_input, info.call_id, info.content, duration_ms=millis
                 )
             else:
+                structured = None if info.structured is None else thaw_object(info.structured)
+                response = wire_in.tool_response_of(info.tool_name, info.content, structured)
                 payload = wire_in.post_tool_use_input(
-                    facts, info.tool_name, tool_input, info.content, info.call_id, duration_ms=millis
+                    facts, info.tool_name, tool_input, response, info.call_id, duration_ms=millis
                 )
             fired = await self.fire(
                 hooks,
@@ -249,17 +275,19 @@ class EventHooks(WatchedEvents):
                 return Stop(merged.stop_reason or f"stopped by a {claude} hook")
             if fired.ends_turn:
                 return Stop(fired.ends_turn)
-            if merged.kind == "block" and merged.reason:
-                texts.append(merged.reason)
-            texts.extend(merged.additional_context)
-            replacement = merged.replace_output
+            texts.extend(context_blocks(fired, claude, block_reasons=merged.kind == "block"))
+            replacement: object = merged.replace_output
             if replacement is not None and not isinstance(replacement, str):
-                _log.warning(
-                    "command hooks: updatedToolOutput for %s ignored: hookloop tool output is a string", info.call_id
-                )
-                replacement = None
+                replacement = wire_in.replacement_text(info.tool_name, replacement)
+                if replacement is None:
+                    _log.warning(
+                        "command hooks: updatedToolOutput for %s ignored: it does not match %s's output shape",
+                        info.call_id,
+                        info.tool_name,
+                    )
             if replacement is not None or texts:
-                return Continue(additional_context="\n\n".join(texts) or None, replace_output=replacement)
+                text = replacement if isinstance(replacement, str) else None
+                return Continue(additional_context="\n\n".join(texts) or None, replace_output=text)
         elif texts:
             return Continue(additional_context="\n\n".join(texts))
         return _CONTINUE
@@ -275,14 +303,26 @@ class EventHooks(WatchedEvents):
             return _CONTINUE
         calls = [(c.tool_name, thaw_object(c.arguments), c.call_id, c.content) for c in info.calls]
         payload = wire_in.post_tool_batch_input(self.claude_facts(info.session_id), calls)
-        merged = (await self.fire(hooks, payload, None, session_id=info.session_id)).merged
+        fired = await self.fire(hooks, payload, None, session_id=info.session_id)
+        merged = fired.merged
         if merged.kind in ("block", "stop") or not merged.continue_:
             return Stop(merged.reason or merged.stop_reason or "stopped by a PostToolBatch hook")
         if merged.additional_context:
-            return Continue(additional_context="\n\n".join(merged.additional_context))
+            return Continue(additional_context="\n\n".join(context_blocks(fired, "PostToolBatch")))
         return _CONTINUE
 
     async def turn_end(self, info: TurnEndInfo) -> OnTurnEndResult:
+        """Stop hooks; then asyncRewake handlers still running are waited for, and their exit-2 messages wake
+        the model (:mod:`hookloop.command_hooks.rewake`)."""
+        stopped = await self.stop_hooks(info)
+        if isinstance(stopped, ContinueWithMessages) or not self.any_rewake:
+            return stopped
+        if stopped is _FINISH_STOPPED:
+            return _FINISH
+        woken = await self.rewake.wake(self.rewake_wait)
+        return ContinueWithMessages(woken) if woken else stopped
+
+    async def stop_hooks(self, info: TurnEndInfo) -> OnTurnEndResult:
         hooks = self.select("Stop")
         if not hooks:
             return _FINISH
@@ -292,7 +332,7 @@ class EventHooks(WatchedEvents):
         )
         merged = (await self.fire(hooks, payload, None, session_id=info.session_id)).merged
         if merged.kind == "stop":
-            return _FINISH
+            return _FINISH_STOPPED
         texts: list[str] = []
         if merged.kind == "block":
             texts.append(f"Stop hook feedback:\n{merged.reason or 'keep going'}")
@@ -374,8 +414,10 @@ class EventHooks(WatchedEvents):
                     session_id=info.session_id,
                 )
         finally:
+            self.transcript.current()  # the run's last items, for background hooks and for whoever reads it next
             try:
                 await self.drain(deadline)
+                self.rewake.close_run()  # wake-up messages not delivered: the next run starts with them
             finally:
                 if info.reason != "paused":  # a paused call's PreToolUse context is delivered when it resumes
                     self.pending_context.clear()
@@ -404,14 +446,32 @@ class PermissionRequestApprover:
         if merged.kind == "deny":
             return Reject(merged.reason or "denied by a PermissionRequest hook")
         if merged.kind == "allow":
-            if merged.updated_permissions:
-                _log.warning(
-                    "command hooks: PermissionRequest updatedPermissions for %s are not applied (hookloop keeps "
-                    "session rules through AllowAlways only)",
-                    pending.call_id,
-                )
+            for hook, decision in zip(fired.hooks, fired.decisions, strict=True):
+                if decision.kind == "allow" and decision.updated_permissions:
+                    apply_updates(inst.worker.permissions, decision.updated_permissions, hook=hook.name)
             return Approve(updated_input=merged.updated_input)
         return None
+
+
+def context_blocks(fired: Fired, event: str, *, block_reasons: bool = False) -> list[str]:
+    """The model-visible context of one firing, one block per hook and entry, in configuration order: a Claude
+    hook's text (already capped at Claude Code's 10 000 characters) in hookloop's ``<hook-context>`` tag, named
+    ``command hooks`` and the event (a configured command line may hold secrets: the model never sees it); a
+    Cline hook's ``<hook_context>`` block (capped at Cline's 50 000) as it is. The Worker adds no cap or wrapper
+    of its own (:data:`~hookloop._run_base.PROTOCOL_CONTEXT_SOURCE`), so one hook's long context never cuts
+    another's. ``block_reasons``: a PostToolUse ``decision: block`` reason is shown to the model too, before
+    that hook's context."""
+    blocks: list[str] = []
+    for hook, decision in zip(fired.hooks, fired.decisions, strict=True):
+        texts = list(decision.additional_context)
+        if block_reasons and decision.kind == "block" and decision.reason:
+            texts.insert(0, decision.reason)
+        for text in texts:
+            if hook.protocol == "cline" and text in decision.additional_context:
+                blocks.append(text)
+            else:
+                blocks.append(f'<hook-context hook="{HOOK_NAME}" event="{event}">\n{text}\n</hook-context>')
+    return blocks
 
 
 def _labelled_reasons(fired: Fired, kind: DecisionKind) -> str:

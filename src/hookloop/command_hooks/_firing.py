@@ -26,7 +26,9 @@ from .config import HookConfig, dedupe
 from .environment import ENV_FILE_EVENTS, SessionEnvFiles
 from .matchers import matcher_matches
 from .model import TOOL_EVENTS, CommandHandler, ConfiguredHook, HookOutcome, McpToolHandler, PromptHandler
+from .rewake import Rewake, rewake_text
 from .runner import RunnerOptions, StreamName, run_all
+from .transcript import TranscriptKeeper
 from .translate import CommandDecision, DecisionKind, merge_decisions, translate_outcome
 
 if TYPE_CHECKING:
@@ -87,7 +89,8 @@ class Fired:
     decisions: tuple[CommandDecision, ...]
     merged: CommandDecision
     outcomes: tuple[HookOutcome, ...] = ()
-    """What each handler did (its stdout, for fields only some events read: ``retry``, ``watchPaths``)."""
+    """The runner's outcomes, in the same order (empty when nothing ran): each handler's stdout, for fields only
+    some events read (``retry``, ``watchPaths``)."""
     ends_turn: str | None = None
     """A prompt/agent handler answered "not ok" where that ends the turn (PreToolUse, PostToolUse without
     ``continueOnBlock``): its reason."""
@@ -108,8 +111,11 @@ class Firing:
         project_dir: str,
         options: RunnerOptions,
         background_grace: float,
+        transcript_dir: str | os.PathLike[str] | None = None,
+        rewake_wait: float | None = None,
     ) -> None:
         self.config = config
+        self.rewake_wait = rewake_wait
         self.worker = worker
         self.options = options
         self.project_dir = project_dir
@@ -135,6 +141,9 @@ class Firing:
         self.version = _version()
         self.user_id = _user_id()
         self.env_files: SessionEnvFiles | None = options.session_env_files
+        self.transcript = TranscriptKeeper(worker, transcript_dir, cwd=self.cwd, version=self.version)
+        self.any_rewake = any(_rewakes(hook) for hook in config.hooks)
+        self.rewake = Rewake(HOOK_NAME, lambda text, source: worker.notify(text, source=source), lambda: worker.running)
 
     def has(self, claude: str | None = None, cline: str | None = None) -> bool:
         return claude in self.claude_events or cline in self.cline_events
@@ -216,8 +225,13 @@ class Firing:
         if self.any_async:
             blocking = tuple(h for h in hooks if not _runs_async(h))
             if len(blocking) != len(hooks):
-                detached = tuple(h for h in hooks if _runs_async(h))
-                self.spawn(self.run_async_handlers(detached, payload, cline_body, session_id, call_id))
+                detached = tuple(h for h in hooks if _runs_async(h) and not _rewakes(h))
+                if detached:
+                    self.spawn(self.run_async_handlers(detached, payload, cline_body, session_id, call_id))
+                waking = tuple(h for h in hooks if _rewakes(h))
+                if waking:
+                    task = self.spawn(self.run_async_handlers(waking, payload, cline_body, session_id, call_id))
+                    self.rewake.track(task)
             if not blocking:
                 return NOTHING
         return await self.run(
@@ -262,12 +276,13 @@ class Firing:
             raise
         self.report(hooks, outcomes, decisions, call_id)
         merged = merge_decisions(decisions)
+        fired_outcomes = tuple(outcomes)
         if len(decisions) > 1:
             own = {e for d in decisions for e in d.errors}
             for error in merged.errors:
                 if error not in own:
                     _log.warning("command hooks on %s: %s", hooks[0].event, error)
-        return Fired(hooks, decisions, merged, outcomes, ends_turn)
+        return Fired(hooks, decisions, merged, fired_outcomes, ends_turn)
 
     async def run_mixed(
         self,
@@ -342,15 +357,18 @@ class Firing:
         session_id: str,
         call_id: str | None,
     ) -> None:
-        """``async``/``asyncRewake`` handlers: they decide nothing; their context (and, for asyncRewake, an
-        exit-2 reason) reaches the model on its next request through ``worker.notify``."""
+        """``async``/``asyncRewake`` handlers: they decide nothing; their context reaches the model on its next
+        request through ``worker.notify``; an asyncRewake handler's exit 2 wakes the model
+        (:mod:`hookloop.command_hooks.rewake`)."""
         fired = await self.run(hooks, payload, cline_body, session_id=session_id, call_id=call_id, background=True)
-        for hook, decision in zip(fired.hooks, fired.decisions, strict=True):
-            texts = list(decision.additional_context)
-            handler = hook.handler
-            if isinstance(handler, CommandHandler) and handler.async_rewake and decision.kind in ("block", "deny"):
-                texts.insert(0, decision.reason or "")
-            for text in filter(None, texts):
+        for hook, decision, outcome in zip(fired.hooks, fired.decisions, fired.outcomes, strict=True):
+            if _rewakes(hook) and outcome.ok:
+                prefix = hook.handler.rewake_message if isinstance(hook.handler, CommandHandler) else None
+                message = rewake_text(outcome.exit_code, outcome.stdout_text, outcome.stderr_text, prefix=prefix)
+                if message is not None:
+                    self.rewake.add(hook.name, message)
+                    continue
+            for text in filter(None, decision.additional_context):
                 self.worker.notify(text, source=f"async {hook.event} hook {hook.name}")
 
     def line_streamer(self) -> Callable[[ConfiguredHook, StreamName, str], None] | None:
@@ -419,11 +437,12 @@ class Firing:
 
     # -- background tasks ---------------------------------------------------------------------------------
 
-    def spawn(self, work: Coroutine[Any, Any, object]) -> None:
+    def spawn(self, work: Coroutine[Any, Any, object]) -> asyncio.Task[Any]:
         """Start fire-and-forget work in a task this installation owns (drained at session_end)."""
         task = asyncio.get_running_loop().create_task(work)
         self.background.add(task)
         task.add_done_callback(self._finished)
+        return task
 
     def _finished(self, task: asyncio.Task[Any]) -> None:
         self.background.discard(task)
@@ -447,10 +466,10 @@ class Firing:
     # -- payload facts ------------------------------------------------------------------------------------------
 
     def claude_facts(self, session_id: str) -> wire_in.ClaudeFacts:
-        path = self.worker.transcript_path
+        """The common fields; ``transcript_path`` is the Claude Code–format transcript, brought up to date."""
         return wire_in.ClaudeFacts(
             session_id=session_id,
-            transcript_path=str(path.resolve()) if path is not None else "",
+            transcript_path=self.transcript.current(),
             cwd=self.cwd,
             permission_mode=wire_in.permission_mode_of(self.worker.permission_mode),
         )
@@ -464,7 +483,13 @@ class Firing:
             provider=self.worker.client.provider,
             model=self.worker.model,
             timestamp_ms=int(time.time() * 1000),
+            cwd=self.cwd,
         )
+
+
+def _rewakes(hook: ConfiguredHook) -> bool:
+    handler = hook.handler
+    return isinstance(handler, CommandHandler) and handler.async_rewake
 
 
 def _runs_async(hook: ConfiguredHook) -> bool:

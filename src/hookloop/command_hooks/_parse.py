@@ -31,6 +31,7 @@ _MODEL_HANDLER_TYPES = frozenset({"mcp_tool", "prompt", "agent"})
 _TYPE_NAMES = '"command", "http", "prompt", "agent" or "mcp_tool"'
 _COMMAND_FIELDS = frozenset(
     {"type", "command", "args", "timeout", "if", "failClosed", "async", "asyncRewake", "shell", "statusMessage"}
+    | {"rewakeMessage", "rewakeSummary"}  # asyncRewake's message prefix; the summary is display-only
 )
 _HTTP_FIELDS = frozenset({"type", "url", "headers", "allowedEnvVars", "timeout", "if", "failClosed", "statusMessage"})
 _GROUP_FIELDS = frozenset({"matcher", "hooks"})
@@ -245,6 +246,11 @@ class Parser:
         if common is None or run_async is None or rewake is None or not ok:
             return None
         timeout, condition, fail_closed, status = common
+        prefix = entry.get("rewakeMessage")
+        if prefix is not None and not (isinstance(prefix, str) and prefix):
+            got = _describe(prefix)
+            self.report("warning", child(path, "rewakeMessage"), f"expected a non-empty string, got {got}; ignored")
+            prefix = None
         assert isinstance(command, str)
         return CommandHandler(
             command=command,
@@ -254,6 +260,7 @@ class Parser:
             fail_closed=fail_closed,
             run_async=run_async,
             async_rewake=rewake,
+            rewake_message=prefix if isinstance(prefix, str) else None,
             shell=shell_kind,
             status_message=status,
         )

@@ -22,14 +22,17 @@ PreToolUse (both)                      pre_tool_call       deny → ``Deny``; as
                                                            false`` → ``Abort``; Cline ``cancel`` raises
                                                            :class:`CommandHookCancelled`; context is delivered
                                                            with the call's result (or the deny reason)
-PermissionRequest                      approver            allow → ``Approve``; deny → ``Reject``; deny with
-                                                           ``interrupt`` or a stop raises
-                                                           :class:`CommandHookCancelled`; no decision → ``None``
+PermissionRequest                      approver            allow → ``Approve``, its ``updatedPermissions``
+                                                           applied for the session (:mod:`.session_permissions`);
+                                                           deny → ``Reject``; deny with ``interrupt`` or a stop
+                                                           raises :class:`CommandHookCancelled`; no decision →
+                                                           ``None``
 PostToolUse / PostToolUseFailure;      post_tool_call      block reason and context → ``Continue(additional_
 Cline PostToolUse                      (by ``is_error``)   context)``; ``updatedToolOutput`` (a string) →
                                                            ``replace_output``; stop or Cline cancel → ``Stop``
 Stop                                   on_turn_end         block → ``ContinueWithMessages(reason)``; context
-                                                           also continues; stop → ``Finish``
+                                                           also continues; stop → ``Finish``; then asyncRewake
+                                                           exit-2 messages wake the model (:mod:`.rewake`)
 StopFailure                            on_abort            fire-and-forget, for provider errors only
 Notification (both)                    notification        fire-and-forget (never blocks the run)
 PreCompact (both)                      pre_compact         block → ``Cancel`` (no compaction); stop raises
@@ -54,11 +57,17 @@ batch (``stopped_by_hook``).
 A hookloop *run* (or resume) is a Claude Code session and a Cline task: SessionStart/TaskStart fire when it starts,
 SessionEnd/TaskComplete/TaskCancel when it ends, and Cline's ``taskId`` is the run id (a resume keeps it).
 
+What hooks receive: Claude Code's stdin (``transcript_path`` a Claude Code–format transcript,
+:mod:`.transcript`; PostToolUse ``tool_response`` each built-in tool's structured object), Cline's stdin with
+Cline's tool names and parameters (:mod:`.cline_tools`). Context reaches the model with one cap and one wrapper,
+the protocol's, per hook (:func:`~hookloop.command_hooks._events.context_blocks`).
+
 Fire-and-forget hooks (Notification, StopFailure, and handlers marked ``async``) run in tasks the installation
 owns; at session_end each run waits for them up to ``background_grace`` seconds, then cancels them, which kills
 their process groups — none outlives the run. ``async`` handlers never decide anything; their context reaches
-the model through ``worker.notify``. PostToolBatch maps to ``post_tool_batch``: block or ``continue: false``
-finishes the run before the next model request; context follows the batch's last result.
+the model through ``worker.notify``; an ``asyncRewake`` handler's exit 2 wakes the model at the turn end, or
+starts the next run (:mod:`hookloop.command_hooks.rewake`). PostToolBatch maps to ``post_tool_batch``: block or
+``continue: false`` finishes the run before the next model request; context follows the batch's last result.
 
 Observability: each handler's outcome becomes a :class:`~hookloop.timeline.HookDecision` (``event`` = the
 command-hook event, ``hook`` = the command, script path or URL, ``source`` = ``"<label>: <settings file>"``), a
@@ -111,6 +120,12 @@ class CommandHooks:
             the ones left unset.
         background_grace: seconds a run's end waits for fire-and-forget hooks still running before killing them.
         diagnostics: extra diagnostics to report with the configuration's own.
+        transcript_dir: where the Claude Code–format transcripts hooks receive as ``transcript_path`` are written
+            (``<session id>.jsonl``); default beside the Worker's own transcript, else a private temporary
+            folder (:class:`~hookloop.command_hooks.transcript.TranscriptKeeper`).
+        rewake_wait: at most how many seconds a turn end waits for ``asyncRewake`` handlers still running
+            (``None``, the default: as long as they run, each bounded by its own timeout); see
+            :mod:`hookloop.command_hooks.rewake`.
     """
 
     def __init__(
@@ -123,12 +138,16 @@ class CommandHooks:
         diagnostics: Sequence[Diagnostic] = (),
         settings_files: Sequence[HookSource] = (),
         hookloop_home: Path | None = None,
+        transcript_dir: str | os.PathLike[str] | None = None,
+        rewake_wait: float | None = None,
     ) -> None:
         opts = runner_options(config, options, hookloop_home=hookloop_home)
         self.config = config
         self.project_dir = str(Path(project_dir).resolve())
         self.options = opts
         self.background_grace = background_grace
+        self.transcript_dir = transcript_dir
+        self.rewake_wait = rewake_wait
         self._diagnostics = (*config.diagnostics, *diagnostics)
         self._reported = False
         self._installed: weakref.WeakSet[Worker] = weakref.WeakSet()
@@ -149,13 +168,16 @@ class CommandHooks:
         options: RunnerOptions | None = None,
         background_grace: float = 1.5,
         extra_settings: Sequence[str | os.PathLike[str]] = (),
+        transcript_dir: str | os.PathLike[str] | None = None,
+        rewake_wait: float | None = None,
     ) -> CommandHooks:
         """Load every settings layer and hook folder for ``project_dir`` (see
         :func:`~hookloop.command_hooks.config.load_hook_config`) and apply trust: project-level hooks of an
         untrusted (new or changed) configuration are left out with a warning diagnostic, unless
         ``trust_project`` — the explicit non-interactive trust, which records nothing and says so in an info
         diagnostic. ``extra_settings`` are settings files named explicitly (``--settings``): the highest layers,
-        trusted like the user's own (the user chose them). ``home`` and ``hookloop_home`` default to the user's;
+        trusted like the user's own (the user chose them). ``transcript_dir`` and ``rewake_wait`` are passed on
+        (see the class). ``home`` and ``hookloop_home`` default to the user's;
         tests point them at temporary folders. Never raises for bad configuration content (it becomes
         diagnostics)."""
         project = Path(project_dir).resolve()
@@ -189,6 +211,8 @@ class CommandHooks:
             diagnostics=extra,
             settings_files=watched,
             hookloop_home=own_home,
+            transcript_dir=transcript_dir,
+            rewake_wait=rewake_wait,
         )
 
     @property
@@ -222,6 +246,8 @@ class CommandHooks:
                 project_dir=self.project_dir,
                 options=self.options,
                 background_grace=self.background_grace,
+                transcript_dir=self.transcript_dir,
+                rewake_wait=self.rewake_wait,
             ).register(self.settings_files)
 
     def _attach_bash(self, worker: Worker) -> None:

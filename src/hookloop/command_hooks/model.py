@@ -220,6 +220,9 @@ class CommandHandler:
     run_async: bool = False
     """``async``: run in the background, never blocks."""
     async_rewake: bool = False
+    """``asyncRewake``: run in the background; exit 2 wakes the model (:mod:`hookloop.command_hooks.rewake`)."""
+    rewake_message: str | None = None
+    """``rewakeMessage``: the prefix of an asyncRewake wake-up message (the hook's output follows it)."""
     shell: Literal["bash", "powershell"] | None = None
     status_message: str | None = None
 

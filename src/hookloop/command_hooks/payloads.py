@@ -9,6 +9,11 @@ Optional fields hookloop has nothing true to put in (``prompt_id``, ``effort``, 
 Classic Cline hooks get camelCase input (§2.2): ``clineVersion``, ``hookName``, ``timestamp`` (a string of epoch
 milliseconds), ``taskId``, ``workspaceRoots``, ``userId``, ``model`` and exactly one event object keyed by the
 camelCase hook name. A Cline *task* is a hookloop *run* (``taskId`` is the run id, which a resumed run keeps).
+``preToolUse``/``postToolUse`` speak Cline's tool vocabulary (``execute_command {command}``, ``write_to_file
+{path, content}`` …; :mod:`hookloop.command_hooks.cline_tools`), so Cline scripts see the names they test.
+
+``transcript_path`` is a transcript in Claude Code's JSONL format, kept beside the Worker's own and brought up to
+date before each firing (:mod:`hookloop.command_hooks.transcript`).
 
 Decisions where the references are silent (each one a single place below):
 
@@ -17,7 +22,10 @@ Decisions where the references are silent (each one a single place below):
 * ``tool_input`` file paths (``file_path``/``notebook_path`` of Claude's file tools) are made absolute against
   ``cwd``, as Claude Code documents ("file paths always absolute"): a guard comparing absolute paths must not be
   bypassed by a relative one.
-* ``tool_response`` is the model-facing result text (hookloop keeps no per-tool structured object).
+* PostToolUse ``tool_response`` is the tool's structured result when it gives one (the built-in tools give
+  Claude Code's shapes, :mod:`hookloop.tools.builtin._structured`), an MCP tool's content as MCP content blocks
+  (``[{"type": "text", "text": …}]``), and the model-facing result text otherwise (:func:`tool_response_of`).
+  PostToolBatch's ``tool_response`` is always the model-facing text, as documented.
 * SessionEnd ``reason``: a cancelled run is ``prompt_input_exit`` (the user interrupted); every other ending is
   ``other`` (Claude Code's ``clear``/``resume``/``logout`` have no hookloop counterpart).
 * StopFailure ``error``: the provider error class mapped to Claude Code's error types (:func:`stop_failure_error`).
@@ -34,6 +42,7 @@ from typing import Literal, TypeAlias
 from hookloop._frozen import JSONValue, to_json_default
 from hookloop.hooks.summaries import SessionEndReason
 
+from .cline_tools import cline_tool
 from .wire import (
     ClineHookInput,
     ClineNotification,
@@ -79,12 +88,14 @@ __all__ = [
     "post_tool_use_input",
     "pre_compact_input",
     "pre_tool_use_input",
+    "replacement_text",
     "session_end_input",
     "session_end_reason",
     "session_start_input",
     "stop_failure_error",
     "stop_failure_input",
     "stop_input",
+    "tool_response_of",
     "user_prompt_submit_input",
 ]
 
@@ -276,7 +287,7 @@ def post_tool_use_input(
     facts: ClaudeFacts,
     tool_name: str,
     tool_input: Mapping[str, JSONValue],
-    tool_response: str,
+    tool_response: JSONValue,
     tool_use_id: str,
     *,
     duration_ms: int | None = None,
@@ -289,6 +300,40 @@ def post_tool_use_input(
     if duration_ms is not None:
         data["duration_ms"] = duration_ms
     return data  # type: ignore[return-value]
+
+
+def tool_response_of(tool_name: str, content: str, structured: Mapping[str, JSONValue] | None) -> JSONValue:
+    """PostToolUse ``tool_response``: the structured result, else an MCP tool's content blocks, else the text."""
+    if structured is not None:
+        return dict(structured)
+    if tool_name.startswith("mcp__"):
+        return [{"type": "text", "text": content}]
+    return content
+
+
+def replacement_text(tool_name: str, output: object) -> str | None:
+    """The result text for a PostToolUse ``updatedToolOutput`` that is not a string, when it has the tool's
+    output shape: Bash ``{stdout, stderr, …}`` (stdout, then stderr when not empty), an MCP tool's content
+    blocks (their text joined), Read's ``file.content``, Grep's ``content``; ``None`` otherwise (the caller
+    ignores it, as Claude Code ignores a mismatched shape for built-in tools)."""
+    if tool_name == "Bash" and isinstance(output, Mapping):
+        stdout, stderr = output.get("stdout"), output.get("stderr", "")
+        if isinstance(stdout, str) and isinstance(stderr, str):
+            return "\n".join(part for part in (stdout, stderr) if part)
+        return None
+    if isinstance(output, (list, tuple)):
+        texts = [b.get("text") for b in output if isinstance(b, Mapping) and b.get("type") == "text"]
+        if texts and len(texts) == len(output) and all(isinstance(t, str) for t in texts):
+            return "\n".join(t for t in texts if isinstance(t, str))
+        return None
+    if tool_name == "Read" and isinstance(output, Mapping):
+        inner = output.get("file")
+        content = inner.get("content") if isinstance(inner, Mapping) else None
+        return content if isinstance(content, str) else None
+    if tool_name == "Grep" and isinstance(output, Mapping):
+        content = output.get("content")
+        return content if isinstance(content, str) else None
+    return None
 
 
 def post_tool_use_failure_input(
@@ -372,6 +417,9 @@ class ClineFacts:
     provider: str
     model: str | None
     timestamp_ms: int
+    cwd: str = ""
+    """Where the tools resolve relative paths (Cline's ``path`` parameters are relative to it); ``""``: the
+    first workspace root."""
 
 
 def _cline(facts: ClineFacts, hook: ClineHookName, key: str, body: object) -> ClineHookInput:
@@ -425,8 +473,14 @@ def cline_user_prompt_submit(facts: ClineFacts, prompt: str) -> ClineHookInput:
     return _cline(facts, "UserPromptSubmit", "userPromptSubmit", {"prompt": prompt, "attachments": []})
 
 
+def _cline_cwd(facts: ClineFacts) -> str:
+    return facts.cwd or (facts.workspace_roots[0] if facts.workspace_roots else os.getcwd())
+
+
 def cline_pre_tool_use(facts: ClineFacts, tool_name: str, tool_input: Mapping[str, JSONValue]) -> ClineHookInput:
-    body = {"toolName": tool_name, "parameters": cline_parameters(tool_input)}
+    """``preToolUse`` in Cline's tool vocabulary (:func:`~hookloop.command_hooks.cline_tools.cline_tool`)."""
+    name, parameters = cline_tool(tool_name, tool_input, _cline_cwd(facts))
+    body = {"toolName": name, "parameters": parameters}
     return _cline(facts, "PreToolUse", "preToolUse", body)
 
 
@@ -439,9 +493,11 @@ def cline_post_tool_use(
     success: bool,
     execution_ms: int,
 ) -> ClineHookInput:
+    """``postToolUse`` in Cline's tool vocabulary; ``result`` is the model-facing result text."""
+    name, parameters = cline_tool(tool_name, tool_input, _cline_cwd(facts))
     body = {
-        "toolName": tool_name,
-        "parameters": cline_parameters(tool_input),
+        "toolName": name,
+        "parameters": parameters,
         "result": result,
         "success": success,
         "executionTimeMs": execution_ms,

@@ -408,7 +408,9 @@ def translate_cline(
     fields of the wrong type (or the retired ``shouldContinue``) mean "no JSON". Without JSON: exit 0 = no
     opinion, non-zero = a non-blocking error. ``cancel: true`` on a cancellable event stops the task
     (``errorMessage`` is the stop reason; a cancelling hook's context is dropped, as Cline's SDK adapter does);
-    on other events it is ignored, and Notification ignores ``contextModification`` too."""
+    on other events it is ignored, and Notification ignores ``contextModification`` too. PreToolUse also takes
+    the Cline SDK's ``overrideInput`` (an object of **Cline** parameters: the caller maps it back to the tool's
+    input with :func:`~hookloop.command_hooks.cline_tools.from_cline`)."""
     if event not in CLINE_EVENTS:
         raise ValueError(f"no Cline hook named {event!r}")
     obj = extract_last_json_object(stdout)
@@ -417,9 +419,15 @@ def translate_cline(
         if "shouldContinue" in obj:
             problem = f'{event} hook: "shouldContinue" is no longer supported; return {{"cancel": true}} to cancel'
         else:
-            for key, kind in (("cancel", bool), ("contextModification", str), ("errorMessage", str)):
+            for key, kind in (
+                ("cancel", bool),
+                ("contextModification", str),
+                ("errorMessage", str),
+                ("overrideInput", dict),
+            ):
                 if key in obj and obj[key] is not None and not isinstance(obj[key], kind):
-                    problem = f"{event} hook returned invalid JSON output: {key}: expected a {kind.__name__}"
+                    what = "an object" if kind is dict else f"a {kind.__name__}"
+                    problem = f"{event} hook returned invalid JSON output: {key}: expected {what}"
         if problem is not None:
             obj = None
     if obj is None:
@@ -442,9 +450,11 @@ def translate_cline(
     contexts: tuple[str, ...] = ()
     if isinstance(context, str) and context and event != "Notification":
         contexts = (format_cline_context(event, context, limit=context_limit),)
+    override = obj.get("overrideInput")
     return CommandDecision(
         additional_context=contexts,
         system_message=(cap_text(error_message, CONTEXT_LIMIT),) if error_message else (),
+        updated_input=freeze_object(override) if isinstance(override, dict) and event == "PreToolUse" else None,
     )
 
 

@@ -165,6 +165,10 @@ class PostToolCallInfo:
     is_error: bool
     seconds: float = 0.0
     """How long the tool ran."""
+    structured: FrozenDict | None = None
+    """The tool's structured result (:attr:`hookloop.tools.ToolOutput.structured`; the built-in tools give
+    Claude Code's ``tool_response`` shapes), or ``None`` when it gave none — or when an interceptor changed the
+    content, so it would no longer describe the result."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

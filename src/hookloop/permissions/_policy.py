@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Final, Protocol, cast
 
-from hookloop.permissions._files import names_protected, protected_reason
+from hookloop.permissions._files import PROTECTED_DIRS, PROTECTED_FILES, names_protected, protected_reason
 from hookloop.permissions._merge import merge
 from hookloop.permissions._paths import PathPattern, ResolvedPath, within
 from hookloop.permissions._readrules import ReadRules
@@ -223,6 +223,28 @@ class PermissionPolicy:
         if behavior not in BEHAVIORS:
             raise PermissionConfigError(f"unknown behavior {behavior!r}", source="session")
         self._add(behavior, rule, source="session", json_path=None)
+
+    def add_hook_rule(self, behavior: Behavior, rule: str, *, source: str) -> None:
+        """Add a rule a hook asked for (a PermissionRequest hook's ``updatedPermissions``) for the rest of the
+        session, labelled ``source``. Like :meth:`add_session_rule`, except that an allow rule naming a
+        protected path (``Edit(.git/**)``, ``Write(~/.bashrc)`` …) is refused: a hook never unlocks what only
+        the user's own allow rule may. Deny and ask rules are always taken. A refused or malformed rule raises
+        :class:`PermissionConfigError`; the policy is unchanged then."""
+        if behavior not in BEHAVIORS:
+            raise PermissionConfigError(f"unknown behavior {behavior!r}", source=source)
+        parsed = parse_rule(
+            rule, behavior, source=source, workspace=self._workspace, settings_dir=None, home=self._home, json_path=None
+        )
+        spec = parsed.specifier
+        if behavior == "allow" and isinstance(spec, PathPattern):
+            names = (*PROTECTED_DIRS, *PROTECTED_FILES, *self._protected_extra)
+            named = next((name for name in names if names_protected(spec, name)), None)
+            if named is not None:
+                raise PermissionConfigError(
+                    f"allow rule {rule!r} names the protected path {named}; a hook cannot allow it", source=source
+                )
+        self._rules[behavior].append(parsed)
+        self._verdicts = None
 
     def restricted_paths(self, family: str) -> tuple[PathPattern, ...]:
         """The path patterns of the deny and ask rules that cover a ``"Read"`` or ``"Edit"`` tool, in rule

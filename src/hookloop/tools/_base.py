@@ -105,11 +105,16 @@ class ToolOutput:
     ``parts`` (text, :class:`~hookloop.items.ImagePart`, :class:`~hookloop.items.DocumentPart`, in order) is
     the full answer for the model; ``content`` is what hooks and text-only providers see and defaults to the
     parts' text rendering (text as is, a short note such as ``[image: image/png, 1234 bytes]`` per other part).
+
+    ``structured`` is the tool's result as a JSON object for hooks that want it rather than the model-facing
+    text (Claude Code's PostToolUse ``tool_response``: the built-in tools give Claude Code's shapes). It never
+    reaches the model or the history; hooks see it as :attr:`~hookloop.hooks.PostToolCallInfo.structured`.
     """
 
     content: str = ""
     is_error: bool = False
     parts: Sequence[ContentPart] = ()
+    structured: Mapping[str, object] | None = None
 
 
 class ToolInputError(ValueError):

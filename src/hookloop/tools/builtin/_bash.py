@@ -21,6 +21,7 @@ from hookloop._frozen import freeze_object
 from hookloop.tools._base import ToolContext, ToolFailure, ToolOutput
 from hookloop.tools.builtin import _process
 from hookloop.tools.builtin._common import BuiltinTool, HeadTail, Input
+from hookloop.tools.builtin._structured import bash_response
 from hookloop.tools.builtin._workspace import Workspace
 
 if TYPE_CHECKING:
@@ -198,7 +199,8 @@ class BashTool(BuiltinTool[BashInput]):
         content = "\n".join(part for part in (body, *tail) if part) or "(no output)"
         if timed_out:
             raise ToolFailure(content)
-        return ToolOutput(content=content, is_error=bool(status))
+        structured = bash_response(text, interrupted=status is not None and status < 0)
+        return ToolOutput(content=content, is_error=bool(status), structured=structured)
 
     def _sandboxed(self, args: BashInput, notes: list[str]) -> bool:
         sandbox = self._sandbox

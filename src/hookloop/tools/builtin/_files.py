@@ -17,7 +17,7 @@ from typing import BinaryIO
 import pydantic
 
 from hookloop._frozen import freeze_object
-from hookloop.tools._base import ToolContext, ToolFailure
+from hookloop.tools._base import ToolContext, ToolFailure, ToolOutput
 from hookloop.tools.builtin._common import (
     BuiltinTool,
     Input,
@@ -27,6 +27,7 @@ from hookloop.tools.builtin._common import (
     run_in_thread,
     truncate_line,
 )
+from hookloop.tools.builtin._structured import edit_response, read_response, write_response
 from hookloop.tools.builtin._workspace import Workspace, describe_os_error
 
 __all__ = ["EditTool", "ReadTool", "WriteTool"]
@@ -152,8 +153,9 @@ class ReadTool(BuiltinTool[ReadInput]):
         return await run_in_thread(lambda stop: _read_numbered(fd, real, start, limit, stop))
 
 
-def _read_numbered(fd: int, real: Path, start: int, limit: int, stop: threading.Event) -> str:
+def _read_numbered(fd: int, real: Path, start: int, limit: int, stop: threading.Event) -> ToolOutput:
     out: list[str] = []
+    shown: list[str] = []
     number = 0
     with os.fdopen(fd, "rb") as f:
         if b"\0" in f.read(8192):
@@ -176,16 +178,21 @@ def _read_numbered(fd: int, real: Path, start: int, limit: int, stop: threading.
                 raise ToolFailure(
                     f"Cannot read {real}: line {number} is not valid UTF-8; it may be a binary file."
                 ) from None
-            out.append(f"{number:>6}\t{truncate_line(line.removesuffix(chr(10)), LINE_CAP)}")
+            line = line.removesuffix("\n")
+            shown.append(line)
+            out.append(f"{number:>6}\t{truncate_line(line, LINE_CAP)}")
     total = number
+    structured = read_response(str(real), shown, start=start, total=total)
     if total == 0:
-        return f"(The file {real} exists but is empty.)"
+        return ToolOutput(content=f"(The file {real} exists but is empty.)", structured=structured)
     if start > total:
-        return f"(The file {real} has {plural(total, 'line')}; offset {start} is past its end.)"
+        text = f"(The file {real} has {plural(total, 'line')}; offset {start} is past its end.)"
+        return ToolOutput(content=text, structured=structured)
     last = start + len(out) - 1
     if start == 1 and last == total:
-        return "\n".join(out)
-    return "\n".join(out) + f"\n\n(Showing lines {start}-{last} of {total}. Use offset and limit to read other parts.)"
+        return ToolOutput(content="\n".join(out), structured=structured)
+    note = f"\n\n(Showing lines {start}-{last} of {total}. Use offset and limit to read other parts.)"
+    return ToolOutput(content="\n".join(out) + note, structured=structured)
 
 
 def _count_lines(f: BinaryIO, stop: threading.Event) -> int:
@@ -201,6 +208,28 @@ def _count_lines(f: BinaryIO, stop: threading.Event) -> int:
 
 
 # -- Write --------------------------------------------------------------------------------------------------
+
+_ORIGINAL_CAP = 4 * 1024 * 1024
+
+
+def _old_text(workspace: Workspace, real: Path) -> str | None:
+    """The text a Write is about to replace, for its structured result: ``None`` when the file is missing,
+    larger than 4 MiB, not UTF-8 text, or cannot be read (the write itself decides what is an error)."""
+    try:
+        fd = _open_regular(workspace, real, os.O_RDONLY, "write")
+    except ToolFailure:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        try:
+            data = f.read(_ORIGINAL_CAP + 1)
+        except OSError:
+            return None
+    if len(data) > _ORIGINAL_CAP or b"\0" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 class WriteInput(_Path):
@@ -245,7 +274,11 @@ class WriteTool(BuiltinTool[WriteInput]):
                 _write_all(fd, data)
             finally:
                 os.close(fd)
-            return f"Created {real} ({plural(len(data), 'byte')}, {lines})."
+            created = write_response(str(real), args.content, original=None, created=True)
+            return ToolOutput(content=f"Created {real} ({plural(len(data), 'byte')}, {lines}).", structured=created)
+        read_filter = ctx.read_filter
+        readable = read_filter is None or not read_filter.denies(str(real))
+        original = _old_text(self.workspace, real) if readable else None
         fd = _open_regular(self.workspace, real, os.O_WRONLY, "write")
         try:
             before = os.fstat(fd).st_size
@@ -255,10 +288,12 @@ class WriteTool(BuiltinTool[WriteInput]):
             raise ToolFailure(f"Cannot write {real}: {describe_os_error(exc)}.") from None
         finally:
             os.close(fd)
-        read_filter = ctx.read_filter
-        if read_filter is not None and read_filter.denies(str(real)):
-            return f"Overwrote {real} ({plural(len(data), 'byte')}, {lines})."  # its old size is not for Read to see
-        return f"Overwrote {real} ({plural(len(data), 'byte')}, {lines}; it had {plural(before, 'byte')})."
+        updated = write_response(str(real), args.content, original=original, created=False)
+        if not readable:
+            text = f"Overwrote {real} ({plural(len(data), 'byte')}, {lines})."  # its old size is not for Read to see
+            return ToolOutput(content=text, structured=updated)
+        text = f"Overwrote {real} ({plural(len(data), 'byte')}, {lines}; it had {plural(before, 'byte')})."
+        return ToolOutput(content=text, structured=updated)
 
 
 # -- Edit ---------------------------------------------------------------------------------------------------
@@ -319,7 +354,7 @@ class EditTool(BuiltinTool[EditInput]):
         if old == new:
             raise ToolFailure(f"Cannot edit {real}: old_string and new_string are the same, so nothing would change.")
         if not old:
-            return self._create(real, new)
+            return self._create(real, old, new)
         fd = _open_regular(self.workspace, real, os.O_RDWR, "edit")
         with os.fdopen(fd, "r+b") as f:
             text = _decode_text(f.read(), real, "edit")
@@ -334,16 +369,19 @@ class EditTool(BuiltinTool[EditInput]):
                     f"Cannot edit {real}: old_string was found {found} times; add surrounding lines to make it "
                     "unique, or set replace_all to true to replace every occurrence."
                 )
-            data = _encode(text.replace(old, new, -1 if args.replace_all else 1), real, "new_string")
+            updated = text.replace(old, new, -1 if args.replace_all else 1)
+            data = _encode(updated, real, "new_string")
             try:
                 f.seek(0)
                 f.write(data)
                 f.truncate()
             except OSError as exc:
                 raise ToolFailure(f"Cannot write {real}: {describe_os_error(exc)}.") from None
-        return f"Edited {real}: replaced {plural(found if args.replace_all else 1, 'occurrence')}."
+        structured = edit_response(str(real), old, new, original=text, updated=updated, replace_all=args.replace_all)
+        summary = f"Edited {real}: replaced {plural(found if args.replace_all else 1, 'occurrence')}."
+        return ToolOutput(content=summary, structured=structured)
 
-    def _create(self, real: Path, content: str) -> str:
+    def _create(self, real: Path, old: str, content: str) -> ToolOutput:
         data = _encode(content, real, "new_string")
         fd = _create(self.workspace, real, "edit")
         if fd is None:
@@ -358,4 +396,7 @@ class EditTool(BuiltinTool[EditInput]):
             _write_all(fd, data)
         finally:
             os.close(fd)
-        return f"Created {real} with new_string ({plural(len(data), 'byte')})."
+        structured = edit_response(str(real), old, content, original="", updated=content, replace_all=False)
+        return ToolOutput(
+            content=f"Created {real} with new_string ({plural(len(data), 'byte')}).", structured=structured
+        )

@@ -6,14 +6,15 @@ import os
 import shutil
 import stat
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
 import pydantic
 
-from hookloop._frozen import freeze_object
-from hookloop.tools._base import ReadFilter, ToolContext, ToolFailure
+from hookloop._frozen import JSONValue, freeze_object
+from hookloop.tools._base import ReadFilter, ToolContext, ToolFailure, ToolOutput
 from hookloop.tools.builtin import _grep
 from hookloop.tools.builtin._common import (
     BuiltinTool,
@@ -127,9 +128,11 @@ class GlobTool(BuiltinTool[GlobInput]):
             raise ToolFailure(f"Cannot search {base}: {describe_os_error(exc)}.") from None
         if not stat.S_ISDIR(info.st_mode):
             raise ToolFailure(f"Cannot search {base}: it is not a directory.")
+        started = time.monotonic()
         found, left_out = await run_in_thread(
             lambda stop: self._walk(base, matcher.fullmatch, depth, ctx.read_filter, stop)
         )
+        millis = round((time.monotonic() - started) * 1000)
         lines = ["No files found"] if not found else []
         found.sort(key=lambda item: (-item[0], item[1]))
         lines += [str(path) for _, path in found[:GLOB_LIMIT]]
@@ -140,7 +143,14 @@ class GlobTool(BuiltinTool[GlobInput]):
             )
         if left_out:
             lines.append(left_out_note(left_out))
-        return "\n".join(lines)
+        names: list[JSONValue] = [str(path) for _, path in found[:GLOB_LIMIT]]
+        structured: dict[str, JSONValue] = {
+            "filenames": names,
+            "durationMs": millis,
+            "numFiles": len(names),
+            "truncated": len(found) > GLOB_LIMIT,
+        }
+        return ToolOutput(content="\n".join(lines), structured=structured)
 
     def _walk(
         self,
@@ -187,6 +197,30 @@ class GlobTool(BuiltinTool[GlobInput]):
         finally:
             os.close(top)
         return found, left_out
+
+
+def _grep_response(mode: str, found: _grep.Found, text: str) -> dict[str, JSONValue]:
+    """Claude Code's Grep ``tool_response``: files mode lists the files (absolute, newest first); content and
+    count modes carry the text shown."""
+    files = list(found.files.values())
+    data: dict[str, JSONValue] = {"mode": mode, "numFiles": len(files), "filenames": []}
+    if mode == "files_with_matches":
+        keyed = sorted(files, key=lambda h: (-_mtime(h.path), str(h.path)))
+        data["filenames"] = [str(h.path) for h in keyed]
+    elif mode == "content":
+        data["content"] = text
+        data["numLines"] = text.count("\n") + 1 if files else 0
+    else:
+        data["content"] = text
+        data["numMatches"] = sum(h.count for h in files)
+    return data
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
 
 
 def _max_depth(pattern: str) -> int | None:
@@ -330,7 +364,7 @@ class GrepTool(BuiltinTool[GrepInput]):
             found = await search_ripgrep(self._rg, self.workspace, search, read_filter)
         else:
             found = await run_in_thread(lambda stop: _grep.search_python(self.workspace, search, stop, read_filter))
-        return _grep.render(
+        text = _grep.render(
             self.workspace,
             found,
             mode=args.output_mode,
@@ -339,3 +373,4 @@ class GrepTool(BuiltinTool[GrepInput]):
             head_limit=args.head_limit or 0,
             offset=args.offset or 0,
         )
+        return ToolOutput(content=text, structured=_grep_response(args.output_mode, found, text))
