@@ -23,7 +23,7 @@ import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema  # type: ignore[import-untyped]
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -33,8 +33,32 @@ from mcp.client.stdio import get_default_environment
 from hookloop._frozen import freeze_object, thaw_object
 from hookloop.errors import HookloopError
 from hookloop.tools._base import ToolContext, ToolFailure, ToolInputError, ToolMeta, ToolOutput
+from hookloop.tools._elicitation import (
+    ElicitationHandler,
+    ElicitationRequest,
+    ElicitationResponse,
+    ElicitationResultHook,
+    ElicitationRouting,
+    elicitation_routing,
+)
+from hookloop.tools._mcp_caps import ClientState, MCPClientOptions
 
-__all__ = ["MCPServer", "MCPServerError", "MCPTool", "mcp_tool_name"]
+if TYPE_CHECKING:
+    from hookloop.worker import Worker
+
+__all__ = [
+    "ElicitationHandler",
+    "ElicitationRequest",
+    "ElicitationResponse",
+    "ElicitationResultHook",
+    "ElicitationRouting",
+    "MCPClientOptions",
+    "MCPServer",
+    "MCPServerError",
+    "MCPTool",
+    "elicitation_routing",
+    "mcp_tool_name",
+]
 
 
 class MCPServerError(HookloopError, RuntimeError):
@@ -163,6 +187,7 @@ class MCPServer:
         self._stack = stack
         self._closed = False
         self._tools: tuple[MCPTool, ...] = ()
+        self._caps = ClientState(name, None)  # replaced by the opener with the session's own
 
     @property
     def name(self) -> str:
@@ -184,10 +209,13 @@ class MCPServer:
         *,
         env: Mapping[str, str] | None = None,
         cwd: str | Path | None = None,
+        client: MCPClientOptions | None = None,
     ) -> MCPServer:
         """Start ``command args`` as a stdio MCP server, initialise the session and list its tools.
 
-        ``env`` is added to the SDK's default (minimal) environment. Call :meth:`aclose` from this same task.
+        ``env`` is added to the SDK's default (minimal) environment; ``client`` says what to answer the
+        server's roots, sampling and elicitation requests (:meth:`bind` names the Worker that answers them).
+        Call :meth:`aclose` from this same task.
         Raises :class:`MCPServerError` when the process cannot be started or does not answer as an MCP server.
         """
         if not name or "__" in name:
@@ -196,11 +224,13 @@ class MCPServer:
         full_env = {**get_default_environment(), **(env or {})}
         params = StdioServerParameters(command=command, args=list(args), env=full_env, cwd=cwd)
         stack = contextlib.AsyncExitStack()
+        caps = ClientState(name, client)
         try:
             read, write = await stack.enter_async_context(stdio_client(params))
-            session = await stack.enter_async_context(ClientSession(read, write))
+            session = await stack.enter_async_context(ClientSession(read, write, **caps.session_kwargs()))
             await session.initialize()
             server = cls(name, session, stack)
+            server._caps = caps
             server._tools = tuple(MCPTool(server, remote) for remote in await _list_all_tools(session))
         except BaseException as exc:
             # Not under a shield scope of ours: the stack's task groups must exit in their own scope nesting
@@ -223,13 +253,113 @@ class MCPServer:
         *,
         env: Mapping[str, str] | None = None,
         cwd: str | Path | None = None,
+        client: MCPClientOptions | None = None,
     ) -> AsyncIterator[MCPServer]:
         """``async with MCPServer.stdio(...) as server``: :meth:`open_stdio`, then :meth:`aclose` on exit."""
-        server = await cls.open_stdio(name, command, args, env=env, cwd=cwd)
+        server = await cls.open_stdio(name, command, args, env=env, cwd=cwd, client=client)
         try:
             yield server
         finally:
             await server.aclose()
+
+    @classmethod
+    async def open_http(
+        cls,
+        name: str,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        bearer_token_env: str | None = None,
+        http_timeout: float | None = None,
+        client: MCPClientOptions | None = None,
+    ) -> MCPServer:
+        """Connect to a streamable-HTTP MCP server at ``url``, initialise the session and list its tools.
+
+        ``headers`` go with every request; ``bearer_token_env`` names the environment variable holding a token
+        sent as ``Authorization: Bearer …`` (read now; unset or empty raises :class:`MCPServerError`).
+        ``http_timeout`` bounds each HTTP operation but the event stream's reads (default 30 s). Requests never
+        leave the URL's origin. A rejected token (HTTP 401/403) raises :class:`MCPServerError` saying so. Call
+        :meth:`aclose` from this same task.
+        """
+        from hookloop.tools._mcp_transport import open_remote, remote_target
+
+        target = remote_target(
+            "http", name, url, headers=headers, bearer_token_env=bearer_token_env, timeout=http_timeout
+        )
+        return await open_remote(cls, name, target, client)
+
+    @classmethod
+    async def open_sse(
+        cls,
+        name: str,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        bearer_token_env: str | None = None,
+        http_timeout: float | None = None,
+        client: MCPClientOptions | None = None,
+    ) -> MCPServer:
+        """Like :meth:`open_http`, over the (older) HTTP+SSE transport; ``url`` is the SSE endpoint."""
+        from hookloop.tools._mcp_transport import open_remote, remote_target
+
+        target = remote_target(
+            "sse", name, url, headers=headers, bearer_token_env=bearer_token_env, timeout=http_timeout
+        )
+        return await open_remote(cls, name, target, client)
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def http(
+        cls,
+        name: str,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        bearer_token_env: str | None = None,
+        http_timeout: float | None = None,
+        client: MCPClientOptions | None = None,
+    ) -> AsyncIterator[MCPServer]:
+        """``async with MCPServer.http(...) as server``: :meth:`open_http`, then :meth:`aclose` on exit."""
+        server = await cls.open_http(
+            name, url, headers=headers, bearer_token_env=bearer_token_env, http_timeout=http_timeout, client=client
+        )
+        try:
+            yield server
+        finally:
+            await server.aclose()
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def sse(
+        cls,
+        name: str,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        bearer_token_env: str | None = None,
+        http_timeout: float | None = None,
+        client: MCPClientOptions | None = None,
+    ) -> AsyncIterator[MCPServer]:
+        """``async with MCPServer.sse(...) as server``: :meth:`open_sse`, then :meth:`aclose` on exit."""
+        server = await cls.open_sse(
+            name, url, headers=headers, bearer_token_env=bearer_token_env, http_timeout=http_timeout, client=client
+        )
+        try:
+            yield server
+        finally:
+            await server.aclose()
+
+    def bind(self, worker: Worker) -> None:
+        """Answer this server's roots, sampling and elicitation requests with ``worker``: its workspace is the
+        default root, sampling (when the server's options allow it) uses its client, model and
+        ``pre_llm_request`` hooks, and elicitations go through its :func:`elicitation_routing`. Binding
+        again replaces the Worker; it does not add the tools (``Worker(tools=[server])`` or ``add_tool``)."""
+        self._caps.worker = worker
+
+    @property
+    def client_options(self) -> MCPClientOptions:
+        """What this server's roots, sampling and elicitation requests are answered with."""
+        return self._caps.options
 
     async def __aenter__(self) -> MCPServer:
         return self
