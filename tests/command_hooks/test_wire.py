@@ -35,6 +35,8 @@ DOCUMENTED_INPUT: dict[str, set[str]] = {
     "StopFailure": {"error", "error_details", "last_assistant_message"},
     "PreCompact": {"trigger", "custom_instructions"},
     "PostCompact": {"trigger", "compact_summary"},
+    "Elicitation": {"mcp_server_name", "message", "mode", "url", "elicitation_id", "requested_schema"},
+    "ElicitationResult": {"mcp_server_name", "action", "mode", "elicitation_id", "content"},
 }
 
 

@@ -46,6 +46,8 @@ SUPPORTED_EVENTS: tuple[str, ...] = (
     "StopFailure",
     "PreCompact",
     "PostCompact",
+    "Elicitation",
+    "ElicitationResult",
 )
 """Claude Code events hookloop fires (and translates)."""
 

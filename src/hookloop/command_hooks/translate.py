@@ -134,6 +134,9 @@ _RULES: dict[str, _Rules] = {
     "StopFailure": _Rules("ignore", output="ignored"),
     "PreCompact": _Rules("block", decision_block=True, fail_closed="block"),
     "PostCompact": _Rules("user", output="message_only"),
+    # The action/content answer is read by command_hooks/_elicitation.py; here exit 2 (and failClosed) declines.
+    "Elicitation": _Rules("deny", fail_closed="deny"),
+    "ElicitationResult": _Rules("deny", fail_closed="deny"),
 }
 
 

@@ -43,6 +43,9 @@ __all__ = [
     "ClineTaskMetadataHolder",
     "ClineTaskResume",
     "ClineUserPromptSubmit",
+    "ElicitationInput",
+    "ElicitationResultInput",
+    "ElicitationSpecificOutput",
     "NotificationInput",
     "PermissionMode",
     "PermissionRequestDecisionWire",
@@ -221,6 +224,27 @@ class PostCompactInput(ClaudeCommonInput):
     compact_summary: str
 
 
+class ElicitationInput(ClaudeCommonInput):
+    """An MCP server asks for user input: a form (``requested_schema``) or a URL to open."""
+
+    hook_event_name: Literal["Elicitation"]
+    mcp_server_name: str
+    message: str
+    mode: NotRequired[Literal["form", "url"]]
+    url: NotRequired[str]
+    elicitation_id: NotRequired[str]
+    requested_schema: NotRequired[JSONObject]
+
+
+class ElicitationResultInput(ClaudeCommonInput):
+    hook_event_name: Literal["ElicitationResult"]
+    mcp_server_name: str
+    action: Literal["accept", "decline", "cancel"]
+    mode: NotRequired[Literal["form", "url"]]
+    elicitation_id: NotRequired[str]
+    content: NotRequired[JSONObject]
+
+
 ClaudeHookInput: TypeAlias = (
     SessionStartInput
     | SessionEndInput
@@ -235,6 +259,8 @@ ClaudeHookInput: TypeAlias = (
     | StopFailureInput
     | PreCompactInput
     | PostCompactInput
+    | ElicitationInput
+    | ElicitationResultInput
 )
 
 
@@ -306,6 +332,14 @@ class SessionStartSpecificOutput(TypedDict, total=False):
     reloadSkills: bool
 
 
+class ElicitationSpecificOutput(TypedDict, total=False):
+    """Elicitation / ElicitationResult: the answer to send the server."""
+
+    hookEventName: Literal["Elicitation", "ElicitationResult"]
+    action: Literal["accept", "decline", "cancel"]
+    content: JSONObject
+
+
 class StopSpecificOutput(TypedDict, total=False):
     hookEventName: Literal["Stop"]
     additionalContext: str
@@ -321,6 +355,7 @@ ClaudeHookSpecificOutput: TypeAlias = (
     | UserPromptSubmitSpecificOutput
     | SessionStartSpecificOutput
     | StopSpecificOutput
+    | ElicitationSpecificOutput
 )
 
 # ``continue`` is a Python keyword, hence the functional form.

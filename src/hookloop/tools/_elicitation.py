@@ -13,7 +13,8 @@ The order for one request from server ``S`` (each step may be empty):
 A response that accepts must carry content that fits the request: for a form, an object of strings, numbers,
 booleans or lists of strings whose keys the requested schema names (the MCP spec's flat form schema) and with
 every ``required`` key present. An accept that does not fit is turned into a decline (and logged) — a hook or
-handler cannot send the server something it did not ask for.
+handler cannot send the server something it did not ask for. A url elicitation is answered with the action only
+(any content is dropped).
 """
 
 from __future__ import annotations
@@ -62,10 +63,11 @@ class ElicitationRequest:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ElicitationResponse:
-    """The answer: ``accept`` (with ``content`` for a form), ``decline`` or ``cancel``."""
+    """The answer: ``accept`` (with ``content`` for a form), ``decline`` or ``cancel``. ``content`` is kept
+    frozen (a copy of the mapping given)."""
 
     action: ElicitationAction
-    content: FrozenDict = field(default_factory=empty)
+    content: Mapping[str, object] = field(default_factory=empty)
 
     def __post_init__(self) -> None:
         if self.action not in _ACTIONS:
@@ -113,7 +115,7 @@ def fits(request: ElicitationRequest, response: ElicitationResponse) -> str | No
         return None
     content = thaw_object(response.content)
     if request.mode == "url":
-        return None if not content else "a url-mode elicitation is accepted without content"
+        return None  # the server is sent the action only: a url elicitation carries no content
     schema = thaw_object(request.requested_schema) if request.requested_schema is not None else {}
     properties = schema.get("properties") if isinstance(schema, dict) else None
     names = set(properties) if isinstance(properties, dict) else set()
