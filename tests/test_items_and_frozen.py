@@ -13,10 +13,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hookloop import (
+    DocumentPart,
     FrozenDict,
     ImagePart,
     ItemError,
     Message,
+    ProviderBlock,
     Reasoning,
     TextPart,
     ToolCall,
@@ -54,14 +56,34 @@ items = st.one_of(
         arguments=objects.map(freeze),
         raw_arguments=st.none() | st.text(),
     ),
-    st.builds(ToolResult, call_id=st.text(min_size=1), name=st.text(), content=st.text(), is_error=st.booleans()),
+    st.builds(
+        ToolResult,
+        call_id=st.text(min_size=1),
+        name=st.text(),
+        content=st.text(),
+        is_error=st.booleans(),
+        parts=st.lists(
+            st.builds(TextPart, text=st.text())
+            | st.builds(ImagePart, media_type=st.just("image/png"), data=st.text(max_size=10))
+            | st.builds(
+                DocumentPart,
+                media_type=st.just("application/pdf"),
+                data=st.none() | st.text(max_size=10),
+                url=st.none() | st.text(max_size=10),
+                title=st.none() | st.text(max_size=10),
+            ),
+            max_size=3,
+        ).map(tuple),
+    ),
     st.builds(
         Reasoning,
         text=st.text(),
         signature=st.none() | st.text(),
         provider=st.none() | st.text(),
         redacted=st.none() | st.text(),
+        meta=objects.map(freeze),
     ),
+    st.builds(ProviderBlock, provider=st.text(min_size=1), data=objects.map(freeze)),
 )
 
 

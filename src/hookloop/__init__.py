@@ -23,7 +23,18 @@ from hookloop.errors import (
     WorkerError,
     WorkerStateError,
 )
-from hookloop.items import ImagePart, Item, Message, Reasoning, TextPart, ToolCall, ToolResult, item_from_json
+from hookloop.items import (
+    DocumentPart,
+    ImagePart,
+    Item,
+    Message,
+    ProviderBlock,
+    Reasoning,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    item_from_json,
+)
 from hookloop.outcome import Finished, Outcome, Paused
 from hookloop.providers.base import LLMClient, LLMRequest
 from hookloop.providers.scripted import ScriptedClient, ScriptedTurn, ScriptError, Text, Thinking, ToolUse
@@ -43,6 +54,7 @@ __all__ = [
     "ClientError",
     "ConfigError",
     "ContextWindowExceeded",
+    "DocumentPart",
     "Finished",
     "FrozenDict",
     "HookError",
@@ -57,6 +69,7 @@ __all__ = [
     "Outcome",
     "Paused",
     "PendingCall",
+    "ProviderBlock",
     "Reasoning",
     "Reject",
     "ResumeDecision",

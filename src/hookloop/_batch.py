@@ -44,7 +44,7 @@ from hookloop.interceptors._base import (
     ToolCallView,
     ToolResultView,
 )
-from hookloop.items import Item, ToolCall, ToolResult
+from hookloop.items import ContentPart, Item, TextPart, ToolCall, ToolResult, adopt_parts
 from hookloop.outcome import Outcome, Paused
 from hookloop.timeline import HookDecision, ToolEnded, ToolStarted
 from hookloop.tools._base import Tool, ToolContext, ToolFailure, ToolInputError, render_output
@@ -323,13 +323,14 @@ class _ToolBatch(_RunBase):
             timeline.emit(ToolStarted(call_id=call.call_id, tool_name=call.name, arguments=c.args))
         started = perf_counter()
         is_error = True
+        parts: tuple[ContentPart, ...] = ()
         try:
             if w.tool_timeout is None:
                 value = await tool.execute(c.validated, ctx)
             else:
                 async with asyncio.timeout(w.tool_timeout):
                     value = await tool.execute(c.validated, ctx)
-            content, is_error = render_output(value)
+            content, is_error, parts = render_output(value)
         except ToolFailure as exc:
             content = str(exc)
         except TimeoutError:
@@ -348,6 +349,7 @@ class _ToolBatch(_RunBase):
             content=content,
             is_error=is_error,
             meta=freeze_object(meta) if meta else EMPTY,
+            parts=parts,
         )
         if timeline.subscribers:
             timeline.emit(
@@ -366,7 +368,7 @@ class _ToolBatch(_RunBase):
         assert result is not None
         assert c.tool is not None
         meta: dict[str, object] = dict(result.meta)
-        content, is_error = result.content, result.is_error
+        content, is_error, parts = result.content, result.is_error, result.parts
         if w._interceptors.post_tool_call:
             view = ToolResultView(
                 call_id=result.call_id,
@@ -377,8 +379,13 @@ class _ToolBatch(_RunBase):
                 meta=c.tool.meta,
                 turn=self.turn,
                 run_id=self.run_id,
+                parts=parts,
             )
             await InterceptorChain.run(w._interceptors.post_tool_call, view)
+            if view.parts is not parts:
+                parts = _checked_parts(view.parts)
+            elif view.content != content:
+                parts = ()  # the text was rewritten: the model gets the rewrite, never the richer original
             content, is_error = view.content, view.is_error
             meta.update(view.notes)
         if w.hooks.chains[POST_TOOL_CALL.index]:
@@ -402,23 +409,31 @@ class _ToolBatch(_RunBase):
                 self._reject_edits(POST_TOOL_CALL, handler, edit, allowed=("replace_output", "additional_context"))
                 if edit.replace_output is not None:
                     content = cap_text(edit.replace_output, w.output_cap, "replaced tool output")
+                    parts = ()
                     meta["output_replaced_by"] = handler.name
                 if edit.additional_context:
                     contexts.append(self._context_block(handler, POST_TOOL_CALL, edit.additional_context))
                     added_by.append(handler.name)
             if contexts:
                 content = "\n\n".join([content, *contexts])
+                if parts:
+                    parts = (*parts, *(TextPart(text=context) for context in contexts))
                 meta["context_added_by"] = added_by
             if decided is not None:
                 decision, handler = decided
                 if isinstance(decision, Abort):
-                    c.result = _rebuild(result, content, is_error, meta)
+                    c.result = _rebuild(result, content, is_error, meta, parts)
                     raise Aborted(decision.reason, hook=handler.name, event=POST_TOOL_CALL.name)
                 assert isinstance(decision, Stop)
                 if self.stop is None:
                     self.stop = (handler.name, decision.reason)
-        if content is not result.content or is_error is not result.is_error or meta != dict(result.meta):
-            c.result = _rebuild(result, content, is_error, meta)
+        if (
+            content is not result.content
+            or is_error is not result.is_error
+            or parts is not result.parts
+            or meta != dict(result.meta)
+        ):
+            c.result = _rebuild(result, content, is_error, meta, parts)
 
     async def _post_batch(self, calls: list[_Call]) -> None:
         """post_tool_batch: the whole batch, answered; context goes after the last result, Stop finishes."""
@@ -449,8 +464,13 @@ class _ToolBatch(_RunBase):
             assert last.result is not None
             meta: dict[str, object] = dict(last.result.meta)
             meta["batch_context_added_by"] = [h.name for h, e in edits if e.additional_context]
+            rich = last.result.parts
             last.result = _rebuild(
-                last.result, "\n\n".join([last.result.content, *contexts]), last.result.is_error, meta
+                last.result,
+                "\n\n".join([last.result.content, *contexts]),
+                last.result.is_error,
+                meta,
+                (*rich, *(TextPart(text=context) for context in contexts)) if rich else (),
             )
         if decided is not None:
             decision, handler = decided
@@ -511,7 +531,9 @@ class _ToolBatch(_RunBase):
         return await self._run_tool_batch(calls, planned=True)
 
 
-def _rebuild(result: ToolResult, content: str, is_error: bool, meta: dict[str, object]) -> ToolResult:
+def _rebuild(
+    result: ToolResult, content: str, is_error: bool, meta: dict[str, object], parts: tuple[ContentPart, ...] = ()
+) -> ToolResult:
     return ToolResult(
         call_id=result.call_id,
         name=result.name,
@@ -519,7 +541,13 @@ def _rebuild(result: ToolResult, content: str, is_error: bool, meta: dict[str, o
         is_error=is_error,
         id=result.id,
         meta=freeze_object(meta) if meta else EMPTY,
+        parts=parts,
     )
+
+
+def _checked_parts(parts: object) -> tuple[ContentPart, ...]:
+    """Parts an interceptor assigned, as exact, read-only parts (a bad one is a clear ItemError)."""
+    return adopt_parts(parts, "post_tool_call interceptor: parts")
 
 
 def _find_call(history: Sequence[Item], call_id: str) -> ToolCall:

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from typing import Any
 
-from hookloop._frozen import freeze_object
+from hookloop._frozen import EMPTY, FrozenDict, freeze_object
 from hookloop._run_base import _RunBase, describe
 from hookloop.errors import (
     Aborted,
@@ -30,10 +31,11 @@ from hookloop.hooks.results import (
 from hookloop.hooks.summaries import (
     StreamCompleteInfo,
 )
-from hookloop.items import Item, Message, Reasoning, TextPart, ToolCall
+from hookloop.items import Item, Message, ProviderBlock, Reasoning, TextPart, ToolCall
 from hookloop.providers.base import LLMRequest
 from hookloop.stream import (
     BlockStart,
+    NativeBlock,
     StopEvent,
     StreamError,
     StreamEvent,
@@ -51,15 +53,19 @@ _NO_USAGE = Usage()
 
 
 class _Block:
-    __slots__ = ("call_id", "kind", "name", "parts", "redacted", "signature")
+    __slots__ = ("call_id", "data", "kind", "meta", "name", "parts", "redacted", "signature")
 
-    def __init__(self, kind: str, call_id: str | None = None, name: str | None = None) -> None:
+    def __init__(
+        self, kind: str, call_id: str | None = None, name: str | None = None, meta: FrozenDict = EMPTY
+    ) -> None:
         self.kind = kind
         self.call_id = call_id
         self.name = name
+        self.meta = meta
         self.parts: list[str] = []
         self.signature: str | None = None
         self.redacted: str | None = None
+        self.data: FrozenDict = EMPTY  # a native block's whole content (kind "native"; name = provider)
 
 
 class _Reply:
@@ -99,8 +105,14 @@ class _Reply:
                 ) from None
         elif cls is BlockStart:
             start: BlockStart = event  # type: ignore[assignment]
-            self.blocks[start.index] = _Block(start.kind, start.call_id, start.name)
+            self.blocks[start.index] = _Block(start.kind, start.call_id, start.name, start.meta)
             if start.index == self.text_index:
+                self.text_index = -1
+        elif cls is NativeBlock:
+            native: NativeBlock = event  # type: ignore[assignment]
+            block = self.blocks[native.index] = _Block("native", None, native.provider)
+            block.data = native.data
+            if native.index == self.text_index:
                 self.text_index = -1
         elif cls is ThinkingDelta:
             thinking: ThinkingDelta = event  # type: ignore[assignment]
@@ -280,7 +292,7 @@ class _StreamStep(_RunBase):
                 text = "".join(block.parts)
                 if text:
                     texts.append(text)
-                    items.append(Message(role="assistant", content=(TextPart(text=text),)))
+                    items.append(Message(role="assistant", content=(TextPart(text=text),), meta=block.meta))
             elif block.kind == "thinking":
                 items.append(
                     Reasoning(
@@ -288,10 +300,15 @@ class _StreamStep(_RunBase):
                         signature=block.signature,
                         redacted=block.redacted,
                         provider=self.w.client.provider,
+                        meta=block.meta,
                     )
                 )
+            elif block.kind == "native":
+                items.append(ProviderBlock(provider=block.name or self.w.client.provider, data=block.data))
             else:
                 call = _parse_call(block, index)
+                if block.meta:
+                    call = replace(call, meta=block.meta)
                 calls.append(call)
                 items.append(call)
         self.last_text = "\n".join(texts)

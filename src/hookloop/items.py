@@ -20,9 +20,11 @@ from hookloop.errors import ItemError
 
 __all__ = [
     "ContentPart",
+    "DocumentPart",
     "ImagePart",
     "Item",
     "Message",
+    "ProviderBlock",
     "Reasoning",
     "Role",
     "TextPart",
@@ -30,6 +32,8 @@ __all__ = [
     "ToolResult",
     "item_from_json",
     "new_id",
+    "part_placeholder",
+    "parts_text",
 ]
 
 Role: TypeAlias = Literal["system", "user", "assistant"]
@@ -66,7 +70,48 @@ class ImagePart:
         return {"type": "image", "media_type": self.media_type, "data": self.data, "url": self.url}
 
 
-ContentPart: TypeAlias = TextPart | ImagePart
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DocumentPart:
+    """A file for the model (a PDF, a text file, …), inline (base64 ``data``) or by ``url``; ``title`` names it.
+
+    Providers that take documents get them natively; others get a text placeholder that says one was omitted.
+    """
+
+    media_type: str
+    data: str | None = None
+    url: str | None = None
+    title: str | None = None
+
+    def to_json(self) -> dict[str, JSONValue]:
+        return {
+            "type": "document",
+            "media_type": self.media_type,
+            "data": self.data,
+            "url": self.url,
+            "title": self.title,
+        }
+
+
+ContentPart: TypeAlias = TextPart | ImagePart | DocumentPart
+
+
+def part_placeholder(part: ContentPart) -> str:
+    """The text rendering of a content part: its text, or a short bracketed note such as ``[image: image/png,
+    1234 bytes]`` (what hooks and text-only providers see in place of a non-text part)."""
+    if isinstance(part, TextPart):
+        return part.text
+    kind = "image" if isinstance(part, ImagePart) else "document"
+    title = f" {part.title!r}" if isinstance(part, DocumentPart) and part.title else ""
+    if part.data is not None:
+        data = part.data
+        size = len(data) * 3 // 4 - data[-2:].count("=")  # base64 → decoded bytes
+        return f"[{kind}{title}: {part.media_type}, {size} bytes]"
+    return f"[{kind}{title}: {part.media_type}, {part.url}]"
+
+
+def parts_text(parts: tuple[ContentPart, ...] | list[ContentPart]) -> str:
+    """The text rendering of several parts (see :func:`part_placeholder`), joined with newlines."""
+    return "\n".join(part_placeholder(p) for p in parts)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,7 +192,13 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResult:
-    """The answer to the tool call with the same ``call_id`` (exactly one per call)."""
+    """The answer to the tool call with the same ``call_id`` (exactly one per call).
+
+    ``content`` is the result as text: what hooks, command hooks and text-only providers see. ``parts``, when
+    not empty, is the full result for the model (text, images, documents, in order); ``content`` is then its
+    text rendering (:func:`parts_text`). A hook that replaces ``content`` replaces the whole result (``parts``
+    is dropped), so what the model gets is never something no hook saw.
+    """
 
     call_id: str
     name: str
@@ -155,6 +206,7 @@ class ToolResult:
     is_error: bool = False
     id: str = field(default_factory=_item_id)
     meta: FrozenDict = field(default_factory=empty)
+    parts: tuple[ContentPart, ...] = ()
 
     def __hash__(self) -> int:
         return hash((ToolResult, self.id))
@@ -168,6 +220,7 @@ class ToolResult:
             "content": self.content,
             "is_error": self.is_error,
             "meta": thaw_object(self.meta),
+            "parts": [p.to_json() for p in self.parts],
         }
 
 
@@ -183,6 +236,10 @@ class Reasoning:
     provider: str | None = None
     redacted: str | None = None
     id: str = field(default_factory=_item_id)
+    meta: FrozenDict = field(default_factory=empty)
+
+    def __hash__(self) -> int:
+        return hash((Reasoning, self.id))
 
     def to_json(self) -> dict[str, JSONValue]:
         return {
@@ -192,10 +249,32 @@ class Reasoning:
             "signature": self.signature,
             "provider": self.provider,
             "redacted": self.redacted,
+            "meta": thaw_object(self.meta),
         }
 
 
-Item: TypeAlias = Message | ToolCall | ToolResult | Reasoning
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderBlock:
+    """A provider-native block kept verbatim: Anthropic ``server_tool_use`` / ``*_tool_result`` blocks, text
+    with citations, Responses built-in tool items, anything a provider needs back unchanged.
+
+    It sits in the history where it came in the reply, among the assistant's items. The client whose
+    ``provider`` name matches sends ``data`` back unchanged in the same place on the next request; other clients
+    skip it. Hooks see it but cannot change it (``data`` is read-only).
+    """
+
+    provider: str
+    data: FrozenDict
+    id: str = field(default_factory=_item_id)
+
+    def __hash__(self) -> int:
+        return hash((ProviderBlock, self.id))
+
+    def to_json(self) -> dict[str, JSONValue]:
+        return {"type": "provider_block", "id": self.id, "provider": self.provider, "data": thaw_object(self.data)}
+
+
+Item: TypeAlias = Message | ToolCall | ToolResult | Reasoning | ProviderBlock
 
 
 # -- isolation -----------------------------------------------------------------------------------------
@@ -216,9 +295,10 @@ def _setters(cls: type, *names: str) -> tuple[Any, ...]:
 
 
 _CALL = _setters(ToolCall, "call_id", "name", "arguments", "raw_arguments", "id", "meta")
-_RESULT = _setters(ToolResult, "call_id", "name", "content", "is_error", "id", "meta")
+_RESULT = _setters(ToolResult, "call_id", "name", "content", "is_error", "id", "meta", "parts")
 _MESSAGE = _setters(Message, "role", "content", "id", "meta")
-_REASONING = _setters(Reasoning, "text", "signature", "provider", "redacted", "id")
+_REASONING = _setters(Reasoning, "text", "signature", "provider", "redacted", "id", "meta")
+_BLOCK = _setters(ProviderBlock, "provider", "data", "id")
 (_TEXT,) = _setters(TextPart, "text")
 
 
@@ -239,13 +319,15 @@ def detached(item: Item) -> Item:
         id_(new, item.id)
         meta(new, item.meta)  # type: ignore[union-attr]
     elif cls is ToolResult:
-        call_id, name, content, is_error, id_, meta = _RESULT
+        call_id, name, content, is_error, id_, meta, parts = _RESULT
         call_id(new, item.call_id)  # type: ignore[union-attr]
         name(new, item.name)  # type: ignore[union-attr]
         content(new, item.content)  # type: ignore[union-attr]
         is_error(new, item.is_error)  # type: ignore[union-attr]
         id_(new, item.id)
         meta(new, item.meta)  # type: ignore[union-attr]
+        rich = item.parts  # type: ignore[union-attr]
+        parts(new, tuple([_detached_part(p) for p in rich]) if rich else ())
     elif cls is Message:
         role, content, id_, meta = _MESSAGE
         role(new, item.role)  # type: ignore[union-attr]
@@ -253,11 +335,17 @@ def detached(item: Item) -> Item:
         id_(new, item.id)
         meta(new, item.meta)  # type: ignore[union-attr]
     elif cls is Reasoning:
-        text, signature, provider, redacted, id_ = _REASONING
+        text, signature, provider, redacted, id_, meta = _REASONING
         text(new, item.text)  # type: ignore[union-attr]
         signature(new, item.signature)  # type: ignore[union-attr]
         provider(new, item.provider)  # type: ignore[union-attr]
         redacted(new, item.redacted)  # type: ignore[union-attr]
+        id_(new, item.id)
+        meta(new, item.meta)  # type: ignore[union-attr]
+    elif cls is ProviderBlock:
+        provider, data, id_ = _BLOCK
+        provider(new, item.provider)  # type: ignore[union-attr]
+        data(new, item.data)  # type: ignore[union-attr]
         id_(new, item.id)
     else:
         return adopt(item)
@@ -300,7 +388,22 @@ def _adopt_part(part: object, where: str) -> ContentPart:
             data=_opt(part.data, f"{where}.data"),
             url=_opt(part.url, f"{where}.url"),
         )
-    raise ItemError(f"{where}: expected a TextPart or ImagePart, got {type(part).__name__}")
+    if isinstance(part, DocumentPart):
+        return DocumentPart(
+            media_type=_plain(part.media_type, f"{where}.media_type"),
+            data=_opt(part.data, f"{where}.data"),
+            url=_opt(part.url, f"{where}.url"),
+            title=_opt(part.title, f"{where}.title"),
+        )
+    raise ItemError(f"{where}: expected a TextPart, ImagePart or DocumentPart, got {type(part).__name__}")
+
+
+def adopt_parts(parts: object, where: str) -> tuple[ContentPart, ...]:
+    """Exact, read-only copies of content parts from outside the Worker; raises :class:`ItemError` naming the
+    bad one."""
+    if isinstance(parts, (str, bytes)) or not isinstance(parts, (tuple, list)):
+        raise ItemError(f"{where}: expected a tuple of parts, got {type(parts).__name__}")
+    return tuple([_adopt_part(p, f"{where}[{i}]") for i, p in enumerate(tuple(parts))])
 
 
 def adopt(item: object, *, where: str = "item") -> Item:
@@ -327,17 +430,15 @@ def adopt(item: object, *, where: str = "item") -> Item:
             is_error=is_error,
             id=_plain(item.id, f"{where}.id"),
             meta=_map(item.meta, f"{where}.meta"),
+            parts=adopt_parts(item.parts, f"{where}.parts") if item.parts else (),
         )
     if isinstance(item, Message):
         role = _plain(item.role, f"{where}.role")
         if role not in ("system", "user", "assistant"):
             raise ItemError(f"{where}.role: expected system, user or assistant, got {role!r}")
-        content = item.content
-        if isinstance(content, (str, bytes)) or not isinstance(content, (tuple, list)):
-            raise ItemError(f"{where}.content: expected a tuple of parts, got {type(content).__name__}")
         return Message(
             role=role,  # type: ignore[arg-type]
-            content=tuple([_adopt_part(p, f"{where}.content[{i}]") for i, p in enumerate(tuple(content))]),
+            content=adopt_parts(item.content, f"{where}.content"),
             id=_plain(item.id, f"{where}.id"),
             meta=_map(item.meta, f"{where}.meta"),
         )
@@ -347,6 +448,13 @@ def adopt(item: object, *, where: str = "item") -> Item:
             signature=_opt(item.signature, f"{where}.signature"),
             provider=_opt(item.provider, f"{where}.provider"),
             redacted=_opt(item.redacted, f"{where}.redacted"),
+            id=_plain(item.id, f"{where}.id"),
+            meta=_map(item.meta, f"{where}.meta"),
+        )
+    if isinstance(item, ProviderBlock):
+        return ProviderBlock(
+            provider=_plain(item.provider, f"{where}.provider"),
+            data=_map(item.data, f"{where}.data"),
             id=_plain(item.id, f"{where}.id"),
         )
     raise ItemError(f"{where}: expected a history item, got {type(item).__name__}")
@@ -391,7 +499,21 @@ def _part(data: object, where: str) -> ContentPart:
             data=_opt_str(data, "data", where),
             url=_opt_str(data, "url", where),
         )
+    if kind == "document":
+        return DocumentPart(
+            media_type=_str(data, "media_type", where),
+            data=_opt_str(data, "data", where),
+            url=_opt_str(data, "url", where),
+            title=_opt_str(data, "title", where),
+        )
     raise ItemError(f"{where}.type: unknown content part type {kind!r}")
+
+
+def _parts(data: Mapping[str, object], key: str, where: str) -> tuple[ContentPart, ...]:
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        raise ItemError(f"{where}.{key}: expected a list")
+    return tuple(_part(p, f"{where}.{key}[{i}]") for i, p in enumerate(value))
 
 
 def item_from_json(data: object, *, where: str = "item") -> Item:
@@ -404,12 +526,11 @@ def item_from_json(data: object, *, where: str = "item") -> Item:
         role = data.get("role")
         if role not in ("system", "user", "assistant"):
             raise ItemError(f"{where}.role: expected system, user or assistant, got {role!r}")
-        content = data.get("content")
-        if not isinstance(content, list):
+        if not isinstance(data.get("content"), list):
             raise ItemError(f"{where}.content: expected a list")
         return Message(
             role=role,
-            content=tuple(_part(p, f"{where}.content[{i}]") for i, p in enumerate(content)),
+            content=_parts(data, "content", where),
             id=item_id,
             meta=_obj(data, "meta", where),
         )
@@ -433,6 +554,7 @@ def item_from_json(data: object, *, where: str = "item") -> Item:
             is_error=is_error,
             id=item_id,
             meta=_obj(data, "meta", where),
+            parts=_parts(data, "parts", where),
         )
     if kind == "reasoning":
         return Reasoning(
@@ -441,5 +563,10 @@ def item_from_json(data: object, *, where: str = "item") -> Item:
             provider=_opt_str(data, "provider", where),
             redacted=_opt_str(data, "redacted", where),
             id=item_id,
+            meta=_obj(data, "meta", where),
         )
+    if kind == "provider_block":
+        if "data" not in data:
+            raise ItemError(f"{where}.data: missing")
+        return ProviderBlock(provider=_str(data, "provider", where), data=_obj(data, "data", where), id=item_id)
     raise ItemError(f"{where}.type: unknown item type {kind!r}")

@@ -2,7 +2,11 @@
 
 Every provider client turns its wire stream into this sequence, per content block ``index``::
 
-    BlockStart(index, kind[, call_id, name]) → TextDelta* | ToolCallDelta* | ThinkingDelta* → BlockStop(index)
+    BlockStart(index, kind[, call_id, name, meta]) → TextDelta* | ToolCallDelta* | ThinkingDelta* → BlockStop(index)
+
+or, for a block only the provider itself understands (server tool use and results, citations, built-in tool
+items), one :class:`NativeBlock` (index, provider, data) holding it whole, which becomes a
+:class:`~hookloop.items.ProviderBlock` in the history at that position;
 
 followed (anywhere, usually last) by :class:`UsageEvent` and one :class:`StopEvent`. A provider failure inside a
 stream is raised by the client as a typed :class:`hookloop.errors.ClientError` subclass (keeping e.g.
@@ -12,13 +16,16 @@ turns into a plain ``ClientError``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
+
+from hookloop._frozen import FrozenDict, empty
 
 __all__ = [
     "BlockKind",
     "BlockStart",
     "BlockStop",
+    "NativeBlock",
     "StopEvent",
     "StopReason",
     "StreamError",
@@ -58,12 +65,26 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class BlockStart:
-    """A content block begins. Tool-call blocks carry the provider's ``call_id`` and the tool ``name``."""
+    """A content block begins. Tool-call blocks carry the provider's ``call_id`` and the tool ``name``.
+
+    ``meta`` holds what the provider must get back with the block on the next request (its native item id,
+    ``status``, ``phase``…); it becomes the built item's ``meta`` (merged, the item's own keys first).
+    """
 
     index: int
     kind: BlockKind
     call_id: str | None = None
     name: str | None = None
+    meta: FrozenDict = field(default_factory=empty)
+
+
+@dataclass(frozen=True, slots=True)
+class NativeBlock:
+    """A whole provider-native block at position ``index`` (``data`` as the provider sent it, read-only)."""
+
+    index: int
+    provider: str
+    data: FrozenDict
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,5 +145,13 @@ class StreamError:
 
 
 StreamEvent: TypeAlias = (
-    BlockStart | TextDelta | ToolCallDelta | ThinkingDelta | BlockStop | UsageEvent | StopEvent | StreamError
+    BlockStart
+    | TextDelta
+    | ToolCallDelta
+    | ThinkingDelta
+    | BlockStop
+    | NativeBlock
+    | UsageEvent
+    | StopEvent
+    | StreamError
 )

@@ -19,6 +19,7 @@ from hookloop.items import Item
 from hookloop.stream import (
     BlockStart,
     BlockStop,
+    NativeBlock,
     StopEvent,
     StreamError,
     StreamEvent,
@@ -350,8 +351,20 @@ def event_to_json(event: TimelineEvent) -> dict[str, JSONValue]:
             return {"type": "stop", "reason": event.reason}
         case StreamError():
             return {"type": "stream_error", "message": event.message, "kind": event.kind}
+        case NativeBlock():
+            return {"type": "native_block", "index": event.index, "provider": event.provider}
         case _:
             assert_never(event)
 
 
-_STREAM_EVENTS = (BlockStart, TextDelta, ToolCallDelta, ThinkingDelta, BlockStop, UsageEvent, StopEvent, StreamError)
+_STREAM_EVENTS = (
+    BlockStart,
+    TextDelta,
+    ToolCallDelta,
+    ThinkingDelta,
+    BlockStop,
+    NativeBlock,
+    UsageEvent,
+    StopEvent,
+    StreamError,
+)

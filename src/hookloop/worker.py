@@ -63,7 +63,7 @@ from hookloop.hooks.summaries import (
 )
 from hookloop.interceptors._base import InterceptorChain
 from hookloop.interceptors.notifications import NotificationInjector
-from hookloop.items import Item, Message, ToolCall, ToolResult, adopt, detached, new_id
+from hookloop.items import Item, Message, ProviderBlock, ToolCall, ToolResult, adopt, detached, new_id
 from hookloop.outcome import Outcome, Paused
 from hookloop.providers.base import LLMClient
 from hookloop.stream import StreamEvent, TextDelta, ToolCallDelta, Usage
@@ -99,6 +99,8 @@ def estimate_tokens(item: Item) -> int:
         return 8 + (len(dumps(item.arguments)) if item.arguments else len(item.raw_arguments or "")) // 4
     if isinstance(item, ToolResult):
         return 4 + len(item.content) // 4
+    if isinstance(item, ProviderBlock):
+        return 4 + len(dumps(item.data)) // 4
     return 4 + len(item.text) // 4
 
 

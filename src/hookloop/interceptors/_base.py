@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 from hookloop._frozen import JSONValue
-from hookloop.items import Item
+from hookloop.items import ContentPart, Item
 from hookloop.tools._base import ToolMeta
 
 if TYPE_CHECKING:
@@ -135,7 +135,13 @@ class ToolCallView:
 @dataclass(slots=True, kw_only=True)
 class ToolResultView:
     """post_tool_call: the result about to be recorded; edit ``content``/``is_error``; ``notes`` go into the
-    result item's ``meta`` (provenance)."""
+    result item's ``meta`` (provenance).
+
+    ``parts`` is the rich result (text, images, documents) when the tool returned one, else empty; ``content``
+    is then its text rendering. Assign a new tuple to ``parts`` to change it. Changing ``content`` without
+    assigning ``parts`` drops the parts: the model then gets ``content``, so a rewrite (a mask, a truncation)
+    is never bypassed by the richer copy.
+    """
 
     call_id: str
     tool_name: str
@@ -146,6 +152,7 @@ class ToolResultView:
     turn: int
     run_id: str
     notes: dict[str, JSONValue] = field(default_factory=dict)
+    parts: tuple[ContentPart, ...] = ()
 
 
 @dataclass(slots=True, kw_only=True)

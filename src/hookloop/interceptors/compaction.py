@@ -14,7 +14,7 @@ from typing import Literal
 
 from hookloop.errors import ClientError
 from hookloop.interceptors._base import COMPACT, CompactionContext, RequestContext
-from hookloop.items import Item, Message, Reasoning, ToolCall, ToolResult
+from hookloop.items import Item, Message, ProviderBlock, Reasoning, ToolCall, ToolResult
 from hookloop.providers.base import LLMRequest
 from hookloop.stream import StreamError, TextDelta
 
@@ -104,7 +104,7 @@ def render_for_summary(items: Sequence[Item], *, per_item_chars: int = 2_000) ->
             text = item.content
             label = f"tool result {item.name}{' (error)' if item.is_error else ''}"
         else:
-            assert isinstance(item, Reasoning)
+            assert isinstance(item, (Reasoning, ProviderBlock))
             continue
         if len(text) > per_item_chars:
             text = text[:per_item_chars] + f" […{len(text) - per_item_chars} characters omitted]"

@@ -27,7 +27,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from hookloop._frozen import freeze_object, thaw_object
-from hookloop.items import ContentPart, ImagePart, Item, Message, Reasoning, TextPart, ToolCall, ToolResult
+from hookloop.items import (
+    ContentPart,
+    DocumentPart,
+    ImagePart,
+    Item,
+    Message,
+    ProviderBlock,
+    Reasoning,
+    TextPart,
+    ToolCall,
+    ToolResult,
+)
 from hookloop.providers._common import JSONDict
 from hookloop.providers.base import ToolSpec
 
@@ -52,9 +63,22 @@ def _content_blocks(parts: Sequence[ContentPart]) -> list[JSONDict]:
         if isinstance(part, TextPart):
             if part.text:  # the API rejects empty text blocks
                 blocks.append({"type": "text", "text": part.text})
-        else:
+        elif isinstance(part, ImagePart):
             blocks.append(_image_block(part))
+        else:
+            blocks.append(_document_block(part))
     return blocks
+
+
+def _document_block(part: DocumentPart) -> JSONDict:
+    if part.url is not None:
+        source: JSONDict = {"type": "url", "url": part.url}
+    else:
+        source = {"type": "base64", "media_type": part.media_type, "data": part.data or ""}
+    block: JSONDict = {"type": "document", "source": source}
+    if part.title:
+        block["title"] = part.title
+    return block
 
 
 def _reasoning_block(item: Reasoning) -> JSONDict | None:
@@ -109,6 +133,9 @@ def to_anthropic(
             if item.is_error:
                 result["is_error"] = True
             new = [result]
+        elif isinstance(item, ProviderBlock):
+            item_role = "assistant"
+            new = [thaw_object(item.data)] if item.provider == PROVIDER else []
         else:
             block = _reasoning_block(item)
             item_role = "assistant"

@@ -17,7 +17,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hookloop._frozen import freeze_object, thaw_object
-from hookloop.items import ContentPart, Item, Message, Reasoning, TextPart, ToolCall, ToolResult
+from hookloop.items import (
+    ContentPart,
+    ImagePart,
+    Item,
+    Message,
+    Reasoning,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    part_placeholder,
+)
 from hookloop.providers._common import JSONDict, arguments_json, data_url, parse_data_url
 from hookloop.providers.base import ToolSpec
 
@@ -31,8 +41,10 @@ def _user_content(parts: Sequence[ContentPart]) -> str | list[JSONDict]:
     for part in parts:
         if isinstance(part, TextPart):
             out.append({"type": "text", "text": part.text})
-        else:
+        elif isinstance(part, ImagePart):
             out.append({"type": "image_url", "image_url": {"url": data_url(part)}})
+        else:  # Chat Completions has no portable document part
+            out.append({"type": "text", "text": f"{part_placeholder(part)} (omitted: not supported by this API)"})
     return out
 
 

@@ -20,7 +20,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hookloop._frozen import thaw_object
-from hookloop.items import ContentPart, ImagePart, Item, Message, Reasoning, TextPart, ToolCall, ToolResult
+from hookloop.items import (
+    ContentPart,
+    ImagePart,
+    Item,
+    Message,
+    ProviderBlock,
+    Reasoning,
+    TextPart,
+    ToolCall,
+    ToolResult,
+)
 from hookloop.providers._chat_wire import parse_call
 from hookloop.providers._common import JSONDict, arguments_json, data_url, parse_data_url
 from hookloop.providers.base import ToolSpec
@@ -60,8 +70,14 @@ def _input_parts(parts: Sequence[ContentPart]) -> list[JSONDict]:
     for part in parts:
         if isinstance(part, TextPart):
             out.append({"type": "input_text", "text": part.text})
-        else:
+        elif isinstance(part, ImagePart):
             out.append({"type": "input_image", "image_url": data_url(part), "detail": "auto"})
+        elif part.url is not None:
+            out.append({"type": "input_file", "file_url": part.url})
+        else:
+            file: JSONDict = {"type": "input_file", "file_data": f"data:{part.media_type};base64,{part.data or ''}"}
+            file["filename"] = part.title or "document"
+            out.append(file)
     return out
 
 
@@ -89,6 +105,9 @@ def to_responses(
             )
         elif isinstance(item, ToolResult):
             out.append({"type": "function_call_output", "call_id": item.call_id, "output": item.content})
+        elif isinstance(item, ProviderBlock):
+            if item.provider == provider:
+                out.append(thaw_object(item.data))
         else:
             reasoning = _reasoning_item(item, provider)
             if reasoning is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeAlias, get_type_hints, overload, runtime_checkable
@@ -14,7 +14,8 @@ import anyio.to_thread
 import pydantic
 
 from hookloop._frozen import FrozenDict, freeze_object
-from hookloop.errors import ToolDefinitionError
+from hookloop.errors import ItemError, ToolDefinitionError
+from hookloop.items import ContentPart, DocumentPart, ImagePart, TextPart, adopt_parts, parts_text
 
 __all__ = [
     "FunctionTool",
@@ -88,10 +89,16 @@ class ToolContext:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolOutput:
-    """A tool's answer, when it wants to mark it as an error without raising."""
+    """A tool's answer, when it wants to mark it as an error without raising, or answer with more than text.
 
-    content: str
+    ``parts`` (text, :class:`~hookloop.items.ImagePart`, :class:`~hookloop.items.DocumentPart`, in order) is
+    the full answer for the model; ``content`` is what hooks and text-only providers see and defaults to the
+    parts' text rendering (text as is, a short note such as ``[image: image/png, 1234 bytes]`` per other part).
+    """
+
+    content: str = ""
     is_error: bool = False
+    parts: Sequence[ContentPart] = ()
 
 
 class ToolInputError(ValueError):
@@ -249,20 +256,44 @@ def tool(
     return build(fn) if fn is not None else build
 
 
-def render_output(value: object) -> tuple[str, bool]:
-    """Turn what a tool returned into (content, is_error). Non-JSON values become a clear error."""
+_NO_PARTS: tuple[ContentPart, ...] = ()
+
+
+def render_output(value: object) -> tuple[str, bool, tuple[ContentPart, ...]]:
+    """Turn what a tool returned into (content, is_error, parts). Non-JSON values become a clear error.
+
+    A :class:`ToolOutput` with parts, a lone image / document part, or a list of content parts gives ``parts``
+    (adopted: exact, read-only copies) and their text rendering as ``content`` unless the output set one.
+    """
     if isinstance(value, str):
-        return value, False
+        return value, False, _NO_PARTS
     if isinstance(value, ToolOutput):
-        return value.content, value.is_error
+        if not value.parts:
+            return value.content, value.is_error, _NO_PARTS
+        return _rich(value.parts, value.content, value.is_error)
     if value is None:
-        return "", False
+        return "", False, _NO_PARTS
+    if isinstance(value, (ImagePart, DocumentPart)):
+        return _rich((value,), "", False)
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, _PART_TYPES) for v in value):
+        return _rich(value, "", False)
     if isinstance(value, pydantic.BaseModel):
-        return value.model_dump_json(), False
+        return value.model_dump_json(), False, _NO_PARTS
     try:
-        return json.dumps(value, ensure_ascii=False, default=_reject), False
+        return json.dumps(value, ensure_ascii=False, default=_reject), False, _NO_PARTS
     except (TypeError, ValueError) as exc:
-        return f"tool returned a value that is neither text nor JSON: {exc}", True
+        return f"tool returned a value that is neither text nor JSON: {exc}", True, _NO_PARTS
+
+
+_PART_TYPES = (TextPart, ImagePart, DocumentPart)
+
+
+def _rich(parts: object, content: str, is_error: bool) -> tuple[str, bool, tuple[ContentPart, ...]]:
+    try:
+        adopted = adopt_parts(parts, "tool output parts")
+    except ItemError as exc:
+        return f"tool returned invalid content parts: {exc}", True, _NO_PARTS
+    return content or parts_text(adopted), is_error, adopted
 
 
 def _reject(value: object) -> object:
