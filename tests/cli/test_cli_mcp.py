@@ -27,11 +27,15 @@ def server_entry(state: Path) -> dict[str, object]:
     return {"command": "${HOOKLOOP_TEST_PYTHON}", "args": [SERVER, "stdio", "", str(state)]}
 
 
-def run(project: Path, env: dict[str, str], *flags: str) -> subprocess.CompletedProcess[str]:
-    env = {**env, "HOOKLOOP_TEST_PYTHON": sys.executable}
+def run(project: Path, env: dict[str, str], *flags: str, approve: bool = True) -> subprocess.CompletedProcess[str]:
     command = [*HOOKLOOP, "run", "go", "--model", f"scripted:{project / 'model.json'}", "--cwd", str(project)]
+    return hookloop(project, env, *command[len(HOOKLOOP) :], *(["--yes"] if approve else []), *flags)
+
+
+def hookloop(project: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**env, "HOOKLOOP_TEST_PYTHON": sys.executable}
     return subprocess.run(
-        [*command, "--output-format", "json", "--yes", *flags],
+        [*HOOKLOOP, *args, "--output-format", "json"],
         capture_output=True,
         text=True,
         env=env,
@@ -101,3 +105,16 @@ def test_a_bad_config_is_a_usage_error_naming_the_file_and_field(project: Path, 
     assert out.returncode == 2, out.stderr
     lines = [line for line in out.stderr.splitlines() if line.strip()]
     assert lines == [f"hookloop: {project / '.mcp.json'}: mcpServers.caps.url: expected a string, got int"]
+
+
+def test_a_paused_mcp_call_resumes_with_the_servers_of_the_resume_invocation(
+    project: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcpServers": {"caps": server_entry(tmp_path)}}))
+    first = run(project, env, "--mcp-config", str(config), approve=False)
+    assert first.returncode == 3, first.stderr  # no terminal: the MCP call waits for approval
+    [checkpoint] = Path(env["HOOKLOOP_HOME"], "checkpoints").glob("*.checkpoint.json")
+    resumed = hookloop(project, env, "resume", str(checkpoint), "--yes", "--mcp-config", str(config))
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout.splitlines()[-1])["text"] == "All done."

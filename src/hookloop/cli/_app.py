@@ -180,6 +180,8 @@ def resume(
     ),
     fork: bool = typer.Option(False, "--fork", help="Resume a checkpoint that was already resumed, as a new run."),
     output_format: str = typer.Option("text", "--output-format", help="text, json or stream-json."),
+    mcp_config: list[Path] = typer.Option([], "--mcp-config", help="An MCP config file (as for run); repeatable."),
+    strict_mcp_config: bool = typer.Option(False, "--strict-mcp-config", help="Use only the --mcp-config servers."),
 ) -> None:
     """Continue a paused run in this process — decisions from --yes/--deny, or asked in the terminal.
 
@@ -202,6 +204,10 @@ def resume(
         )
     except UsageError as exc:
         raise fail(f"{checkpoint}: {exc}" if not str(exc).startswith(str(checkpoint)) else str(exc)) from None
+    # MCP servers run code: like the settings, they come from this invocation, never from the checkpoint.
+    options.mcp_config, options.strict_mcp_config = [p.resolve() for p in mcp_config], strict_mcp_config
+    if saved_options is not None and saved_options.mcp_config and not options.mcp_config:
+        notes.append("note: the paused run had --mcp-config files; this resume reads only the ones you pass")
     approval = approval_from(yes, deny, output_format)
     session = _session(options, output_format, approval)
     session.session_id = saved.session_id

@@ -87,7 +87,8 @@ def remote_target(
         token = env.get(bearer_token_env, "")
         if not token.strip():
             raise MCPServerError(
-                f"MCP server {name!r} ({url}): the bearer token variable ${bearer_token_env} is not set or empty"
+                f"MCP server {name!r} ({safe_url(url)}): "
+                f"the bearer token variable ${bearer_token_env} is not set or empty"
             )
         if _BAD_VALUE.search(token):
             raise MCPServerError(f"MCP server {name!r}: ${bearer_token_env} holds CR, LF or NUL")
@@ -182,7 +183,16 @@ def auth_failure(name: str, target: RemoteTarget, watch: list[_Watch]) -> str | 
         hint = "the server wants credentials: set bearer_token_env or an Authorization header"
     else:
         hint = f"the credentials from {target.token_source} were rejected"
-    return f"MCP server {name!r} ({target.url}): authentication failed (HTTP {status}): {hint}"
+    return f"MCP server {name!r} ({safe_url(target.url)}): authentication failed (HTTP {status}): {hint}"
+
+
+def safe_url(url: str) -> str:
+    """``url`` for messages: without user info or query (either may hold a credential)."""
+    try:
+        parsed = httpx2.URL(url)
+        return str(parsed.copy_with(userinfo=b"", query=None, fragment=None))
+    except Exception:
+        return "<url>"
 
 
 async def open_remote(
@@ -215,7 +225,7 @@ async def open_remote(
             cause, broken = closing, True
         if broken or (isinstance(exc, Exception) and not isinstance(exc, MCPServerError)):
             message = auth_failure(name, target, watch) or (
-                f"MCP server {name!r} ({target.url}): could not connect ({target.kind}): {_describe(cause)}"
+                f"MCP server {name!r} ({safe_url(target.url)}): could not connect ({target.kind}): {_describe(cause)}"
             )
             raise MCPServerError(message) from cause
         raise

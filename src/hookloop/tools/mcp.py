@@ -10,6 +10,11 @@ Each tool of the server is named ``mcp__<server>__<tool>`` (Claude Code's naming
 ``mcp__github__*`` and hook matchers apply unchanged. Arguments are checked against the tool's JSON schema
 (``jsonschema``, which the MCP SDK depends on) before the server is called.
 
+Remote servers: :meth:`MCPServer.http` (streamable HTTP) and :meth:`MCPServer.sse`, with ``headers`` and
+``bearer_token_env``. Configuration in Claude Code's format (``.mcp.json``): :func:`load_mcp_config` gives
+:class:`MCPServerConfig` entries to open. What the client answers a server's roots, sampling and elicitation
+requests is set by :class:`MCPClientOptions` and :meth:`MCPServer.bind` (see :mod:`hookloop.tools._mcp_caps`).
+
 Structured concurrency: the SDK's stdio transport and session are anyio context managers holding a task group.
 :meth:`MCPServer.open_stdio` enters them into an :class:`~contextlib.AsyncExitStack` that :meth:`MCPServer.aclose`
 exits, so **open_stdio and aclose must be called from the same task** (or use the ``async with`` forms, which do
@@ -42,6 +47,7 @@ from hookloop.tools._elicitation import (
     elicitation_routing,
 )
 from hookloop.tools._mcp_caps import ClientState, MCPClientOptions
+from hookloop.tools.mcp_config import MCPConfigError, MCPServerConfig, load_mcp_config
 
 if TYPE_CHECKING:
     from hookloop.worker import Worker
@@ -53,10 +59,13 @@ __all__ = [
     "ElicitationResultHook",
     "ElicitationRouting",
     "MCPClientOptions",
+    "MCPConfigError",
     "MCPServer",
+    "MCPServerConfig",
     "MCPServerError",
     "MCPTool",
     "elicitation_routing",
+    "load_mcp_config",
     "mcp_tool_name",
 ]
 
