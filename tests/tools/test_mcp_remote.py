@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hookloop import Finished, ScriptedClient, Text, ToolResult, ToolUse, Worker
-from hookloop.tools.mcp import MCPServer, MCPServerError
+from hookloop.tools.mcp import ElicitationRequest, ElicitationResponse, MCPClientOptions, MCPServer, MCPServerError
 
 pytestmark = pytest.mark.anyio
 
@@ -145,3 +145,19 @@ async def test_a_server_that_is_not_there_is_an_mcp_server_error(tmp_path: Path)
         port = sock.getsockname()[1]
         with pytest.raises(MCPServerError, match=r"'gone' \(http://127\.0\.0\.1:\d+/mcp\): could not connect"):
             await MCPServer.open_http("gone", f"http://127.0.0.1:{port}/mcp", http_timeout=5)
+
+
+async def test_server_requests_reach_the_client_over_the_transport(
+    remote: Remote, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Roots and elicitation are server-to-client requests: they need the transport's back channel."""
+    monkeypatch.setenv("CAPS_TOKEN", TOKEN)
+
+    async def answer(request: ElicitationRequest) -> ElicitationResponse:
+        return ElicitationResponse(action="accept", content={"email": f"{request.server}@example.com"})
+
+    options = MCPClientOptions(roots=[tmp_path], elicitation=answer)
+    async with opener(remote)("caps", remote.url, bearer_token_env="CAPS_TOKEN", client=options) as server:
+        expected = [tmp_path.resolve().as_uri()]  # noqa: ASYNC240 - a test, one stat
+        assert json.loads(str(await server.call_tool("roots", {}))) == expected
+        assert await server.call_tool("signup", {}) == "accept:caps@example.com:False"
