@@ -13,6 +13,7 @@ from hookloop import Finished, ScriptedClient, Text, ToolResult, ToolUse, Worker
 from hookloop.hooks import Cancel, Continue, PreLlmRequestInfo
 from hookloop.hooks.events import PRE_LLM_REQUEST
 from hookloop.items import Message
+from hookloop.providers.scripted import ScriptedTurn, ScriptError
 from hookloop.tools import ToolFailure
 from hookloop.tools.mcp import (
     ElicitationRequest,
@@ -138,6 +139,16 @@ async def test_a_pre_llm_request_hook_can_refuse_a_sampling_request(tmp_path: Pa
     assert text.startswith("error:")
     assert "no sampling today" in text
     assert client.requests == []
+
+
+async def test_a_model_error_during_sampling_is_an_error_for_the_server(tmp_path: Path) -> None:
+    client = ScriptedClient([ScriptedTurn(error=ScriptError("overloaded", mode="event"))])
+    options = MCPClientOptions(sampling=True)
+    async with MCPServer.stdio("caps", sys.executable, args(tmp_path), client=options) as server:
+        server.bind(Worker(client, tools=[server]))
+        text = await call(server, "summarise", {"text": "x"})
+    assert text.startswith("error:")
+    assert "the model reported an error: overloaded" in text
 
 
 async def test_sampling_without_a_bound_worker_is_an_error_for_the_server(tmp_path: Path) -> None:

@@ -73,6 +73,7 @@ def test_the_three_transports_parse_with_variables_expanded(tmp_path: Path) -> N
         ({"mcpServers": {"a": {"command": "x", "env": {"K": 1}}}}, r"mcpServers\.a\.env\.K: expected a string"),
         ({"mcpServers": {"a": {"type": "websocket", "url": "ws://x"}}}, r'mcpServers\.a\.type: expected "stdio"'),
         ({"mcpServers": {"a": {"url": "http://x"}}}, r'needs "type": "http" or "sse"'),
+        ({"mcpServers": {"a": {"type": None, "command": "x"}}}, r'mcpServers\.a\.type: expected "stdio".*got null'),
         ({"mcpServers": {"a": {"type": "http"}}}, r"mcpServers\.a\.url: missing"),
         ({"mcpServers": {"a": {"type": "http", "url": "file:///etc"}}}, r"mcpServers\.a\.url: expected an http"),
         ({"mcpServers": {"a": {"type": "sse", "url": "http://h", "command": "x"}}}, r'has "url", not "command"'),

@@ -135,6 +135,8 @@ async def test_header_injection_and_bad_urls_are_rejected_naming_the_server() ->
         await MCPServer.open_http("caps", "http://127.0.0.1:9/mcp", headers={"Bad Name": "v"})
     with pytest.raises(ValueError, match="url must be an http:// or https:// URL"):
         await MCPServer.open_sse("caps", "file:///etc/passwd")
+    with pytest.raises(ValueError, match="url must be an http:// or https:// URL"):
+        await MCPServer.open_http("caps", "http://[::1")
 
 
 async def test_a_server_that_is_not_there_is_an_mcp_server_error(tmp_path: Path) -> None:

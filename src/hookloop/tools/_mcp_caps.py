@@ -177,13 +177,19 @@ class ClientState:
         )
         text: list[str] = []
         stop = "end_turn"
-        async for event in worker.client.stream(request):
-            if isinstance(event, TextDelta):
-                text.append(event.text)
-            elif isinstance(event, StopEvent):
-                stop = event.reason
-            elif isinstance(event, StreamError):
-                raise HookloopError(f"the model reported an error: {event.message}")
+        stream = worker.client.stream(request)
+        try:
+            async for event in stream:
+                if isinstance(event, TextDelta):
+                    text.append(event.text)
+                elif isinstance(event, StopEvent):
+                    stop = event.reason
+                elif isinstance(event, StreamError):
+                    raise HookloopError(f"the model reported an error: {event.message}")
+        finally:
+            close = getattr(stream, "aclose", None)
+            if close is not None:
+                await close()  # release the provider connection however the stream ended
         return mcp_types.CreateMessageResult(
             role="assistant",
             content=mcp_types.TextContent(type="text", text="".join(text)),

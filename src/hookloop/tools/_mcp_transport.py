@@ -71,7 +71,10 @@ def remote_target(
     ``Authorization: Bearer …`` header. Raises ``ValueError`` naming the server and the field."""
     from hookloop.tools.mcp import MCPServerError
 
-    parsed = httpx2.URL(url) if isinstance(url, str) else None
+    try:
+        parsed = httpx2.URL(url) if isinstance(url, str) else None
+    except Exception:  # httpx2.InvalidURL and friends
+        parsed = None
     if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
         raise ValueError(f"MCP server {name!r}: url must be an http:// or https:// URL with a host, got {url!r}")
     clean: dict[str, str] = {}

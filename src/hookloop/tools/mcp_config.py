@@ -168,6 +168,8 @@ def _server(
         raise MCPConfigError(f"{at}: a server name may use letters, digits, '_', '-', '.' (no '__')")
     if not isinstance(entry, dict):
         raise MCPConfigError(f"{at}: expected an object, got {_kind(entry)}")
+    if "type" in entry and not isinstance(entry["type"], str):
+        raise MCPConfigError(f'{at}.type: expected "stdio", "http" or "sse", got {_kind(entry["type"])}')
     kind = entry.get("type", "stdio" if "command" in entry or "url" not in entry else None)
     if kind is None:
         raise MCPConfigError(f'{at}: a server with "url" needs "type": "http" or "sse"')
