@@ -118,3 +118,18 @@ def test_a_paused_mcp_call_resumes_with_the_servers_of_the_resume_invocation(
     resumed = hookloop(project, env, "resume", str(checkpoint), "--yes", "--mcp-config", str(config))
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout.splitlines()[-1])["text"] == "All done."
+
+
+def test_the_approval_question_shows_what_runs_including_the_variables_set() -> None:
+    from hookloop.cli._mcp import describe
+    from hookloop.tools.mcp_config import parse_mcp_servers
+
+    stdio, remote = parse_mcp_servers(
+        {
+            "mem": {"command": "npx", "args": ["-y", "pkg"], "env": {"NODE_OPTIONS": "--require ./x.js"}},
+            "gh": {"type": "http", "url": "https://h/mcp", "headers": {"Authorization": "Bearer secret"}},
+        },
+        file=".mcp.json",
+    )
+    assert describe(stdio) == "npx -y pkg (env: NODE_OPTIONS)"
+    assert describe(remote) == "http https://h/mcp (headers: Authorization)"

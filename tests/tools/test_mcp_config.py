@@ -79,6 +79,7 @@ def test_the_three_transports_parse_with_variables_expanded(tmp_path: Path) -> N
         ({"mcpServers": {"a": {"type": "sse", "url": "http://h", "command": "x"}}}, r'has "url", not "command"'),
         ({"mcpServers": {"a": {"command": "${NOPE_UNSET}"}}}, r"mcpServers\.a\.command: .*\$\{NOPE_UNSET\} is not set"),
         ({"mcpServers": {"a__b": {"command": "x"}}}, r"mcpServers\.a__b: a server name may use"),
+        ({"mcpServers": {"a.b": {"command": "x"}}}, r"mcpServers\.a\.b: a server name may use"),
         (
             {"mcpServers": {"a": {"type": "http", "url": "http://h", "headers": {"X": "${EVIL}"}}}},
             r"mcpServers\.a\.headers\.X: the value holds CR, LF or NUL",

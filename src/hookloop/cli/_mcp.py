@@ -150,10 +150,14 @@ def _from_settings(path: str, data: Mapping[str, object], *, project: bool) -> l
 
 
 def describe(server: MCPServerConfig) -> str:
-    """What a server runs or reaches, for the approval question (never header values)."""
+    """What a server runs or reaches, for the approval question: the command line and the names of the
+    variables it sets (``NODE_OPTIONS`` or ``LD_PRELOAD`` run code too), or the URL and header names (never
+    header values)."""
     if server.transport == "stdio":
-        return " ".join([server.command or "", *server.args])
-    return f"{server.transport} {server.url}"
+        text = " ".join([server.command or "", *server.args])
+        return f"{text} (env: {', '.join(server.env)})" if server.env else text
+    text = f"{server.transport} {server.url}"
+    return f"{text} (headers: {', '.join(server.headers)})" if server.headers else text
 
 
 async def run_with_mcp_servers(
@@ -176,6 +180,10 @@ async def run_with_mcp_servers(
             except (MCPServerError, ValueError) as exc:
                 err.print(f"warning: {exc}; the run goes on without it", markup=False, highlight=False)
                 continue
+            try:
+                worker.add_tool(server)
+            except ValueError as exc:  # a tool name another server (or the server itself) already uses
+                err.print(f"warning: MCP server {config.name!r}: {exc}; its tools are left out", markup=False)
+                continue
             server.bind(worker)
-            worker.add_tool(server)
         return await start(worker)

@@ -55,7 +55,7 @@ __all__ = [
 
 Transport = Literal["stdio", "http", "sse"]
 _VAR = re.compile(r"\$\{([^}:]*)(?::-([^}]*))?\}")
-_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 class MCPConfigError(HookloopError, ValueError):
@@ -165,7 +165,7 @@ def _server(
 ) -> MCPServerConfig:
     at = f"{file}: {where}"
     if not _NAME.match(name) or "__" in name:
-        raise MCPConfigError(f"{at}: a server name may use letters, digits, '_', '-', '.' (no '__')")
+        raise MCPConfigError(f"{at}: a server name may use letters, digits, '_' and '-' (no '__')")
     if not isinstance(entry, dict):
         raise MCPConfigError(f"{at}: expected an object, got {_kind(entry)}")
     if "type" in entry and not isinstance(entry["type"], str):
