@@ -1,9 +1,9 @@
 """A real MCP server (the official SDK's MCPServer, formerly FastMCP) for the transport and capability tests.
 
-    python mcp_caps_server.py stdio|http|sse TOKEN STATE_DIR
+    python mcp_caps_server.py stdio|http|sse TOKEN STATE_DIR [PORT]
 
-Over http/sse it listens on a free port of 127.0.0.1 and prints the port on its first stdout line; every HTTP
-request's headers are appended to STATE_DIR/headers.jsonl; with a non-empty TOKEN a request without
+Over http/sse it listens on PORT (default: a free one) of 127.0.0.1 and prints the port on its first stdout line;
+every HTTP request's headers are appended to STATE_DIR/headers.jsonl; with a non-empty TOKEN a request without
 ``Authorization: Bearer TOKEN`` gets 401. ``/away`` redirects to the same server under the name ``localhost``
 (another origin). The tools ask the client for roots, a sampling completion and elicitations.
 """
@@ -16,10 +16,12 @@ import socket
 import sys
 import warnings
 
+import anyio
+
 warnings.simplefilter("ignore")  # sampling/roots are deprecated in the newest protocol; still in use
 
 from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
-from mcp.types import SamplingMessage, TextContent  # noqa: E402
+from mcp.types import SamplingMessage, TextContent, ToolAnnotations  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
 
 transport, token, state = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -35,6 +37,13 @@ class Contact(BaseModel):
 def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b
+
+
+@app.tool(annotations=ToolAnnotations(readOnlyHint=True))
+async def wait(seconds: float) -> str:
+    """Wait ``seconds``, then say so (read-only)."""
+    await anyio.sleep(seconds)
+    return "waited"
 
 
 @app.tool()
@@ -101,7 +110,8 @@ async def guarded(scope, receive, send):  # type: ignore[no-untyped-def]
 
 
 sock = socket.socket()
-sock.bind(("127.0.0.1", 0))
+sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart on the same port (test_mcp_remote)
+sock.bind(("127.0.0.1", int(sys.argv[4]) if len(sys.argv) > 4 else 0))
 sock.listen(64)  # before the port is announced: a client connecting at once is queued, not refused
 port = sock.getsockname()[1]
 print(port, flush=True)

@@ -142,3 +142,22 @@ async def test_a_configured_stdio_server_opens(tmp_path: Path) -> None:
     [config] = load_mcp_config(path, environ={"PY": sys.executable})
     async with config.session() as server:
         assert await server.call_tool("add", {"a": 1, "b": 2}) == "3"
+
+
+@pytest.mark.anyio
+async def test_a_configured_server_opens_with_the_servers_options(tmp_path: Path) -> None:
+    """MCPServerConfig.open/session take MCPServer's options (trust_annotations, sequential, timeouts, client)."""
+    from hookloop.tools.mcp import MCPClientOptions
+
+    path = write(tmp_path, {"mcpServers": {"caps": {"command": sys.executable, "args": [SERVER, "stdio", "", "x"]}}})
+    [config] = load_mcp_config(path)
+    roots = [tmp_path.resolve()]  # noqa: ASYNC240 - a test, one stat
+    async with config.session(
+        trust_annotations=True, sequential=False, call_timeout=30, client=MCPClientOptions(roots=roots)
+    ) as server:
+        tools = {t.meta.name: t.meta for t in server.list_tools()}
+        assert tools["mcp__caps__wait"].read_only  # its readOnlyHint, trusted
+        assert not tools["mcp__caps__add"].sequential
+        assert json.loads(str(await server.call_tool("roots", {}))) == [roots[0].as_uri()]
+    with pytest.raises(ValueError, match="init_timeout must be a positive number"):
+        await config.open(init_timeout=-1)

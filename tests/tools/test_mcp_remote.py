@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from hookloop import Finished, ScriptedClient, Text, ToolResult, ToolUse, Worker
+from hookloop.tools import ToolFailure
 from hookloop.tools.mcp import ElicitationRequest, ElicitationResponse, MCPClientOptions, MCPServer, MCPServerError
 
 pytestmark = pytest.mark.anyio
@@ -22,11 +23,11 @@ TOKEN = "s3cret-token-value"
 class Remote:
     """A running server: its base URL and the headers of every request it received."""
 
-    def __init__(self, kind: str, token: str, state: Path) -> None:
+    def __init__(self, kind: str, token: str, state: Path, port: int = 0) -> None:
         self.kind = kind
         self.state = state
         self.process = subprocess.Popen(
-            [sys.executable, str(SERVER), kind, token, str(state)], stdout=subprocess.PIPE, text=True
+            [sys.executable, str(SERVER), kind, token, str(state), str(port)], stdout=subprocess.PIPE, text=True
         )
         assert self.process.stdout is not None
         self.port = int(self.process.stdout.readline())  # the server prints its port once it listens
@@ -137,6 +138,8 @@ async def test_header_injection_and_bad_urls_are_rejected_naming_the_server() ->
         await MCPServer.open_sse("caps", "file:///etc/passwd")
     with pytest.raises(ValueError, match="url must be an http:// or https:// URL"):
         await MCPServer.open_http("caps", "http://[::1")
+    with pytest.raises(ValueError, match="'caps': init_timeout must be a positive number of seconds, got 0"):
+        await MCPServer.open_sse("caps", "http://127.0.0.1:9/sse", init_timeout=0)
 
 
 async def test_a_server_that_is_not_there_is_an_mcp_server_error(tmp_path: Path) -> None:
@@ -163,3 +166,53 @@ async def test_server_requests_reach_the_client_over_the_transport(
         expected = [tmp_path.resolve().as_uri()]  # noqa: ASYNC240 - a test, one stat
         assert json.loads(str(await server.call_tool("roots", {}))) == expected
         assert await server.call_tool("signup", {}) == "accept:caps@example.com:False"
+
+
+async def test_the_server_options_hold_over_the_transport(remote: Remote, monkeypatch: pytest.MonkeyPatch) -> None:
+    """trust_annotations, sequential and call_timeout are the server's, whatever its transport."""
+    monkeypatch.setenv("CAPS_TOKEN", TOKEN)
+    async with opener(remote)("caps", remote.url, bearer_token_env="CAPS_TOKEN") as server:
+        tools = {t.meta.name: t.meta for t in server.list_tools()}
+        # "wait" claims readOnlyHint: not trusted for permissions, but it needs no place in the write order
+        assert (tools["mcp__caps__wait"].read_only, tools["mcp__caps__wait"].sequential) == (False, False)
+        assert (tools["mcp__caps__add"].read_only, tools["mcp__caps__add"].sequential) == (False, True)
+    async with opener(remote)(
+        "caps", remote.url, bearer_token_env="CAPS_TOKEN", trust_annotations=True, sequential=False, call_timeout=0.5
+    ) as server:
+        tools = {t.meta.name: t.meta for t in server.list_tools()}
+        assert tools["mcp__caps__wait"].read_only
+        assert not tools["mcp__caps__add"].sequential
+        with pytest.raises(ToolFailure, match=r"tool 'wait': no answer within 0\.5 seconds \(call_timeout\)"):
+            await server.call_tool("wait", {"seconds": 5})
+        assert await server.call_tool("add", {"a": 1, "b": 1}) == "2"  # a slow call does not end the session
+
+
+@pytest.mark.parametrize("kind", ["http", "sse"])
+async def test_a_server_that_goes_away_fails_the_call_and_the_next_call_connects_again(
+    kind: str, tmp_path: Path
+) -> None:
+    """mcp-core's lifecycle over a remote transport: the call that finds the server gone fails naming it and
+    its URL, the next one connects anew (same URL), and the Worker the server is bound to still answers roots."""
+    first = Remote(kind, "", tmp_path)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    open_ = MCPServer.open_http if kind == "http" else MCPServer.open_sse
+    server = await open_("caps", first.url, init_timeout=20)
+    again: Remote | None = None
+    try:
+        server.bind(Worker(ScriptedClient([]), tools=[server], workspace=workspace))
+        assert await server.call_tool("add", {"a": 1, "b": 2}) == "3"
+        first.stop()
+        with pytest.raises(ToolFailure) as caught:
+            await server.call_tool("add", {"a": 1, "b": 2})
+        message = str(caught.value)
+        assert f"MCP server 'caps' closed the connection ({first.url})" in message
+        assert "the next call starts it again" in message
+        again = Remote(kind, "", tmp_path, port=first.port)
+        assert json.loads(str(await server.call_tool("roots", {}))) == [workspace.resolve().as_uri()]
+        assert await server.call_tool("add", {"a": 2, "b": 2}) == "4"
+    finally:
+        await server.aclose()
+        for remote in (first, again):
+            if remote is not None and remote.process.poll() is None:
+                remote.stop()

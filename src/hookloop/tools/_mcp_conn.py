@@ -5,6 +5,7 @@ small request helpers (paging, progress, describing failures) the server uses.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
@@ -30,6 +31,7 @@ __all__ = [
     "json_value",
     "list_all_tools",
     "progress_callback",
+    "settle",
     "stderr_note",
     "stop",
 ]
@@ -160,6 +162,24 @@ async def first(*events: asyncio.Event) -> None:
     finally:
         for waiter in waiters:
             waiter.cancel()
+
+
+async def settle(conn: Connection, exc: BaseException, seconds: float) -> None:
+    """After a request failed with the SDK's own "Connection closed" (the session ended under it: e.g. a remote
+    transport's task group broke when the server went away, which cancels the session rather than ending its
+    stream), wait up to ``seconds`` for the connection's task to end, so that the failure is reported as the
+    server's and the next call starts it again. Any other failure returns at once."""
+    error = getattr(exc, "error", None)
+    if conn.ended.is_set() or conn.transport.lost.is_set():
+        return
+    if (
+        getattr(error, "code", None) != mcp_types.CONNECTION_CLOSED
+        or getattr(error, "message", "") != "Connection closed"
+    ):
+        return
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            await conn.ended.wait()
 
 
 async def stop(conn: Connection) -> None:

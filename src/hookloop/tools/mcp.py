@@ -86,6 +86,7 @@ from hookloop.tools._mcp_conn import (
     json_value,
     list_all_tools,
     progress_callback,
+    settle,
     stderr_note,
     stop,
 )
@@ -457,9 +458,7 @@ class MCPServer(ResourceMethods):
         if not conn.ready.done():
             conn.ready.set_exception(failure or MCPServerError(f"MCP server {self._name!r}: ended while starting"))
         elif failure is not None:
-            logger.warning(
-                "MCP server %r: the connection ended with %s: %s", self._name, type(failure).__name__, failure
-            )
+            logger.warning("MCP server %r: the connection ended with %s", self._name, describe_error(failure))
 
     async def _connection(self, where: str) -> Connection:
         """The live connection; a server that died is started again here (once for parallel callers)."""
@@ -586,6 +585,7 @@ class MCPServer(ResourceMethods):
         except TimeoutError:
             raise ToolFailure(f"{where}: no answer within {self._call_timeout} seconds (call_timeout)") from None
         except Exception as exc:
+            await settle(conn, exc, GRACE)
             if conn.transport.lost.is_set() or conn.ended.is_set():
                 await conn.transport.wait_exit(GRACE)
                 raise ToolFailure(
