@@ -192,7 +192,8 @@ async def test_a_server_that_goes_away_fails_the_call_and_the_next_call_connects
     kind: str, tmp_path: Path
 ) -> None:
     """mcp-core's lifecycle over a remote transport: the call that finds the server gone fails naming it and
-    its URL, the next one connects anew (same URL), and the Worker the server is bound to still answers roots."""
+    its URL, the next one connects anew (same URL; a 401 then is said to be one), and the Worker the server is
+    bound to still answers roots."""
     first = Remote(kind, "", tmp_path)
     workspace = tmp_path / "ws"
     workspace.mkdir()
@@ -208,6 +209,14 @@ async def test_a_server_that_goes_away_fails_the_call_and_the_next_call_connects
         message = str(caught.value)
         assert f"MCP server 'caps' closed the connection ({first.url})" in message
         assert "the next call starts it again" in message
+        locked = Remote(kind, TOKEN, tmp_path, port=first.port)  # back, but wanting credentials now
+        try:
+            with pytest.raises(ToolFailure) as caught:
+                await server.call_tool("add", {"a": 1, "b": 2})
+        finally:
+            locked.stop()
+        assert "the server died and could not be restarted" in str(caught.value)
+        assert f"'caps' ({first.url}): authentication failed (HTTP 401)" in str(caught.value)
         again = Remote(kind, "", tmp_path, port=first.port)
         assert json.loads(str(await server.call_tool("roots", {}))) == [workspace.resolve().as_uri()]
         assert await server.call_tool("add", {"a": 2, "b": 2}) == "4"

@@ -39,7 +39,7 @@ from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TI
 from hookloop.tools._mcp_conn import ContextTransport, describe_error
 
 if TYPE_CHECKING:
-    from hookloop.tools.mcp import MCPServer
+    from hookloop.tools.mcp import MCPServer, MCPServerError
     from hookloop.tools.mcp_config import MCPServerOptions
 
 __all__ = ["Remote", "RemoteTarget", "connect_remote", "open_remote", "remote_target", "safe_url"]
@@ -193,9 +193,9 @@ class Remote:
         watcher = self._watcher = _Watch(self.target.url)
         return ContextTransport(lambda: connect_remote(self.target, watcher), where=safe_url(self.target.url))
 
-    def explain(self, name: str, failure: BaseException) -> str | None:
-        """The message for an opening that failed: an authentication failure on HTTP 401/403, a connection
-        failure when the transport broke (``failure``'s cause); None to keep the server's own message."""
+    def explain(self, name: str, failure: MCPServerError) -> str | None:
+        """The message for a (re)connection that failed: an authentication failure on HTTP 401/403, a
+        connection failure when the transport broke (``failure``'s cause); None to keep the server's message."""
         where = f"MCP server {name!r} ({safe_url(self.target.url)})"
         status = None if self._watcher is None else self._watcher.denied
         if status is not None:
@@ -223,16 +223,9 @@ async def open_remote(
     cls: type[MCPServer], name: str, target: RemoteTarget, **options: Unpack[MCPServerOptions]
 ) -> MCPServer:
     """Connect, initialise and list the tools through ``MCPServer._start`` (the one path for every transport).
-    Failures raise :class:`~hookloop.tools.mcp.MCPServerError` naming the server and URL (never a header value)."""
-    from hookloop.tools.mcp import MCPServerError
-
+    Failures, here and when a call connects again, raise :class:`~hookloop.tools.mcp.MCPServerError` naming the
+    server and URL (never a header value), worded by :meth:`Remote.explain`."""
     remote = Remote(target)
-    server = cls(name, remote.transport, where=f" ({safe_url(target.url)})", **options)
-    try:
-        await server._start()
-    except MCPServerError as exc:
-        message = remote.explain(name, exc)
-        if message is None:
-            raise
-        raise MCPServerError(message) from exc.__cause__ or exc
+    server = cls(name, remote.transport, where=f" ({safe_url(target.url)})", explain=remote.explain, **options)
+    await server._start()
     return server

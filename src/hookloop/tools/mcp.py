@@ -155,12 +155,14 @@ class MCPServer(ResourceMethods):
         where: str = "",
         client: MCPClientOptions | None = None,
         session_options: Mapping[str, Any] | None = None,
+        explain: Callable[[str, MCPServerError], str | None] | None = None,
     ) -> None:
         """Internal: use the ``open_*`` methods or their ``async with`` forms. A transport comes in as
         ``make_transport`` (a fresh :class:`~hookloop.tools._mcp_conn.Transport` per start, e.g. a
         ``ContextTransport`` over an SDK client transport); ``client`` gives the roots, sampling and elicitation
         callbacks (:class:`~hookloop.tools._mcp_caps.ClientState`), ``session_options`` more (or other)
-        ``ClientSession`` arguments; ``where`` is put after the name in errors. Then ``await server._start()``."""
+        ``ClientSession`` arguments; ``where`` is put after the name in errors; ``explain(name, error)`` may word a
+        failed (re)start anew (a remote transport's authentication failure). Then ``await server._start()``."""
         if not name or "__" in name:
             raise ValueError(f"MCP server name must be non-empty and contain no '__': {name!r}")
         for what, value in (("init_timeout", init_timeout), ("call_timeout", call_timeout)):
@@ -175,6 +177,7 @@ class MCPServer(ResourceMethods):
         self._resource_tools = resource_tools
         self._where = where
         self._caps = ClientState(name, client)
+        self._explain = explain
         self._session_options = {**self._caps.session_kwargs(), **(session_options or {})}
         self._closed = False
         self._conn: Connection | None = None
@@ -264,27 +267,10 @@ class MCPServer(ResourceMethods):
         *,
         env: Mapping[str, str] | None = None,
         cwd: str | Path | None = None,
-        trust_annotations: bool = False,
-        sequential: bool = True,
-        init_timeout: float = 5.0,
-        call_timeout: float | None = None,
-        resource_tools: bool = True,
-        client: MCPClientOptions | None = None,
+        **options: Unpack[MCPServerOptions],
     ) -> AsyncIterator[MCPServer]:
         """``async with MCPServer.stdio(...) as server``: :meth:`open_stdio` (same options), then :meth:`aclose`."""
-        server = await cls.open_stdio(
-            name,
-            command,
-            args,
-            env=env,
-            cwd=cwd,
-            trust_annotations=trust_annotations,
-            sequential=sequential,
-            init_timeout=init_timeout,
-            call_timeout=call_timeout,
-            resource_tools=resource_tools,
-            client=client,
-        )
+        server = await cls.open_stdio(name, command, args, env=env, cwd=cwd, **options)
         try:
             yield server
         finally:
@@ -397,11 +383,19 @@ class MCPServer(ResourceMethods):
             await asyncio.shield(conn.ready)
         except BaseException as exc:
             await stop(conn)
-            if isinstance(exc, Exception) and not isinstance(exc, MCPServerError):
-                raise MCPServerError(
+            if not isinstance(exc, Exception):
+                raise
+            if isinstance(exc, MCPServerError):
+                error = exc
+            else:
+                error = MCPServerError(
                     f"MCP server {self._name!r}{self._where}: could not start: {describe_error(exc)}"
-                ) from exc
-            raise
+                )
+                error.__cause__ = exc
+            message = None if self._explain is None else self._explain(self._name, error)
+            if message is not None:
+                raise MCPServerError(message) from error.__cause__ or error
+            raise error from error.__cause__
         if self._closed:  # closed while this (re)start ran: nothing may outlive aclose
             await stop(conn)
             raise MCPServerError(f"MCP server {self._name!r}: closed while starting")
