@@ -27,12 +27,12 @@ Every transport takes the same options and follows the same rules:
   parallel). This uses the server's own ``readOnlyHint`` whether trusted or not: it only orders its own calls.
 - **Lifecycle.** The server must answer ``initialize`` (and the first tool listing) within ``init_timeout``
   seconds (default 5). A call waits at most ``call_timeout`` seconds for its answer (default: no limit of its
-  own; the Worker's ``tool_timeout`` still applies). When the server process dies (or a remote server's stream
-  ends), the call that saw it fails with an error naming the server, its exit status and the end of its stderr
-  (for a remote server: its URL); the next call starts (connects) it again. :meth:`MCPServer.aclose` stops the
-  process and everything it started (its process group, and processes that left the group: see
-  :mod:`hookloop.tools._mcp_stdio`), or closes the remote session. The connection is served by a task of its
-  own, so the server may be opened, used and closed from any tasks.
+  own; the Worker's ``tool_timeout`` still applies). When the server process dies (or a remote server goes
+  away or ends the session), the call that saw it fails with an error naming the server, its exit status and the
+  end of its stderr (for a remote server: its URL); the next call starts (connects) it again.
+  :meth:`MCPServer.aclose` stops the process and everything it started (its process group, and processes that
+  left the group: see :mod:`hookloop.tools._mcp_stdio`), or closes the remote session. The connection is served
+  by a task of its own, so the server may be opened, used and closed from any tasks.
 - **The tool list follows the server.** ``notifications/tools/list_changed`` makes the server list its tools
   again (before the call that caused it returns, when it came during a call); :attr:`MCPServer.tools_generation`
   changes, and a Worker's next model request carries the new list (:class:`hookloop.tools.ToolRegistry`).
