@@ -39,6 +39,8 @@ DOCUMENTED_INPUT: dict[str, set[str]] = {
     "ConfigChange": {"source", "file_path"},
     "CwdChanged": {"old_cwd", "new_cwd"},
     "FileChanged": {"file_path", "event"},
+    "Elicitation": {"mcp_server_name", "message", "mode", "url", "elicitation_id", "requested_schema"},
+    "ElicitationResult": {"mcp_server_name", "action", "mode", "elicitation_id", "content"},
 }
 
 

@@ -103,8 +103,17 @@ def run(
         "--sandbox",
         help="Run Bash commands and project hooks in the OS sandbox; refuse to start without one (`hookloop doctor`).",
     ),
+    mcp_config: list[Path] = typer.Option(
+        [], "--mcp-config", help='An MCP config file ({"mcpServers": …}, Claude Code\'s format); repeatable.'
+    ),
+    strict_mcp_config: bool = typer.Option(
+        False, "--strict-mcp-config", help="Use only the --mcp-config servers (not .mcp.json or settings)."
+    ),
 ) -> None:
     """Run an agent with the built-in tools (Read, Write, Edit, Bash, Glob, Grep) in a project directory.
+
+    MCP servers come from .mcp.json (project servers start once approved), settings ``mcpServers`` and
+    --mcp-config files; their tools are named mcp__<server>__<tool>.
 
     Permission asks are put to you in the terminal; without a terminal (and without --yes/--deny) the run
     pauses, writes a checkpoint and exits with code 3. Ctrl-C cancels cleanly (exit 130; SIGTERM the same, exit
@@ -128,6 +137,8 @@ def run(
         checkpoint_dir=checkpoint_dir.resolve() if checkpoint_dir else None,
         system=system,
         sandbox=sandbox,
+        mcp_config=[p.resolve() for p in mcp_config],
+        strict_mcp_config=strict_mcp_config,
     )
     session = _session(options, output_format, approval_from(yes, deny, output_format))
 
@@ -169,6 +180,8 @@ def resume(
     ),
     fork: bool = typer.Option(False, "--fork", help="Resume a checkpoint that was already resumed, as a new run."),
     output_format: str = typer.Option("text", "--output-format", help="text, json or stream-json."),
+    mcp_config: list[Path] = typer.Option([], "--mcp-config", help="An MCP config file (as for run); repeatable."),
+    strict_mcp_config: bool = typer.Option(False, "--strict-mcp-config", help="Use only the --mcp-config servers."),
 ) -> None:
     """Continue a paused run in this process — decisions from --yes/--deny, or asked in the terminal.
 
@@ -191,6 +204,10 @@ def resume(
         )
     except UsageError as exc:
         raise fail(f"{checkpoint}: {exc}" if not str(exc).startswith(str(checkpoint)) else str(exc)) from None
+    # MCP servers run code: like the settings, they come from this invocation, never from the checkpoint.
+    options.mcp_config, options.strict_mcp_config = [p.resolve() for p in mcp_config], strict_mcp_config
+    if saved_options is not None and saved_options.mcp_config and not options.mcp_config:
+        notes.append("note: the paused run had --mcp-config files; this resume reads only the ones you pass")
     approval = approval_from(yes, deny, output_format)
     session = _session(options, output_format, approval)
     session.session_id = saved.session_id

@@ -44,6 +44,7 @@ from hookloop import (
 )
 from hookloop._frozen import dumps, freeze_object
 from hookloop._reaper import guard_descendants
+from hookloop.cli._mcp import run_with_mcp_servers, session_mcp_plan
 from hookloop.command_hooks.config import resolve_hookloop_home
 from hookloop.items import new_id
 from hookloop.outcome import Outcome
@@ -91,6 +92,10 @@ class RunOptions:
     """For ``scripted:`` models: turns of the script already played (a resume continues from there)."""
     sandbox: bool = False
     """``--sandbox``: run Bash commands and project hooks in the OS sandbox whatever ``sandbox.enabled`` says."""
+    mcp_config: list[Path] = field(default_factory=list)
+    """``--mcp-config`` files (trusted: the user named them)."""
+    strict_mcp_config: bool = False
+    """``--strict-mcp-config``: only the ``--mcp-config`` servers (no ``.mcp.json``, no settings ``mcpServers``)."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -105,6 +110,8 @@ class RunOptions:
             "system": self.system,
             "scripted_position": self.scripted_position,
             "sandbox": self.sandbox,
+            "mcp_config": [str(p) for p in self.mcp_config],
+            "strict_mcp_config": self.strict_mcp_config,
         }
 
     @classmethod
@@ -124,6 +131,9 @@ class RunOptions:
         if mode is not None and mode not in PERMISSION_MODES:
             raise UsageError(f"checkpoint.options.permission_mode: unknown mode {mode!r}")
         checkpoint_dir = get("checkpoint_dir", (str, type(None)))
+        mcp_config = get("mcp_config", list, [])
+        if not all(isinstance(p, str) for p in mcp_config):
+            raise UsageError("checkpoint.options.mcp_config: expected a list of paths")
         return cls(
             model=get("model", str),
             cwd=Path(get("cwd", str)),
@@ -136,6 +146,8 @@ class RunOptions:
             system=get("system", (str, type(None))),
             scripted_position=max(0, get("scripted_position", int, 0)),
             sandbox=get("sandbox", bool, False),
+            mcp_config=[Path(p) for p in mcp_config],
+            strict_mcp_config=get("strict_mcp_config", bool, False),
         )
 
 
@@ -464,6 +476,8 @@ class Session:
     interrupts: int = 0
     stopped_by: signal.Signals = signal.SIGINT
     """The first stop signal received (SIGINT or SIGTERM): names the cancellation and sets the exit code."""
+    mcp: Any = None
+    """The MCP servers to open around the run (:class:`hookloop.cli._mcp.MCPPlan`)."""
 
     @property
     def transcript(self) -> Path:
@@ -486,6 +500,8 @@ class Session:
         """Build the Worker, run ``start(worker)`` (run or resume) under Ctrl-C handling; returns the exit code."""
         try:
             worker, notes = build_worker(self.options, transcript=self.transcript, session_id=self.session_id)
+            self.mcp = session_mcp_plan(self.options, self.approval, self.err)
+            notes.extend(self.mcp.notes)
         except UsageError as exc:
             self.err.print(f"hookloop: {exc}", markup=False, highlight=False)
             return EXIT_USAGE
@@ -535,7 +551,7 @@ class Session:
         for signum in _STOP_SIGNALS:
             loop.add_signal_handler(signum, interrupt, signum)
         try:
-            outcome: Outcome = await start(worker)
+            outcome: Outcome = await run_with_mcp_servers(self.mcp, worker, self.options.cwd, self.err, start)
         except Cancelled:
             name, code = _STOP_SIGNALS[self.stopped_by]
             how = "cancelled with Ctrl-C" if self.stopped_by == signal.SIGINT else f"cancelled by {name}"

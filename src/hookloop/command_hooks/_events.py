@@ -121,6 +121,10 @@ class EventHooks(WatchedEvents):
             add(POST_COMPACT, self.post_compact, name=HOOK_NAME, source=_SOURCE)
         if self.has("PermissionRequest"):
             w.approvers.append(PermissionRequestApprover(self))
+        if self.has("Elicitation") or self.has("ElicitationResult"):
+            from ._elicitation import ElicitationHooks
+
+            ElicitationHooks(self).register()
         add(SESSION_END, self.session_end, name=HOOK_NAME, source=_SOURCE)
 
     # -- events ---------------------------------------------------------------------------------------------

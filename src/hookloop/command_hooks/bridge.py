@@ -37,6 +37,9 @@ StopFailure                            on_abort            fire-and-forget, for 
 Notification (both)                    notification        fire-and-forget (never blocks the run)
 PreCompact (both)                      pre_compact         block → ``Cancel`` (no compaction); stop raises
 PostCompact                            post_compact        side effects only
+Elicitation / ElicitationResult        MCP elicitation     ``hookSpecificOutput.action``/``content`` answers
+                                       (``elicitation_     before the application / replaces the answer after
+                                       routing``)          it; exit 2 declines (see ``_elicitation``)
 SessionEnd / TaskComplete, TaskCancel  session_end         side effects only; then background hooks are drained
 PermissionDenied                       ``Worker.denial_    a policy denial (rule or mode); ``retry: true``
                                        observers``         appends a may-retry note to the denial

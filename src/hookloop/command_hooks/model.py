@@ -55,6 +55,8 @@ SUPPORTED_EVENTS: tuple[str, ...] = (
     "ConfigChange",
     "CwdChanged",
     "FileChanged",
+    "Elicitation",
+    "ElicitationResult",
 )
 """Claude Code events hookloop fires (and translates)."""
 

@@ -140,6 +140,9 @@ _RULES: dict[str, _Rules] = {
     "ConfigChange": _Rules("block", decision_block=True),
     "CwdChanged": _Rules("ignore", output="message_only"),
     "FileChanged": _Rules("ignore", output="message_only"),
+    # The action/content answer is read by command_hooks/_elicitation.py; here exit 2 (and failClosed) declines.
+    "Elicitation": _Rules("deny", fail_closed="deny"),
+    "ElicitationResult": _Rules("deny", fail_closed="deny"),
 }
 
 

@@ -45,6 +45,9 @@ __all__ = [
     "ClineUserPromptSubmit",
     "ConfigChangeInput",
     "CwdChangedInput",
+    "ElicitationInput",
+    "ElicitationResultInput",
+    "ElicitationSpecificOutput",
     "FileChangedInput",
     "NotificationInput",
     "PermissionDeniedInput",
@@ -254,6 +257,27 @@ class FileChangedInput(ClaudeCommonInput):
     event: Literal["change", "add", "unlink"]
 
 
+class ElicitationInput(ClaudeCommonInput):
+    """An MCP server asks for user input: a form (``requested_schema``) or a URL to open."""
+
+    hook_event_name: Literal["Elicitation"]
+    mcp_server_name: str
+    message: str
+    mode: NotRequired[Literal["form", "url"]]
+    url: NotRequired[str]
+    elicitation_id: NotRequired[str]
+    requested_schema: NotRequired[JSONObject]
+
+
+class ElicitationResultInput(ClaudeCommonInput):
+    hook_event_name: Literal["ElicitationResult"]
+    mcp_server_name: str
+    action: Literal["accept", "decline", "cancel"]
+    mode: NotRequired[Literal["form", "url"]]
+    elicitation_id: NotRequired[str]
+    content: NotRequired[JSONObject]
+
+
 ClaudeHookInput: TypeAlias = (
     SessionStartInput
     | SessionEndInput
@@ -272,6 +296,8 @@ ClaudeHookInput: TypeAlias = (
     | FileChangedInput
     | PreCompactInput
     | PostCompactInput
+    | ElicitationInput
+    | ElicitationResultInput
 )
 
 
@@ -343,6 +369,14 @@ class SessionStartSpecificOutput(TypedDict, total=False):
     reloadSkills: bool
 
 
+class ElicitationSpecificOutput(TypedDict, total=False):
+    """Elicitation / ElicitationResult: the answer to send the server."""
+
+    hookEventName: Literal["Elicitation", "ElicitationResult"]
+    action: Literal["accept", "decline", "cancel"]
+    content: JSONObject
+
+
 class StopSpecificOutput(TypedDict, total=False):
     hookEventName: Literal["Stop"]
     additionalContext: str
@@ -358,6 +392,7 @@ ClaudeHookSpecificOutput: TypeAlias = (
     | UserPromptSubmitSpecificOutput
     | SessionStartSpecificOutput
     | StopSpecificOutput
+    | ElicitationSpecificOutput
 )
 
 # ``continue`` is a Python keyword, hence the functional form.

@@ -1,18 +1,40 @@
 """The connection of an :class:`hookloop.tools.mcp.MCPServer`: one server process (or remote session) and its
-MCP session, served by a task of its own so that the server may be opened, used and closed from any task."""
+MCP session, served by a task of its own so that the server may be opened, used and closed from any task; and the
+small request helpers (paging, progress, describing failures) the server uses."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Any, Protocol
 
 import anyio
 from mcp import ClientSession
+from mcp import types as mcp_types
 
-__all__ = ["Connection", "ContextTransport", "Tap", "Transport", "first", "stop"]
+from hookloop._frozen import JSONValue, thaw
+from hookloop.timeline import ToolProgress
+from hookloop.tools._base import ToolContext
+from hookloop.tools._mcp_content import field
+
+__all__ = [
+    "Connection",
+    "ContextTransport",
+    "Tap",
+    "Transport",
+    "all_pages",
+    "describe_error",
+    "first",
+    "json_value",
+    "list_all_tools",
+    "progress_callback",
+    "settle",
+    "stderr_note",
+    "stop",
+]
 
 
 class Transport(Protocol):
@@ -142,6 +164,24 @@ async def first(*events: asyncio.Event) -> None:
             waiter.cancel()
 
 
+async def settle(conn: Connection, exc: BaseException, seconds: float) -> None:
+    """After a request failed with the SDK's own "Connection closed" (the session ended under it: e.g. a remote
+    transport's task group broke when the server went away, which cancels the session rather than ending its
+    stream), wait up to ``seconds`` for the connection's task to end, so that the failure is reported as the
+    server's and the next call starts it again. Any other failure returns at once."""
+    error = getattr(exc, "error", None)
+    if conn.ended.is_set() or conn.transport.lost.is_set():
+        return
+    if (
+        getattr(error, "code", None) != mcp_types.CONNECTION_CLOSED
+        or getattr(error, "message", "") != "Connection closed"
+    ):
+        return
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            await conn.ended.wait()
+
+
 async def stop(conn: Connection) -> None:
     """Let the connection's task leave its session and transport (the process is stopped there): shielded
     from the caller's cancellation, and bounded (the transport bounds every wait)."""
@@ -155,3 +195,62 @@ async def stop(conn: Connection) -> None:
         await asyncio.wait([task])
     if not task.cancelled():
         task.exception()  # retrieved: it was reported through ``ready`` or logged
+
+
+def describe_error(exc: BaseException) -> str:
+    """``Type: message`` of the innermost meaningful error (a transport's task group wraps what broke it)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"
+
+
+def stderr_note(transport: Transport) -> str:
+    tail = transport.stderr_tail()
+    return f"; stderr: {tail[-1000:]}" if tail else ""
+
+
+def json_value(value: object) -> JSONValue:
+    try:
+        return thaw(value)
+    except TypeError:
+        return repr(value)
+
+
+def progress_callback(
+    emit: Callable[[Any], None], ctx: ToolContext
+) -> Callable[[float, float | None, str | None], Awaitable[None]]:
+    """The SDK progress callback of one call: each notification as a :class:`~hookloop.timeline.ToolProgress`."""
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        emit(ToolProgress(call_id=ctx.call_id, tool_name=ctx.tool_name, progress=value, total=total, message=message))
+
+    return progress
+
+
+async def list_all_tools(session: ClientSession) -> list[mcp_types.Tool]:
+    """Every tool the server lists (all pages)."""
+    tools: list[mcp_types.Tool] = []
+    page = await session.list_tools()
+    while True:
+        tools.extend(page.tools)
+        cursor = field(page, "next_cursor", "nextCursor")
+        if not cursor:
+            return tools
+        page = await session.list_tools(params=mcp_types.PaginatedRequestParams(cursor=cursor))
+
+
+async def all_pages(
+    request: Callable[[Callable[[ClientSession, Any], Any]], Awaitable[Any]],
+    attr: str,
+    send: Callable[[ClientSession, Any], Any],
+) -> list[Any]:
+    """Every item of a paginated listing: ``send(session, params)`` per page through ``request``."""
+    items: list[Any] = []
+    cursor: str | None = None
+    while True:
+        params = None if cursor is None else mcp_types.PaginatedRequestParams(cursor=cursor)
+        page = await request(lambda s, _, p=params: send(s, p))  # type: ignore[misc]
+        items.extend(getattr(page, attr))
+        cursor = field(page, "next_cursor", "nextCursor")
+        if not cursor:
+            return items

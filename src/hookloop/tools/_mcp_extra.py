@@ -1,4 +1,5 @@
-"""An MCP server's resources and prompts as tools the model can call (see :mod:`hookloop.tools.mcp`).
+"""An MCP server's resources and prompts: the server's methods (:class:`ResourceMethods`) and the tools the model
+can call (see :mod:`hookloop.tools.mcp`).
 
 ``mcp__<server>__list_resources`` and ``…__read_resource`` when the server offers resources, ``…__list_prompts``
 and ``…__get_prompt`` when it offers prompts. They are plain tools for permissions (rules such as
@@ -18,12 +19,14 @@ from mcp import types as mcp_types
 from hookloop._frozen import freeze_object, thaw_object
 from hookloop.items import TextPart
 from hookloop.tools._base import Tool, ToolContext, ToolFailure, ToolInputError, ToolMeta, ToolOutput
+from hookloop.tools._mcp_conn import all_pages
 from hookloop.tools._mcp_content import field, resource_part, summarise, summarise_resource
+from hookloop.tools._mcp_tool import mcp_tool_name
 
 if TYPE_CHECKING:
     from hookloop.tools.mcp import MCPServer
 
-__all__ = ["extra_tools"]
+__all__ = ["ResourceMethods", "extra_tools", "offers"]
 
 _Run = Callable[["MCPServer", Mapping[str, Any], ToolContext], Awaitable[object]]
 
@@ -34,8 +37,6 @@ class _ServerTool:
     __slots__ = ("_meta", "_required", "_run", "_server")
 
     def __init__(self, server: MCPServer, suffix: str, description: str, properties: dict[str, Any], run: _Run) -> None:
-        from hookloop.tools.mcp import mcp_tool_name
-
         self._server = server
         self._run = run
         self._required = tuple(name for name, spec in properties.items() if spec.pop("required", False))
@@ -116,6 +117,55 @@ async def _get_prompt(server: MCPServer, arguments: Mapping[str, Any], ctx: Tool
 def _describe(uri: object, name: str, mime: object, description: str | None, *, template: bool = False) -> str:
     line = json.dumps({"uri_template" if template else "uri": str(uri), "name": name, "mime_type": mime})
     return f"{line} {description}" if description else line
+
+
+class ResourceMethods:
+    """The resource and prompt methods of :class:`~hookloop.tools.mcp.MCPServer` (a base class of it): each
+    request goes through the server's ``request`` (restart after a crash, ``call_timeout``, errors naming it)."""
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:
+
+        @property
+        def name(self) -> str: ...
+
+        async def request(
+            self, where: str, send: Callable[[ClientSession, Any], Any], ctx: ToolContext | None
+        ) -> Any: ...
+
+    async def list_resources(self) -> list[mcp_types.Resource]:
+        """Every resource the server lists (all pages)."""
+        return await self._pages("resources/list", "resources", lambda s, p: s.list_resources(params=p))
+
+    async def list_resource_templates(self) -> list[mcp_types.ResourceTemplate]:
+        """Every resource template the server lists (all pages)."""
+        return await self._pages(
+            "resources/templates/list", "resource_templates", lambda s, p: s.list_resource_templates(params=p)
+        )
+
+    async def read_resource(self, uri: str, *, ctx: ToolContext | None = None) -> mcp_types.ReadResourceResult:
+        """The contents of the resource at ``uri`` (text and/or base64 blobs)."""
+        where = f"MCP server {self.name!r}, resource {uri!r}"
+        result: mcp_types.ReadResourceResult = await self.request(where, lambda s, _: s.read_resource(uri), ctx)
+        return result
+
+    async def list_prompts(self) -> list[mcp_types.Prompt]:
+        """Every prompt the server lists (all pages)."""
+        return await self._pages("prompts/list", "prompts", lambda s, p: s.list_prompts(params=p))
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, *, ctx: ToolContext | None = None
+    ) -> mcp_types.GetPromptResult:
+        """The prompt ``name`` filled in with ``arguments`` (its messages)."""
+        where = f"MCP server {self.name!r}, prompt {name!r}"
+        args = dict(arguments or {})
+        result: mcp_types.GetPromptResult = await self.request(where, lambda s, _: s.get_prompt(name, args), ctx)
+        return result
+
+    async def _pages(self, method: str, attr: str, send: Callable[[ClientSession, Any], Any]) -> list[Any]:
+        where = f"MCP server {self.name!r}, {method}"
+        return await all_pages(lambda one: self.request(where, one, None), attr, send)
 
 
 async def offers(session: ClientSession, capabilities: mcp_types.ServerCapabilities | None) -> frozenset[str]:

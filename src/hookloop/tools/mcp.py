@@ -10,7 +10,12 @@ Each tool of the server is named ``mcp__<server>__<tool>`` (Claude Code's naming
 ``mcp__github__*`` and hook matchers apply unchanged. Arguments are checked against the tool's JSON schema
 (``jsonschema``, which the MCP SDK depends on) before the server is called.
 
-The rules:
+**Transports.** A local process over stdio (:meth:`MCPServer.stdio` / :meth:`~MCPServer.open_stdio`), or a remote
+server over streamable HTTP (:meth:`~MCPServer.http` / :meth:`~MCPServer.open_http`) or HTTP+SSE
+(:meth:`~MCPServer.sse` / :meth:`~MCPServer.open_sse`) with ``headers`` and a ``bearer_token_env`` (what a
+remote connection guarantees: :mod:`hookloop.tools._mcp_transport`). Configuration in Claude Code's format
+(``.mcp.json``, ``--mcp-config``): :func:`load_mcp_config` gives :class:`MCPServerConfig` entries to open.
+Every transport takes the same options and follows the same rules:
 
 - **Annotations are the server's claims.** A tool's ``readOnlyHint`` does not make it read-only for permissions
   (``ToolMeta.read_only``, which lets the default modes run it unasked) unless the server was opened with
@@ -22,11 +27,12 @@ The rules:
   parallel). This uses the server's own ``readOnlyHint`` whether trusted or not: it only orders its own calls.
 - **Lifecycle.** The server must answer ``initialize`` (and the first tool listing) within ``init_timeout``
   seconds (default 5). A call waits at most ``call_timeout`` seconds for its answer (default: no limit of its
-  own; the Worker's ``tool_timeout`` still applies). When the server process dies, the call that saw it fails
-  with an error naming the server, its exit status and the end of its stderr; the next call starts it again.
+  own; the Worker's ``tool_timeout`` still applies). When the server process dies (or a remote server goes
+  away or ends the session), the call that saw it fails with an error naming the server, its exit status and the
+  end of its stderr (for a remote server: its URL); the next call starts (connects) it again.
   :meth:`MCPServer.aclose` stops the process and everything it started (its process group, and processes that
-  left the group: see :mod:`hookloop.tools._mcp_stdio`). The connection is served by a task of its own, so the
-  server may be opened, used and closed from any tasks.
+  left the group: see :mod:`hookloop.tools._mcp_stdio`), or closes the remote session. The connection is served
+  by a task of its own, so the server may be opened, used and closed from any tasks.
 - **The tool list follows the server.** ``notifications/tools/list_changed`` makes the server list its tools
   again (before the call that caused it returns, when it came during a call); :attr:`MCPServer.tools_generation`
   changes, and a Worker's next model request carries the new list (:class:`hookloop.tools.ToolRegistry`).
@@ -36,6 +42,10 @@ The rules:
   (``name``, ``arguments``); a server tool of the same name wins. ``resource_tools=False`` leaves them out.
 - **Notifications reach the timeline**: progress of a call as :class:`hookloop.timeline.ToolProgress`, log
   messages as :class:`hookloop.timeline.ToolServerLog` (see there).
+- **Client capabilities**: what hookloop answers a server's roots, sampling and elicitation requests is set by
+  ``client=``:class:`MCPClientOptions` and :meth:`MCPServer.bind` (the Worker whose workspace, model and
+  elicitation routing answer them; see :mod:`hookloop.tools._mcp_caps`). Sampling is off unless opted in; an
+  elicitation nobody answers is declined.
 """
 
 from __future__ import annotations
@@ -43,33 +53,79 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import anyio
-import jsonschema  # type: ignore[import-untyped]
 from mcp import ClientSession
 from mcp import types as mcp_types
 from mcp.client.stdio import get_default_environment
 
-from hookloop._frozen import FrozenDict, JSONValue, freeze_object, thaw, thaw_object
+from hookloop._frozen import thaw_object
 from hookloop.errors import HookloopError
-from hookloop.timeline import ToolProgress, ToolServerLog
-from hookloop.tools._base import Tool, ToolContext, ToolFailure, ToolInputError, ToolMeta, ToolOutput
-from hookloop.tools._mcp_conn import Connection, Tap, Transport, first, stop
-from hookloop.tools._mcp_content import error_lines, field, render, to_parts
-from hookloop.tools._mcp_extra import extra_tools, offers
+from hookloop.timeline import ToolServerLog
+from hookloop.tools._base import Tool, ToolContext, ToolFailure, ToolOutput
+from hookloop.tools._elicitation import (
+    ElicitationHandler,
+    ElicitationRequest,
+    ElicitationResponse,
+    ElicitationResultHook,
+    ElicitationRouting,
+    elicitation_routing,
+)
+from hookloop.tools._mcp_caps import ClientState, MCPClientOptions
+from hookloop.tools._mcp_conn import (
+    Connection,
+    Tap,
+    Transport,
+    describe_error,
+    first,
+    json_value,
+    list_all_tools,
+    progress_callback,
+    settle,
+    stderr_note,
+    stop,
+)
+from hookloop.tools._mcp_content import field, render, to_parts
+from hookloop.tools._mcp_extra import ResourceMethods, extra_tools, offers
 from hookloop.tools._mcp_stdio import GRACE, StdioTransport
+from hookloop.tools._mcp_tool import MCPTool, mcp_tool_name
+from hookloop.tools.mcp_config import (
+    MCPConfigError,
+    MCPServerConfig,
+    MCPServerOptions,
+    RemoteOptions,
+    load_mcp_config,
+)
 
-__all__ = ["MCPServer", "MCPServerError", "MCPTool", "mcp_tool_name"]
+if TYPE_CHECKING:
+    from hookloop.worker import Worker
+
+__all__ = [
+    "ElicitationHandler",
+    "ElicitationRequest",
+    "ElicitationResponse",
+    "ElicitationResultHook",
+    "ElicitationRouting",
+    "MCPClientOptions",
+    "MCPConfigError",
+    "MCPServer",
+    "MCPServerConfig",
+    "MCPServerError",
+    "MCPServerOptions",
+    "MCPTool",
+    "RemoteOptions",
+    "elicitation_routing",
+    "load_mcp_config",
+    "mcp_tool_name",
+]
 
 logger = logging.getLogger("hookloop")
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _LIST_CHANGED = "notifications/tools/list_changed"
 _KEPT_LOGS = 100
 
@@ -78,81 +134,12 @@ class MCPServerError(HookloopError, RuntimeError):
     """An MCP server could not be started, initialised or listed (the message names the server)."""
 
 
-def mcp_tool_name(server: str, tool: str) -> str:
-    """``mcp__<server>__<tool>``, with characters outside ``[A-Za-z0-9_-]`` replaced by ``_`` (as Claude Code)."""
-    return f"mcp__{_UNSAFE.sub('_', server)}__{_UNSAFE.sub('_', tool)}"
-
-
-class MCPTool:
-    """One tool of an open :class:`MCPServer` (implements :class:`hookloop.tools.Tool`)."""
-
-    __slots__ = ("_annotations", "_meta", "_remote_name", "_server", "_validator")
-
-    def __init__(self, server: MCPServer, remote: mcp_types.Tool) -> None:
-        self._server = server
-        self._remote_name = remote.name
-        schema = dict(field(remote, "input_schema", "inputSchema", {}) or {"type": "object"})
-        annotations = remote.annotations
-        hints = {} if annotations is None else annotations.model_dump(by_alias=True, exclude_none=True)
-        self._annotations: FrozenDict = freeze_object(hints)
-        # Read-only only when it says so plainly: ``"true"`` or a tool also claiming to be destructive is not.
-        claims_read_only = hints.get("readOnlyHint") is True and hints.get("destructiveHint") is not True
-        self._meta = ToolMeta(
-            name=mcp_tool_name(server.name, remote.name),
-            description=remote.description or "",
-            input_schema=freeze_object(schema),
-            read_only=claims_read_only and server.trust_annotations,
-            server=f"mcp__{server.name}",
-            sequential=server.sequential and not claims_read_only,
-        )
-        try:
-            cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-            cls.check_schema(schema)
-            self._validator: Any = cls(schema)
-        except jsonschema.exceptions.SchemaError:
-            self._validator = None  # a schema we cannot read: the server validates
-
-    @property
-    def meta(self) -> ToolMeta:
-        return self._meta
-
-    @property
-    def remote_name(self) -> str:
-        """The tool's name on the MCP server."""
-        return self._remote_name
-
-    @property
-    def annotations(self) -> FrozenDict:
-        """The tool's annotations as the server gave them (``readOnlyHint``, ``destructiveHint``, …): claims,
-        trusted for permissions only with ``trust_annotations=True``."""
-        return self._annotations
-
-    def validate(self, arguments: Mapping[str, object]) -> Mapping[str, object]:
-        plain = thaw_object(arguments)
-        if self._validator is not None:
-            try:
-                errors = list(self._validator.iter_errors(plain))
-            except Exception:  # e.g. an unresolvable $ref: leave validation to the server
-                errors = []
-            if errors:
-                raise ToolInputError(
-                    f"invalid arguments for tool {self._meta.name!r}: " + "; ".join(error_lines(errors))
-                )
-        return plain
-
-    async def execute(self, arguments: Mapping[str, object], ctx: ToolContext) -> object:
-        return await self._server.call_tool(self._remote_name, arguments, ctx=ctx)
-
-    def __repr__(self) -> str:
-        return f"<MCPTool {self._meta.name!r}>"
-
-
-class MCPServer:
+class MCPServer(ResourceMethods):
     """An MCP server's tools as a hookloop tool server (``Worker(tools=[server])``); the rules are in the
-    module's docstring.
+    module's docstring, the resource and prompt methods in :class:`~hookloop.tools._mcp_extra.ResourceMethods`.
 
-    Open with :meth:`open_stdio` (or ``async with MCPServer.stdio(...) as server``) and close with
-    :meth:`aclose`, from any task.
+    Open with :meth:`open_stdio`, :meth:`open_http` or :meth:`open_sse` (or ``async with MCPServer.stdio(...)
+    as server``, ``http``, ``sse``) and close with :meth:`aclose`, from any task.
     """
 
     def __init__(
@@ -166,12 +153,16 @@ class MCPServer:
         call_timeout: float | None = None,
         resource_tools: bool = True,
         where: str = "",
+        client: MCPClientOptions | None = None,
         session_options: Mapping[str, Any] | None = None,
+        explain: Callable[[str, MCPServerError], str | None] | None = None,
     ) -> None:
-        """Internal: use :meth:`open_stdio` or :meth:`stdio`. Another transport comes in as ``make_transport``
-        (a fresh :class:`~hookloop.tools._mcp_conn.Transport` per start, e.g. a ``ContextTransport`` over an SDK
-        client transport); ``session_options`` are more ``ClientSession`` arguments (roots, sampling and
-        elicitation callbacks); ``where`` is put after the name in errors. Then ``await server._start()``."""
+        """Internal: use the ``open_*`` methods or their ``async with`` forms. A transport comes in as
+        ``make_transport`` (a fresh :class:`~hookloop.tools._mcp_conn.Transport` per start, e.g. a
+        ``ContextTransport`` over an SDK client transport); ``client`` gives the roots, sampling and elicitation
+        callbacks (:class:`~hookloop.tools._mcp_caps.ClientState`), ``session_options`` more (or other)
+        ``ClientSession`` arguments; ``where`` is put after the name in errors; ``explain(name, error)`` may word a
+        failed (re)start anew (a remote transport's authentication failure). Then ``await server._start()``."""
         if not name or "__" in name:
             raise ValueError(f"MCP server name must be non-empty and contain no '__': {name!r}")
         for what, value in (("init_timeout", init_timeout), ("call_timeout", call_timeout)):
@@ -185,7 +176,9 @@ class MCPServer:
         self._call_timeout = call_timeout
         self._resource_tools = resource_tools
         self._where = where
-        self._session_options = dict(session_options or {})
+        self._caps = ClientState(name, client)
+        self._explain = explain
+        self._session_options = {**self._caps.session_kwargs(), **(session_options or {})}
         self._closed = False
         self._conn: Connection | None = None
         self._starting = asyncio.Lock()
@@ -236,12 +229,15 @@ class MCPServer:
         init_timeout: float = 5.0,
         call_timeout: float | None = None,
         resource_tools: bool = True,
+        client: MCPClientOptions | None = None,
     ) -> MCPServer:
         """Start ``command args`` as a stdio MCP server, initialise the session and list its tools.
 
         ``env`` is added to the SDK's default (minimal) environment. ``trust_annotations``: let the server's
         ``readOnlyHint`` mark tools read-only for permissions. ``sequential``: run this server's calls that may
         write one after another. ``init_timeout`` / ``call_timeout``: seconds (see the module docstring).
+        ``resource_tools``: offer the resource and prompt tools. ``client``: what to answer the server's roots,
+        sampling and elicitation requests (:meth:`bind` names the Worker that answers them).
         Raises :class:`MCPServerError` when the process cannot be started, does not answer as an MCP server, or
         not within ``init_timeout``.
         """
@@ -256,6 +252,7 @@ class MCPServer:
             call_timeout=call_timeout,
             resource_tools=resource_tools,
             where=f" ({command})",
+            client=client,
         )
         await server._start()
         return server
@@ -270,29 +267,98 @@ class MCPServer:
         *,
         env: Mapping[str, str] | None = None,
         cwd: str | Path | None = None,
-        trust_annotations: bool = False,
-        sequential: bool = True,
-        init_timeout: float = 5.0,
-        call_timeout: float | None = None,
-        resource_tools: bool = True,
+        **options: Unpack[MCPServerOptions],
     ) -> AsyncIterator[MCPServer]:
         """``async with MCPServer.stdio(...) as server``: :meth:`open_stdio` (same options), then :meth:`aclose`."""
-        server = await cls.open_stdio(
-            name,
-            command,
-            args,
-            env=env,
-            cwd=cwd,
-            trust_annotations=trust_annotations,
-            sequential=sequential,
-            init_timeout=init_timeout,
-            call_timeout=call_timeout,
-            resource_tools=resource_tools,
-        )
+        server = await cls.open_stdio(name, command, args, env=env, cwd=cwd, **options)
         try:
             yield server
         finally:
             await server.aclose()
+
+    @classmethod
+    async def open_http(
+        cls,
+        name: str,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        bearer_token_env: str | None = None,
+        http_timeout: float | None = None,
+        **options: Unpack[MCPServerOptions],
+    ) -> MCPServer:
+        """Connect to a streamable-HTTP MCP server at ``url``, initialise the session and list its tools.
+
+        ``headers`` go with every request; ``bearer_token_env`` names the environment variable holding a token
+        sent as ``Authorization: Bearer …`` (read now; unset or empty raises :class:`MCPServerError`).
+        ``http_timeout`` bounds each HTTP operation but the event stream's reads (default 30 s). Requests never
+        leave the URL's origin. ``options`` are :meth:`open_stdio`'s (:class:`MCPServerOptions`). Raises
+        ``ValueError`` for a bad URL or header, :class:`MCPServerError` when the server cannot be reached, does
+        not answer as an MCP server (or not within ``init_timeout``), or rejects the credentials (HTTP 401/403,
+        said so, naming where the token came from, never its value).
+        """
+        from hookloop.tools._mcp_transport import open_remote, remote_target
+
+        target = remote_target(
+            "http", name, url, headers=headers, bearer_token_env=bearer_token_env, timeout=http_timeout
+        )
+        return await open_remote(cls, name, target, **options)
+
+    @classmethod
+    async def open_sse(
+        cls,
+        name: str,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        bearer_token_env: str | None = None,
+        http_timeout: float | None = None,
+        **options: Unpack[MCPServerOptions],
+    ) -> MCPServer:
+        """Like :meth:`open_http`, over the (older) HTTP+SSE transport; ``url`` is the SSE endpoint."""
+        from hookloop.tools._mcp_transport import open_remote, remote_target
+
+        target = remote_target(
+            "sse", name, url, headers=headers, bearer_token_env=bearer_token_env, timeout=http_timeout
+        )
+        return await open_remote(cls, name, target, **options)
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def http(cls, name: str, url: str, **options: Unpack[RemoteOptions]) -> AsyncIterator[MCPServer]:
+        """``async with MCPServer.http(name, url, ...) as server``: :meth:`open_http` (same options), then
+        :meth:`aclose`."""
+        server = await cls.open_http(name, url, **options)
+        try:
+            yield server
+        finally:
+            await server.aclose()
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def sse(cls, name: str, url: str, **options: Unpack[RemoteOptions]) -> AsyncIterator[MCPServer]:
+        """``async with MCPServer.sse(name, url, ...) as server``: :meth:`open_sse` (same options), then
+        :meth:`aclose`."""
+        server = await cls.open_sse(name, url, **options)
+        try:
+            yield server
+        finally:
+            await server.aclose()
+
+    # -- client capabilities -----------------------------------------------------------------------------
+
+    def bind(self, worker: Worker) -> None:
+        """Answer this server's roots, sampling and elicitation requests with ``worker``: its workspace is the
+        default root, sampling (when the server's options allow it) uses its client, model and
+        ``pre_llm_request`` hooks, and elicitations go through its :func:`elicitation_routing`. Binding
+        again replaces the Worker (a restarted connection keeps it); it does not add the tools
+        (``Worker(tools=[server])`` or ``add_tool``)."""
+        self._caps.worker = worker
+
+    @property
+    def client_options(self) -> MCPClientOptions:
+        """What this server's roots, sampling and elicitation requests are answered with."""
+        return self._caps.options
 
     async def __aenter__(self) -> MCPServer:
         return self
@@ -317,11 +383,19 @@ class MCPServer:
             await asyncio.shield(conn.ready)
         except BaseException as exc:
             await stop(conn)
-            if isinstance(exc, Exception) and not isinstance(exc, MCPServerError):
-                raise MCPServerError(
-                    f"MCP server {self._name!r}{self._where}: could not start: {type(exc).__name__}: {exc}"
-                ) from exc
-            raise
+            if not isinstance(exc, Exception):
+                raise
+            if isinstance(exc, MCPServerError):
+                error = exc
+            else:
+                error = MCPServerError(
+                    f"MCP server {self._name!r}{self._where}: could not start: {describe_error(exc)}"
+                )
+                error.__cause__ = exc
+            message = None if self._explain is None else self._explain(self._name, error)
+            if message is not None:
+                raise MCPServerError(message) from error.__cause__ or error
+            raise error from error.__cause__
         if self._closed:  # closed while this (re)start ran: nothing may outlive aclose
             await stop(conn)
             raise MCPServerError(f"MCP server {self._name!r}: closed while starting")
@@ -348,13 +422,13 @@ class MCPServer:
                 try:
                     with anyio.fail_after(self._init_timeout):
                         init = await session.initialize()
-                        remote = await _list_all_tools(session)
+                        remote = await list_all_tools(session)
                         if self._resource_tools:
                             conn.offers = await offers(session, init.capabilities)
                 except TimeoutError:
                     failure = MCPServerError(
                         f"MCP server {self._name!r}{self._where}: no answer to initialize within "
-                        f"{self._init_timeout} seconds (init_timeout)" + _stderr_note(transport)
+                        f"{self._init_timeout} seconds (init_timeout)" + stderr_note(transport)
                     )
                 except Exception as exc:
                     failure = exc
@@ -378,9 +452,7 @@ class MCPServer:
         if not conn.ready.done():
             conn.ready.set_exception(failure or MCPServerError(f"MCP server {self._name!r}: ended while starting"))
         elif failure is not None:
-            logger.warning(
-                "MCP server %r: the connection ended with %s: %s", self._name, type(failure).__name__, failure
-            )
+            logger.warning("MCP server %r: the connection ended with %s", self._name, describe_error(failure))
 
     async def _connection(self, where: str) -> Connection:
         """The live connection; a server that died is started again here (once for parallel callers)."""
@@ -432,7 +504,7 @@ class MCPServer:
             assert conn.session is not None
             try:
                 with anyio.fail_after(self._init_timeout):
-                    remote = await _list_all_tools(conn.session)
+                    remote = await list_all_tools(conn.session)
             except Exception as exc:
                 logger.warning("MCP server %r: listing the tools again failed: %s", self._name, exc)
                 return
@@ -449,7 +521,7 @@ class MCPServer:
         event = ToolServerLog(
             server=f"mcp__{self._name}",
             level=str(params.level),
-            data=_json_value(params.data),
+            data=json_value(params.data),
             logger=params.logger,
         )
         if not self._emitters:
@@ -498,7 +570,7 @@ class MCPServer:
             self._emitters[key] = emit
             while self._logs:
                 emit(self._logs.popleft())
-            progress = _progress(emit, ctx)
+            progress = progress_callback(emit, ctx)
         try:
             if self._call_timeout is None:
                 return await send(conn.session, progress)
@@ -507,6 +579,7 @@ class MCPServer:
         except TimeoutError:
             raise ToolFailure(f"{where}: no answer within {self._call_timeout} seconds (call_timeout)") from None
         except Exception as exc:
+            await settle(conn, exc, GRACE)
             if conn.transport.lost.is_set() or conn.ended.is_set():
                 await conn.transport.wait_exit(GRACE)
                 raise ToolFailure(
@@ -518,80 +591,6 @@ class MCPServer:
             if emit is not None and ctx is not None:
                 self._emitters.pop(ctx.call_id, None)
 
-    # -- resources and prompts ---------------------------------------------------------------------------
-
-    async def list_resources(self) -> list[mcp_types.Resource]:
-        """Every resource the server lists (all pages)."""
-        return await _all_pages(self, "resources/list", "resources", lambda s, p: s.list_resources(params=p))
-
-    async def list_resource_templates(self) -> list[mcp_types.ResourceTemplate]:
-        """Every resource template the server lists (all pages)."""
-        return await _all_pages(
-            self, "resources/templates/list", "resource_templates", lambda s, p: s.list_resource_templates(params=p)
-        )
-
-    async def read_resource(self, uri: str, *, ctx: ToolContext | None = None) -> mcp_types.ReadResourceResult:
-        """The contents of the resource at ``uri`` (text and/or base64 blobs)."""
-        where = f"MCP server {self._name!r}, resource {uri!r}"
-        result: mcp_types.ReadResourceResult = await self.request(where, lambda s, _: s.read_resource(uri), ctx)
-        return result
-
-    async def list_prompts(self) -> list[mcp_types.Prompt]:
-        """Every prompt the server lists (all pages)."""
-        return await _all_pages(self, "prompts/list", "prompts", lambda s, p: s.list_prompts(params=p))
-
-    async def get_prompt(
-        self, name: str, arguments: Mapping[str, str] | None = None, *, ctx: ToolContext | None = None
-    ) -> mcp_types.GetPromptResult:
-        """The prompt ``name`` filled in with ``arguments`` (its messages)."""
-        where = f"MCP server {self._name!r}, prompt {name!r}"
-        args = dict(arguments or {})
-        result: mcp_types.GetPromptResult = await self.request(where, lambda s, _: s.get_prompt(name, args), ctx)
-        return result
-
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{len(self._tools)} tools"
         return f"<MCPServer {self._name!r} ({state})>"
-
-
-def _progress(emit: Callable[[Any], None], ctx: ToolContext) -> Callable[[float, float | None, str | None], Any]:
-    async def progress(value: float, total: float | None, message: str | None) -> None:
-        emit(ToolProgress(call_id=ctx.call_id, tool_name=ctx.tool_name, progress=value, total=total, message=message))
-
-    return progress
-
-
-def _json_value(value: object) -> JSONValue:
-    try:
-        return thaw(value)
-    except TypeError:
-        return repr(value)
-
-
-def _stderr_note(transport: Transport) -> str:
-    tail = transport.stderr_tail()
-    return f"; stderr: {tail[-1000:]}" if tail else ""
-
-
-async def _all_pages(server: MCPServer, method: str, attr: str, send: Callable[[ClientSession, Any], Any]) -> list[Any]:
-    where = f"MCP server {server.name!r}, {method}"
-    items: list[Any] = []
-    cursor: str | None = None
-    while True:
-        params = None if cursor is None else mcp_types.PaginatedRequestParams(cursor=cursor)
-        page = await server.request(where, lambda s, _, p=params: send(s, p), None)  # type: ignore[misc]
-        items.extend(getattr(page, attr))
-        cursor = field(page, "next_cursor", "nextCursor")
-        if not cursor:
-            return items
-
-
-async def _list_all_tools(session: ClientSession) -> list[mcp_types.Tool]:
-    tools: list[mcp_types.Tool] = []
-    page = await session.list_tools()
-    while True:
-        tools.extend(page.tools)
-        cursor = field(page, "next_cursor", "nextCursor")
-        if not cursor:
-            return tools
-        page = await session.list_tools(params=mcp_types.PaginatedRequestParams(cursor=cursor))
