@@ -302,6 +302,17 @@ def test_hooks_test_runs_a_configchange_guard_and_a_permissiondenied_hook(env: E
     assert json.loads(hook["stdout"])["hookSpecificOutput"]["retry"] is True
 
 
+def test_hooks_test_matches_a_filechanged_matcher_against_the_file_name_as_live_runs_do(env: Env) -> None:
+    env.script("file.py", AUDIT, python=True)
+    env.settings({"FileChanged": group(f"{PY} .claude/hooks/file.py", matcher=".env|package.json")})
+    for name, expected in ((".env", 1), ("other.txt", 0)):
+        event = {"hook_event_name": "FileChanged", "file_path": str(env.project / name), "event": "change"}
+        ran = cli("hooks", "test", "FileChanged", "--input", "-", "--format", "json", "--trust-project-hooks",
+                  project=env.project, tmp=env.root, stdin=json.dumps(event))  # fmt: skip
+        assert ran.returncode == 0, ran.stderr
+        assert len(json.loads(ran.stdout)["hooks"]) == expected, (name, ran.stdout)
+
+
 def test_hooks_list_marks_and_validate_warns_about_events_hookloop_never_fires(env: Env) -> None:
     env.settings(
         {

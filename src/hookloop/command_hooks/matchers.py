@@ -20,6 +20,7 @@ spelling difference we translate is the named group ``(?<name>…)`` → ``(?P<n
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Mapping
 
@@ -108,9 +109,12 @@ def matcher_matches(matcher: str | None, value: str | None, *, event: str | None
 
 
 def match_target(event: str, payload: Mapping[str, object]) -> str | None:
-    """The value a matcher of ``event`` is compared with, read from the Claude Code hook input."""
+    """The value a matcher of ``event`` is compared with, read from the Claude Code hook input (FileChanged: the
+    file's name, as live runs match it)."""
     field = _TARGET_FIELD.get(event)
     if field is None:
         return None
     value = payload.get(field)
-    return value if isinstance(value, str) else None
+    if not isinstance(value, str):
+        return None
+    return os.path.basename(value) if event == "FileChanged" else value
