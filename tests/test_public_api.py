@@ -74,3 +74,17 @@ def test_public_classes_and_functions_are_documented() -> None:
         value = getattr(hookloop, name)
         if inspect.isclass(value) or inspect.isfunction(value):
             assert inspect.getdoc(value), f"hookloop.{name} has no docstring"
+
+
+def test_the_all_extra_installs_every_optional_integration() -> None:
+    import tomllib
+    from pathlib import Path
+
+    extras = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    integrations = set(extras) - {"all", "dev", "bench"}
+    (spec,) = extras["all"]
+    assert spec.startswith("hookloop[")
+    assert set(spec.removeprefix("hookloop[").removesuffix("]").split(",")) == integrations
+    assert "hookloop[all]" in extras["dev"]
