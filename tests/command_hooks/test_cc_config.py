@@ -94,6 +94,19 @@ def test_the_same_handler_in_two_settings_files_runs_once_and_plugin_copies_stay
     assert len(listed) == 2  # both definitions are listed; a firing runs one
 
 
+def test_one_settings_file_read_as_two_layers_runs_its_hooks_once(setup: Setup) -> None:
+    # The project's .hookloop/ is also the hookloop home (as `hookloop demo` and a project in $HOME have it).
+    counter = setup.script(setup.home / "bin" / "count", 'echo x >> "$COUNT_FILE"')
+    group = [{"matcher": "Bash", "hooks": [{"type": "command", "command": str(counter)}]}]
+    setup.write(setup.project / ".hookloop" / "settings.json", json.dumps({"hooks": {"PreToolUse": group}}))
+    shared = Setup(setup.root, setup.home, setup.project / ".hookloop", setup.project)
+    count = setup.root / "count.txt"
+    shared.extra_env["COUNT_FILE"] = str(count)
+    report = shared.hooks_test("PreToolUse", pre_tool("ls"), "--trust-project-hooks")
+    assert len(report["hooks"]) == 1
+    assert count.read_text() == "x\n"
+
+
 # -- 2. hooks test with Cline scripts ---------------------------------------------------------------------------
 
 CLINE_LOGGER = """

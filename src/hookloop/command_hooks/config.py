@@ -219,6 +219,12 @@ def dedupe(hooks: tuple[ConfiguredHook, ...]) -> tuple[ConfiguredHook, ...]:
     when nothing is dropped."""
     if len(hooks) < 2:
         return hooks
+    # One file read as two layers (a project whose .hookloop/ is the hookloop home, a project that is the home
+    # directory): the same entry comes twice; it is one handler, kept where the higher layer has it.
+    entries = {(hook.source.path, hook.json_path): i for i, hook in enumerate(hooks)}
+    if len(entries) != len(hooks):
+        kept = set(entries.values())
+        hooks = tuple(hook for i, hook in enumerate(hooks) if i in kept)
     owner: dict[tuple[object, ...], str] = {}
     for hook in hooks:
         key = dedup_key(hook)
