@@ -426,7 +426,7 @@ class _ToolBatch(_RunBase):
             )
             await InterceptorChain.run(w._interceptors.post_tool_call, view)
             if view.parts is not parts:
-                parts = _checked_parts(view.parts)
+                parts = adopt_parts(view.parts, "post_tool_call interceptor: parts")  # exact, read-only
             elif view.content != content:
                 parts = ()  # the text was rewritten: the model gets the rewrite, never the richer original
             content, is_error = view.content, view.is_error
@@ -599,11 +599,6 @@ def _rebuild(
         meta=freeze_object(meta) if meta else EMPTY,
         parts=parts,
     )
-
-
-def _checked_parts(parts: object) -> tuple[ContentPart, ...]:
-    """Parts an interceptor assigned, as exact, read-only parts (a bad one is a clear ItemError)."""
-    return adopt_parts(parts, "post_tool_call interceptor: parts")
 
 
 def _find_call(history: Sequence[Item], call_id: str) -> ToolCall:

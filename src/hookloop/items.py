@@ -95,6 +95,11 @@ class DocumentPart:
 ContentPart: TypeAlias = TextPart | ImagePart | DocumentPart
 
 
+def base64_size(data: str) -> int:
+    """How many bytes the base64 text ``data`` decodes to (without decoding it)."""
+    return len(data) * 3 // 4 - data[-2:].count("=")
+
+
 def part_placeholder(part: ContentPart) -> str:
     """The text rendering of a content part: its text, or a short bracketed note such as ``[image: image/png,
     1234 bytes]`` (what hooks and text-only providers see in place of a non-text part)."""
@@ -103,9 +108,7 @@ def part_placeholder(part: ContentPart) -> str:
     kind = "image" if isinstance(part, ImagePart) else "document"
     title = f" {part.title!r}" if isinstance(part, DocumentPart) and part.title else ""
     if part.data is not None:
-        data = part.data
-        size = len(data) * 3 // 4 - data[-2:].count("=")  # base64 → decoded bytes
-        return f"[{kind}{title}: {part.media_type}, {size} bytes]"
+        return f"[{kind}{title}: {part.media_type}, {base64_size(part.data)} bytes]"
     return f"[{kind}{title}: {part.media_type}, {part.url}]"
 
 

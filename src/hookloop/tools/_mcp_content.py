@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from hookloop.items import ContentPart, DocumentPart, ImagePart, TextPart
+from hookloop.items import ContentPart, DocumentPart, ImagePart, TextPart, base64_size
 
 __all__ = ["error_lines", "field", "render", "resource_part", "summarise", "to_parts"]
 
@@ -18,10 +18,6 @@ def field(obj: object, snake: str, camel: str, default: Any = None) -> Any:
     return default if value is None else value
 
 
-def _decoded_size(data: str) -> int:
-    return len(data) * 3 // 4 - data[-2:].count("=")  # base64 → decoded bytes
-
-
 def summarise(block: object) -> str:
     """One content block as text: text as is, anything else as a short bracketed note."""
     kind = getattr(block, "type", type(block).__name__)
@@ -29,7 +25,7 @@ def summarise(block: object) -> str:
         return str(getattr(block, "text", ""))
     if kind in ("image", "audio"):
         mime = field(block, "mime_type", "mimeType", "?")
-        return f"[{kind}: {mime}, {_decoded_size(str(getattr(block, 'data', '')))} bytes]"
+        return f"[{kind}: {mime}, {base64_size(str(getattr(block, 'data', '')))} bytes]"
     if kind == "resource_link":
         return f"[resource link: {getattr(block, 'uri', '?')}]"
     if kind == "resource":
@@ -44,7 +40,7 @@ def summarise_resource(resource: object) -> str:
         return text
     mime = field(resource, "mime_type", "mimeType", "?")
     blob = getattr(resource, "blob", None)
-    size = f", {_decoded_size(blob)} bytes" if isinstance(blob, str) else ""
+    size = f", {base64_size(blob)} bytes" if isinstance(blob, str) else ""
     return f"[resource: {getattr(resource, 'uri', '?')}, {mime}{size}]"
 
 
