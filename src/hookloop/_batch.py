@@ -6,12 +6,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
+from functools import partial
 from time import perf_counter
-from typing import Any
+from typing import Any, TypeAlias
 
 from hookloop._frozen import EMPTY, FrozenDict, freeze_object, thaw_object
 from hookloop._run_base import _RunBase, cap_text
 from hookloop.checkpoint import AllowAlways, Approve, Checkpoint, PendingCall, Reject, ResumeDecision
+from hookloop.effects import Effect
 from hookloop.errors import (
     Aborted,
     CheckpointError,
@@ -45,7 +47,7 @@ from hookloop.interceptors._base import (
     ToolCallView,
     ToolResultView,
 )
-from hookloop.items import ContentPart, Item, TextPart, ToolCall, ToolResult, adopt_parts
+from hookloop.items import ContentPart, Item, TextPart, ToolCall, ToolResult, adopt_parts, item_from_json
 from hookloop.outcome import Outcome, Paused
 from hookloop.timeline import HookDecision, ToolEnded, ToolStarted
 from hookloop.tools._base import Tool, ToolContext, ToolFailure, ToolInputError, ToolOutput, render_output
@@ -363,23 +365,28 @@ class _ToolBatch(_RunBase):
         if timeline.subscribers:
             timeline.emit(ToolStarted(call_id=call.call_id, tool_name=call.name, arguments=c.args))
         started = perf_counter()
-        is_error = True
-        parts: tuple[ContentPart, ...] = ()
-        try:
-            if w.tool_timeout is None:
-                value = await tool.execute(c.validated, ctx)
-            else:
-                async with asyncio.timeout(w.tool_timeout):
-                    value = await tool.execute(c.validated, ctx)
-            content, is_error, parts = render_output(value)
-            if isinstance(value, ToolOutput) and value.structured is not None:
-                c.structured = _structured(value.structured)
-        except ToolFailure as exc:
-            content = str(exc)
-        except TimeoutError:
-            content = f"tool {call.name!r} timed out after {w.tool_timeout} seconds"
-        except Exception as exc:
-            content = f"tool {call.name!r} failed: {type(exc).__name__}: {exc}"
+        if self.effects is None:
+            answer = await _answer(tool, c.validated, ctx, w.tool_timeout)
+        else:
+            answer = await self.effects.perform(
+                Effect(
+                    kind="tool",
+                    key=f"tool:{self.turn}:{call.call_id}",
+                    describe={
+                        "turn": self.turn,
+                        "call_id": call.call_id,
+                        "tool": call.name,
+                        "arguments": thaw_object(c.args),
+                        "idempotency_key": ctx.idempotency_key,
+                    },
+                    perform=partial(_answer, tool, c.validated, ctx, w.tool_timeout),
+                    encode=_answer_to_json,
+                    decode=_answer_from_json,
+                )
+            )
+        content, is_error, parts, structured = answer
+        if structured is not None:
+            c.structured = structured
         c.executed = True
         c.seconds = perf_counter() - started
         meta: dict[str, object] = {}
@@ -606,3 +613,45 @@ def _find_call(history: Sequence[Item], call_id: str) -> ToolCall:
         if isinstance(item, ToolCall) and item.call_id == call_id:
             return item
     raise CheckpointError(f"checkpoint.batch: call {call_id!r} is not in the history")
+
+
+_ToolAnswer: TypeAlias = tuple[str, bool, tuple[ContentPart, ...], FrozenDict | None]
+"""What one tool execution answered: (content, is_error, parts, structured) — a tool effect's outcome."""
+
+
+async def _answer(tool: Tool, validated: Any, ctx: ToolContext, limit: float | None) -> _ToolAnswer:
+    """Run the tool once and turn whatever it returns or raises into its answer (a failure is an error answer)."""
+    name = ctx.tool_name
+    try:
+        if limit is None:
+            value = await tool.execute(validated, ctx)
+        else:
+            async with asyncio.timeout(limit):
+                value = await tool.execute(validated, ctx)
+        content, is_error, parts = render_output(value)
+        structured = (
+            _structured(value.structured) if isinstance(value, ToolOutput) and value.structured is not None else None
+        )
+        return content, is_error, parts, structured
+    except ToolFailure as exc:
+        return str(exc), True, (), None
+    except TimeoutError:
+        return f"tool {name!r} timed out after {limit} seconds", True, (), None
+    except Exception as exc:
+        return f"tool {name!r} failed: {type(exc).__name__}: {exc}", True, (), None
+
+
+def _answer_to_json(answer: _ToolAnswer) -> object:
+    content, is_error, parts, structured = answer
+    result = ToolResult(call_id="-", name="-", content=content, is_error=is_error, parts=parts, id="-")
+    return {"result": result.to_json(), "structured": None if structured is None else thaw_object(structured)}
+
+
+def _answer_from_json(data: object) -> _ToolAnswer:
+    if not isinstance(data, Mapping):
+        raise ValueError("recorded tool answer: expected an object")
+    result = item_from_json(data.get("result"), where="recorded tool answer")
+    structured = data.get("structured")
+    if not isinstance(result, ToolResult) or not (structured is None or isinstance(structured, Mapping)):
+        raise ValueError("recorded tool answer: expected a tool result and a structured object or null")
+    return result.content, result.is_error, result.parts, None if structured is None else freeze_object(structured)

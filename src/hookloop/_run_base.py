@@ -23,6 +23,7 @@ from hookloop.stream import (
 from hookloop.timeline import HookDecision
 
 if TYPE_CHECKING:
+    from hookloop.effects import Effects
     from hookloop.worker import Worker
 
 
@@ -73,8 +74,13 @@ class _RunBase:
         forced: int = 0,
         usage: Usage | None = None,
         run_start: int = 0,
+        effects: Effects | None = None,
     ) -> None:
         self.w = worker
+        self.effects = effects
+        """The durable backend's effects (None: a plain run performs its effects directly)."""
+        self.model_requests = 0
+        """Model requests of this run segment so far (names each model effect)."""
         self.run_id = run_id
         self.session_id = worker.session_id
         self.turn = turn

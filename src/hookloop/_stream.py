@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
 from hookloop._frozen import EMPTY, FrozenDict, freeze_object
 from hookloop._run_base import _RunBase, describe
+from hookloop.effects import Effect, events_from_json, events_to_json
 from hookloop.errors import (
     Aborted,
     ClientError,
@@ -187,7 +189,7 @@ class _StreamStep(_RunBase):
                 ModelRequestStarted(run_id=self.run_id, turn=self.turn, model=request.model, provider=w.client.provider)
             )
         failure: str | None = None
-        stream = w.client.stream(request)
+        stream = w.client.stream(request) if self.effects is None else await self._recorded_reply(request)
         try:
             if emit is None and not chunk_chain and not text_chain and not tool_chain:
                 async for event in stream:
@@ -283,6 +285,35 @@ class _StreamStep(_RunBase):
                 self._stream_decided(ON_STREAM_COMPLETE, decided)
         return self._build_reply(reply.blocks)
 
+    async def _recorded_reply(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
+        """The model call as an effect (a durable run): the reply's events are collected (and recorded by the
+        backend), then replayed to the stream code below as if they streamed: hooks and interceptors see the
+        same events on a replay as the first time."""
+        assert self.effects is not None
+        self.model_requests += 1
+        client = self.w.client
+
+        async def call() -> list[StreamEvent]:
+            stream = client.stream(request)
+            try:
+                return [event async for event in stream]
+            finally:
+                aclose = getattr(stream, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+
+        events = await self.effects.perform(
+            Effect(
+                kind="model",
+                key=f"model:{self.turn}.{self.model_requests}",
+                describe={"turn": self.turn, "model": request.model, "provider": client.provider},
+                perform=call,
+                encode=events_to_json,
+                decode=events_from_json,
+            )
+        )
+        return _replay(events)
+
     def _build_reply(self, blocks: dict[int, _Block]) -> tuple[list[Item], list[ToolCall]]:
         items: list[Item] = []
         calls: list[ToolCall] = []
@@ -329,3 +360,8 @@ def _parse_call(block: _Block, index: int) -> ToolCall:
     if not isinstance(value, dict):
         return ToolCall(call_id=call_id, name=name, raw_arguments=raw)
     return ToolCall(call_id=call_id, name=name, arguments=freeze_object(value))
+
+
+async def _replay(events: list[StreamEvent]) -> AsyncIterator[StreamEvent]:
+    for event in events:
+        yield event

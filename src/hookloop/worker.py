@@ -22,6 +22,7 @@ from hookloop._frozen import FrozenDict, dumps
 from hookloop._loop import _Run
 from hookloop._run_base import _RunBase
 from hookloop.checkpoint import Checkpoint, PendingCall, ResumeDecision
+from hookloop.effects import current_effects
 from hookloop.errors import Aborted, Cancelled, CheckpointError, WorkerError, WorkerStateError
 from hookloop.hooks._dispatch import run_chain
 from hookloop.hooks.events import (
@@ -80,6 +81,7 @@ from hookloop.tools._base import Tool
 from hookloop.tools._registry import ToolRegistry, ToolServer
 
 if TYPE_CHECKING:
+    from hookloop.effects import Effects
     from hookloop.permissions import PermissionPolicy
 
 __all__ = ["Approver", "DenialObserver", "Worker", "WorkerState"]
@@ -438,17 +440,24 @@ class Worker:
         self._paused = checkpoint
         return checkpoint
 
-    async def run(self, prompt: str | Message) -> Outcome:
+    async def run(self, prompt: str | Message, *, run_id: str | None = None, effects: Effects | None = None) -> Outcome:
         """Run the loop on a user prompt until the model finishes, a hook pauses, or an error ends it.
 
         Returns :class:`Finished` or :class:`Paused`; raises a :class:`WorkerError` subclass after on_abort
         fired (exactly once). session_start and session_end fire around every run.
+
+        ``run_id`` names the run (default: a new random id); tools see it in their idempotency keys.
+        ``effects`` is a durable backend's :class:`~hookloop.effects.Effects`: every model call, tool call and
+        external hook firing of the run goes through it (see :mod:`hookloop.effects`); without it the Worker
+        performs them directly.
         """
         user = prompt if isinstance(prompt, Message) else Message.user(prompt)
         if user.role != "user":
             raise ValueError(f"run() takes a user message, got role {user.role!r}")
+        if run_id is not None and (not isinstance(run_id, str) or not run_id.strip()):
+            raise ValueError(f"run_id: expected a non-empty string, got {run_id!r}")
         self._close_abandoned_pause()
-        run = _Run(self, new_id("run"), run_start=len(self._history))
+        run = _Run(self, run_id or new_id("run"), run_start=len(self._history), effects=effects)
 
         async def body() -> Outcome:
             await run.session_start("startup", user.text)
@@ -465,6 +474,7 @@ class Worker:
         messages: Sequence[Item] | str | None = None,
         key: bytes | None = None,
         fork: bool = False,
+        effects: Effects | None = None,
     ) -> Outcome:
         """Continue a paused run — in this Worker or a fresh one (same tools and hooks) in another process.
 
@@ -484,6 +494,8 @@ class Worker:
         :attr:`checkpoint_ledger`) before anything runs, and a second resume raises :class:`CheckpointError`.
         ``fork=True`` resumes it again as a new run: a new run id ``<run id>-fork-<hex>``, so tools see new
         idempotency keys. Tools of a plain resume see the same ``run_id`` (and idempotency keys) as before.
+        ``effects``: as for :meth:`run` (a durable backend's). The backend then owns consuming the checkpoint
+        once (atomically, in its store: a replay after a crash resumes it again), so the ledger is not used.
         """
         key = key if key is not None else self.checkpoint_key
         if isinstance(checkpoint, str):
@@ -510,7 +522,8 @@ class Worker:
                 "history; resume it in a fresh Worker"
             )
         run_id = f"{checkpoint.run_id}-fork-{os.urandom(4).hex()}" if fork else checkpoint.run_id
-        consume(checkpoint.nonce, run_id=run_id, ledger=self.checkpoint_ledger, fork=fork)
+        if effects is None:  # a durable backend consumes the pause once in its own store (and replays it)
+            consume(checkpoint.nonce, run_id=run_id, ledger=self.checkpoint_ledger, fork=fork)
         self.session_id = checkpoint.session_id
         self._history[:] = list(checkpoint.history)
         self._tokens = sum(estimate_tokens(i) for i in self._history)
@@ -523,6 +536,7 @@ class Worker:
             forced=checkpoint.forced_continuations,
             usage=checkpoint.usage,
             run_start=checkpoint.run_start,
+            effects=effects,
         )
         run.last_sent = len(self._history)
         extra: tuple[Item, ...] = (Message.user(messages),) if isinstance(messages, str) else tuple(messages or ())
@@ -590,6 +604,7 @@ class Worker:
         assert task is not None, "Worker.run must be awaited inside a task"
         self._run, self._task = run, task
         self._loop, self._thread = asyncio.get_running_loop(), threading.get_ident()
+        effects_token = current_effects.set(run.effects) if run.effects is not None else None
         if self.timeline.subscribers:
             self.timeline.emit(RunStarted(run_id=run.run_id, session_id=self.session_id, source=source))
         end: SessionEndReason = "error"
@@ -625,7 +640,11 @@ class Worker:
             run.ending = True
             self._run = self._task = None
             self._loop = self._thread = None
-            await self._fire_session_end(run, end)
+            try:
+                await self._fire_session_end(run, end)
+            finally:
+                if effects_token is not None:
+                    current_effects.reset(effects_token)
             if self.timeline.subscribers:
                 self.timeline.emit(RunEnded(run_id=run.run_id, outcome=end))
 

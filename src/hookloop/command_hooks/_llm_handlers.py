@@ -39,13 +39,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from hookloop.effects import current_effects
+from hookloop.effects import perform as perform_effect
 from hookloop.errors import ClientError
 from hookloop.items import Message
 from hookloop.providers.base import LLMRequest
 from hookloop.stream import StreamError, TextDelta
 
 from .extract import extract_last_json_object
-from .model import OUTPUT_CAP, ConfiguredHook, HookOutcome, PromptHandler
+from .model import OUTPUT_CAP, ConfiguredHook, HookOutcome, PromptHandler, hook_effect
 from .translate import CONTEXT_LIMIT, CommandDecision, cap_text, translate_failure
 
 if TYPE_CHECKING:
@@ -172,23 +174,34 @@ async def run_judge(
     started = time.perf_counter()
     text = render_prompt(handler.prompt, payload)
     where = f"{handler.kind} hook on {hook.event}"
-    error: str | None = None
-    timed_out = False
-    answer = ""
-    try:
-        async with asyncio.timeout(timeout):
-            if handler.kind == "agent":
-                answer = await _ask_agent(handler, text, worker, workspace)
-            else:
-                answer = await _ask(handler, text, worker)
-    except TimeoutError:
-        error, timed_out = f"{where} timed out after {timeout:g} s", True
-    except ClientError as exc:
-        error = f"{where}: the model request failed: {exc}"
-    except _NoAnswer as exc:
-        error = f"{where}: {exc}"
-    except Exception as exc:  # a hook never takes the run down: anything else is a hook error too
-        error = f"{where} failed: {type(exc).__name__}: {exc}"
+
+    async def ask() -> tuple[str, str | None, bool]:
+        """(answer, error, timed out): the judge's answer, never an exception but cancellation."""
+        try:
+            async with asyncio.timeout(timeout):
+                if handler.kind == "agent":
+                    return await _ask_agent(handler, text, worker, workspace), None, False
+                return await _ask(handler, text, worker), None, False
+        except TimeoutError:
+            return "", f"{where} timed out after {timeout:g} s", True
+        except ClientError as exc:
+            return "", f"{where}: the model request failed: {exc}", False
+        except _NoAnswer as exc:
+            return "", f"{where}: {exc}", False
+        except Exception as exc:  # a hook never takes the run down: anything else is a hook error too
+            return "", f"{where} failed: {type(exc).__name__}: {exc}", False
+
+    if current_effects.get() is None:
+        answer, error, timed_out = await ask()
+    else:
+        call_id = payload.get("tool_use_id")
+        answer, error, timed_out = await perform_effect(
+            "hook",
+            *hook_effect(hook, call_id),
+            ask,
+            list,
+            _judge_answer,
+        )
     verdict: Verdict | str | None = None
     if error is None and len(answer) > OUTPUT_CAP:
         error, answer = f"{where}: the answer is longer than {OUTPUT_CAP} characters; not read", answer[:OUTPUT_CAP]
@@ -267,3 +280,13 @@ async def _ask_agent(handler: PromptHandler, text: str, worker: Worker, fallback
     if not isinstance(outcome, Finished):
         raise _NoAnswer(f"the sub-run did not finish ({outcome.reason})")
     return outcome.text
+
+
+def _judge_answer(data: object) -> tuple[str, str | None, bool]:
+    """A judge effect's recorded outcome: [answer, error or null, timed out]."""
+    if not isinstance(data, list) or len(data) != 3:
+        raise ValueError("recorded judge answer: expected [answer, error, timed_out]")
+    answer, error, timed_out = data
+    if not isinstance(answer, str) or not (error is None or isinstance(error, str)) or not isinstance(timed_out, bool):
+        raise ValueError("recorded judge answer: expected [string, string or null, boolean]")
+    return answer, error, timed_out

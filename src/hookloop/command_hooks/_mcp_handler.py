@@ -16,6 +16,7 @@ UserPromptSubmit) are hook errors too, never decisions, unless the handler is ``
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
 import time
@@ -23,9 +24,19 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from hookloop._frozen import thaw_object
+from hookloop.effects import current_effects
+from hookloop.effects import perform as perform_effect
 from hookloop.tools._base import ToolContext, ToolFailure, ToolInputError, render_output
 
-from .model import OUTPUT_CAP, ConfiguredHook, HookOutcome, McpToolHandler
+from .model import (
+    OUTPUT_CAP,
+    ConfiguredHook,
+    HookOutcome,
+    McpToolHandler,
+    hook_effect,
+    outcome_from_json,
+    outcome_to_json,
+)
 
 if TYPE_CHECKING:
     from hookloop.worker import Worker
@@ -99,7 +110,29 @@ async def run_mcp_tool_hook(
 ) -> HookOutcome:
     """Call the handler's tool with the templated input; the outcome reads like a command hook's (stdout = the
     tool's text, exit 0; an error result exits 1 with the text on stderr). A text longer than ``output_cap``
-    bytes is cut and marked truncated (so it is never read as an answer). Never raises except cancellation."""
+    bytes is cut and marked truncated (so it is never read as an answer). Never raises except cancellation.
+    In a durable run the call is an effect (recorded, not repeated on replay)."""
+    fire = functools.partial(_call_tool_hook, hook, payload, worker, session_id=session_id, output_cap=output_cap)
+    if current_effects.get() is None:
+        return await fire()
+    call_id = payload.get("tool_use_id")
+    return await perform_effect(
+        "hook",
+        *hook_effect(hook, call_id),
+        fire,
+        outcome_to_json,
+        outcome_from_json,
+    )
+
+
+async def _call_tool_hook(
+    hook: ConfiguredHook,
+    payload: Mapping[str, object],
+    worker: Worker,
+    *,
+    session_id: str,
+    output_cap: int,
+) -> HookOutcome:
     handler = hook.handler
     assert isinstance(handler, McpToolHandler)
     started = time.perf_counter()

@@ -7,6 +7,7 @@ wire edge, and the names are the vendors' (Claude Code's PascalCase events, Clin
 
 from __future__ import annotations
 
+import base64
 import shlex
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
@@ -412,3 +413,36 @@ class HookOutcome:
     @property
     def stderr_text(self) -> str:
         return self.stderr.decode("utf-8", errors="replace")
+
+
+def outcome_to_json(outcome: HookOutcome) -> dict[str, object]:
+    """A hook outcome as JSON (an external hook effect's recorded outcome; bytes as base64)."""
+    data: dict[str, object] = {}
+    for name in HookOutcome.__slots__:
+        value = getattr(outcome, name)
+        data[name] = base64.b64encode(value).decode("ascii") if isinstance(value, bytes) else value
+    return data
+
+
+def outcome_from_json(data: object) -> HookOutcome:
+    """The outcome :func:`outcome_to_json` made; a clear ``ValueError`` for anything else."""
+    if not isinstance(data, dict):
+        raise ValueError("recorded hook outcome: expected an object")
+    fields = dict(data)
+    try:
+        for name in ("stdout", "stderr"):
+            fields[name] = base64.b64decode(str(fields.get(name, "")), validate=True)
+        return HookOutcome(**fields)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"recorded hook outcome: {exc}") from None
+
+
+def hook_effect(hook: ConfiguredHook, call_id: object) -> tuple[str, dict[str, object]]:
+    """(key, describe) of one firing of ``hook`` as an effect (see :mod:`hookloop.effects`). The key names the
+    hook by its layer and place in its settings file, not by its path, so it is the same on another machine."""
+    call = call_id if isinstance(call_id, str) else None
+    where = hook.json_path or hook.name
+    return (
+        f"hook:{hook.event}:{call or '-'}:{hook.source.kind}:{where}",
+        {"event": hook.event, "hook": hook.name, "source": hook.source.path, "call_id": call},
+    )

@@ -71,6 +71,8 @@ from typing import Literal, Protocol, TypeAlias
 
 from hookloop import _reaper
 from hookloop._spawn import spawn_group
+from hookloop.effects import current_effects
+from hookloop.effects import perform as perform_effect
 
 from .discovery import is_windows, launcher_for
 from .environment import SessionEnvFiles, hook_environment_bytes
@@ -85,6 +87,9 @@ from .model import (
     HttpHandler,
     McpToolHandler,
     PromptHandler,
+    hook_effect,
+    outcome_from_json,
+    outcome_to_json,
 )
 
 __all__ = [
@@ -844,10 +849,24 @@ async def run_all(
     claude_body = _encode(payload)
     cline_body = _encode(cline_payload) if cline_payload is not None else b""
 
+    durable = current_effects.get() is not None
+    call_id = payload.get("tool_use_id") if durable and isinstance(payload, Mapping) else None
+
     async def one(hook: ConfiguredHook) -> HookOutcome:
         tagged: OnLine | None = None if on_line is None else functools.partial(on_line, hook)
         body = cline_body if hook.protocol == "cline" else claude_body
-        return await run_hook(hook, body, project_dir=project_dir, options=options, on_line=tagged, extra_env=extra_env)
+        fire = functools.partial(
+            run_hook, hook, body, project_dir=project_dir, options=options, on_line=tagged, extra_env=extra_env
+        )
+        if not durable:
+            return await fire()
+        return await perform_effect(
+            "hook",
+            *hook_effect(hook, call_id),
+            fire,
+            outcome_to_json,
+            outcome_from_json,
+        )
 
     if not hooks:
         return ()
