@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -37,6 +38,8 @@ def test_every_example_is_listed_and_tested() -> None:
     for program in programs:
         assert f"examples/{program}" in listed, f"{program} is not in examples/README.md"
         assert f'"{program}"' in tested, f"{program} is run by no test here"
+    for named in re.findall(r"python (examples/\S+\.py)", listed):
+        assert (REPO / named).is_file(), f"examples/README.md names {named}, which does not exist"
 
 
 def test_guard(tmp_path: Path) -> None:
