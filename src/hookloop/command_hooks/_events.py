@@ -425,6 +425,8 @@ class EventHooks(WatchedEvents):
             finally:
                 if info.reason != "paused":  # a paused call's PreToolUse context is delivered when it resumes
                     self.pending_context.clear()
+                if self.processes is not None:
+                    await self.processes.close()  # hook processes live for one run (they restart lazily)
 
 
 class PermissionRequestApprover:

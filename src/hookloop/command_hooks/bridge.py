@@ -81,6 +81,7 @@ output line is a :class:`~hookloop.timeline.HookOutputLine` as it arrives.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import weakref
@@ -101,7 +102,8 @@ from .config import (
 )
 from .discovery import cline_hook_dirs, discover_cline_scripts
 from .dryrun import runner_options
-from .model import ConfiguredHook, Diagnostic, HookSource
+from .model import ConfiguredHook, Diagnostic, HookSource, PythonHandler
+from .python_hooks import install_python_hooks
 from .runner import RunnerOptions
 from .trust import apply_trust, is_trusted
 
@@ -243,9 +245,16 @@ class CommandHooks:
             self._attach_bash(worker)
         if self.config.hooks and worker not in self._installed:
             self._installed.add(worker)
+            config = self.config
+            if any(isinstance(hook.handler, PythonHandler) for hook in config.hooks):
+                install_python_hooks(worker, config.hooks)  # typed hooks of their own, not command firings
+                kept = tuple(hook for hook in config.hooks if not isinstance(hook.handler, PythonHandler))
+                config = dataclasses.replace(config, hooks=kept)
+                if not kept:
+                    return
             EventHooks(
                 worker,
-                self.config,
+                config,
                 project_dir=self.project_dir,
                 options=self.options,
                 background_grace=self.background_grace,
