@@ -22,6 +22,7 @@ from pathlib import Path
 from bench import (
     command_hooks,
     dispatch_cost,
+    hook_processes,
     interceptors,
     loop_overhead,
     permissions,
@@ -39,6 +40,7 @@ SECTIONS: dict[str, SectionRun] = {
     "loop": loop_overhead.run,
     "interceptors": interceptors.run,
     "command_hooks": command_hooks.run,
+    "hook_processes": hook_processes.run,
     "sandbox": sandbox.run,
     "permissions": permissions.run,
     "providers": provider_stream.run,

@@ -253,3 +253,23 @@ async def test_a_python_handler_that_cannot_be_imported_denies_when_fail_closed(
     await worker.run("go")
     assert proj.ran == []
     assert "could not be loaded" in results(worker)[0]
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "hookserver"
+
+
+@pytest.mark.parametrize("server", ["guard.js", "guard.py"])
+async def test_the_example_hook_servers_guard_a_real_run(proj: Project, server: str) -> None:
+    own = proj.project / ".hookloop"
+    own.mkdir()
+    (own / server).write_text((EXAMPLES / server).read_text())
+    settings = json.loads((EXAMPLES / "settings.json").read_text())
+    if server == "guard.py":
+        handler = settings["hooks"]["PreToolUse"][0]["hooks"][0]
+        handler.update(command=sys.executable, args=["${CLAUDE_PROJECT_DIR}/.hookloop/guard.py"])
+    (own / "settings.json").write_text(json.dumps(settings))
+    worker = proj.worker("ls -la", "rm -rf build", "rm -fr /")
+    await worker.run("go")
+    assert proj.ran == ["ls -la"]
+    refused = results(worker)[1:]
+    assert all("refuses rm -rf" in text for text in refused)
