@@ -84,8 +84,10 @@ async def _recorded(url: str, step: str) -> None:
     assert workflow is not None
     client = DBOSClient(system_database_url=url)
     try:
-        while not any(s["function_name"] == step for s in await client.list_workflow_steps_async(workflow)):
-            await asyncio.sleep(0.02)
+        while True:
+            if any(s["function_name"] == step for s in await client.list_workflow_steps_async(workflow)):
+                return
+            await asyncio.sleep(0.02)  # polls the database: no event tells another step was recorded
     finally:
         client.destroy()
 

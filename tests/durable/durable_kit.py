@@ -53,8 +53,12 @@ class PgServer:
 
     def psql(self, sql: str) -> None:
         subprocess.run(
-            [*self.as_user, str(self.bindir / "psql"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres"]
-            + ["-d", "postgres", "-v", "ON_ERROR_STOP=1", "-q", "-c", sql],
+            [
+                *self.as_user,
+                str(self.bindir / "psql"),
+                *("-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", "postgres"),
+                *("-v", "ON_ERROR_STOP=1", "-q", "-c", sql),
+            ],
             check=True,
             capture_output=True,
         )

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import sys
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -115,7 +114,7 @@ async def test_sigkill_during_a_tool_another_process_finishes_the_run(
 async def test_sigkill_during_a_model_call_the_same_executor_restarts_it(
     backend: DBOSBackend, procs: Procs, tmp_path: Path
 ) -> None:
-    run_id, pids = await crash_and_finish(backend, procs, "model-1", same_executor=True)
+    run_id, _ = await crash_and_finish(backend, procs, "model-1", same_executor=True)
     requests = lines(procs.folder / "requests.log")
     assert Counter(r["index"] for r in requests) == {0: 1, 1: 2, 2: 1}  # only the interrupted one again
     assert Counter(t["n"] for t in lines(procs.folder / "tools.log")) == {1: 1, 2: 1, 3: 1}
@@ -184,10 +183,12 @@ async def test_pause_then_approve_from_another_process_and_a_second_worker_finis
     )
     env = {"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"}
     approvers = [
-        subprocess.Popen([sys.executable, "-c", script, procs.url, run_id, str(record.pause_id)], env=env, cwd=HERE)
+        await asyncio.create_subprocess_exec(
+            sys.executable, "-c", script, procs.url, run_id, str(record.pause_id), env=env, cwd=HERE
+        )
         for _ in range(2)
     ]
-    codes = sorted(await asyncio.to_thread(lambda: [p.wait(timeout=50) for p in approvers]))
+    codes = sorted([await p.wait() for p in approvers])
     assert codes == [0, 3]
     with pytest.raises(PauseConsumed):
         await backend.approve(run_id, {"c3": Approve()}, pause_id=record.pause_id)
@@ -269,7 +270,8 @@ async def test_a_hook_that_decides_differently_on_replay_fails_the_run(backend: 
     assert record.status == "failed"
     assert record.error is not None
     assert "NondeterministicReplay" in record.error
-    assert "guard" in record.error and "Deny" in record.error
+    assert "guard" in record.error
+    assert "Deny" in record.error
     assert Counter(t["n"] for t in lines(procs.folder / "tools.log")) == {1: 1, 2: 1, 3: 1}  # nothing re-ran
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from hookloop._frozen import thaw_object
 from hookloop.checkpoint import AllowAlways, Approve, Reject, ResumeDecision
 
 __all__ = [
@@ -210,7 +211,7 @@ def update(conn: sa.Connection, run_id: str, where: Sequence[sa.ColumnElement[bo
 
 def decision_to_json(decision: ResumeDecision) -> dict[str, object]:
     if isinstance(decision, Approve):
-        edited = None if decision.updated_input is None else json.loads(json.dumps(dict(decision.updated_input)))
+        edited = None if decision.updated_input is None else thaw_object(decision.updated_input)
         return {"type": "approve", "updated_input": edited}
     if isinstance(decision, AllowAlways):
         return {"type": "allow_always", "rule": decision.rule}
