@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from durable.durable_kit import HERE, SRC, Procs
+from durable.durable_kit import HERE, SRC, PgServer, Procs
 from helpers import assert_valid_history
-from hookloop import Approve, Reject
+from hookloop import AllowAlways, Approve, Reject
 from hookloop.durable import PauseConsumed, StaleDecision
 from hookloop.durable.dbos import DBOSBackend
 from hookloop.items import Item
@@ -286,3 +286,36 @@ async def test_continue_a_finished_run_with_a_new_prompt(backend: DBOSBackend, p
     texts = [json.dumps(i) for i in detail.history if i.get("type") == "message"]
     assert any("and once more" in t for t in texts)
     assert_valid_history(items(detail.history))
+
+
+async def test_the_database_holds_history_and_decisions_but_no_secrets(
+    backend: DBOSBackend, procs: Procs, request: pytest.FixtureRequest
+) -> None:
+    key = "sk-ant-api03-DURABLESECRET0123456789"
+    run_id = await start(backend, procs)
+    procs.worker("only", ANTHROPIC_API_KEY=key, HOOK_TOKEN="hooktoken-DURABLESECRET")
+    assert (await backend.wait(run_id, timeout=50)).status == "finished"
+    await backend.close()
+    if procs.url.startswith("sqlite:///"):
+        path = Path(procs.url.removeprefix("sqlite:///"))
+        stored = b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))
+    else:
+        server: PgServer = request.getfixturevalue("pg_server")
+        stored = server.dump(procs.url.rsplit("/", 1)[1])
+    assert b"all done" in stored  # the history is there
+    assert b"DURABLESECRET" not in stored  # no API key, no hook environment
+
+
+async def test_allow_always_holds_for_the_later_segments_of_the_run(backend: DBOSBackend, procs: Procs) -> None:
+    run_id = await start(backend, procs, ask=True, twice=True)
+    procs.worker("only")
+    record = await backend.wait(run_id, timeout=50)
+    assert record.status == "paused"
+    await backend.approve(run_id, {"c3": AllowAlways()}, pause_id=record.pause_id)
+    second = await backend.wait(run_id, timeout=50)
+    assert second.status == "paused"  # a hook's Pause on step(4): allow always does not answer it
+    assert [c.call_id for c in second.pending] == ["c4"]
+    await backend.approve(run_id, {"c4": Approve()}, pause_id=second.pause_id)
+    done = await backend.wait(run_id, timeout=50)
+    assert done.status == "finished", done.error  # step(3) asked again, in a third segment: allowed always
+    assert sorted(t["n"] for t in lines(procs.folder / "tools.log")) == [1, 2, 3, 3, 4]

@@ -57,6 +57,7 @@ RUNS = sa.Table(
     sa.Column("error", sa.Text, nullable=True),
     sa.Column("cancel", sa.Integer, nullable=False, default=0),
     sa.Column("executor", sa.String(200), nullable=True),
+    sa.Column("grants", sa.Text, nullable=False, default="[]"),
 )
 
 EXECUTORS = sa.Table(
@@ -132,9 +133,11 @@ class Row:
     error: str | None
     cancel: bool
     executor: str | None
+    grants: list[dict[str, Any]]
+    """The run's "allow always" answers ({tool, rule, arguments}): every later segment's Worker gets them."""
 
 
-_JSON_COLUMNS = ("options", "input", "pending", "result", "history", "events")
+_JSON_COLUMNS = ("options", "input", "pending", "result", "history", "events", "grants")
 
 
 def to_row(raw: sa.Row[Any]) -> Row:

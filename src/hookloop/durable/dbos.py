@@ -327,11 +327,18 @@ class DBOSBackend:
                 "decisions": {cid: tables.decision_to_json(d) for cid, d in decisions.items()},
                 "messages": messages,
             }
+            waiting = {str(p["call_id"]): p for p in row.pending}
+            grants = row.grants + [
+                {"tool": waiting[cid]["tool_name"], "rule": d.rule, "arguments": waiting[cid].get("arguments") or {}}
+                for cid, d in decisions.items()
+                if isinstance(d, AllowAlways)
+            ]
             where = [tables.RUNS.c.status == "paused", tables.RUNS.c.pause_id == row.pause_id]
             changed = tables.update(
                 conn,
                 run_id,
                 where,
+                grants=grants,
                 status="queued",
                 segment=row.segment + 1,
                 input=spec,
