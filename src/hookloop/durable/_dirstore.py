@@ -295,9 +295,10 @@ class CheckpointDirStore:
                 continue
             if decision.updated_input is None:
                 continue
-            tool = worker.tools.get(calls[call_id].tool_name)
+            name = calls[call_id].tool_name
+            tool = next((t for t in worker.tools if t.meta.name == name), None)
             if tool is None:
-                raise StaleDecision(f"{calls[call_id].tool_name}: no such tool here; its input cannot be edited")
+                raise StaleDecision(f"{name}: not a tool of this Worker; its input cannot be edited here")
             try:
                 tool.validate(decision.updated_input)
             except (ToolInputError, ValueError, TypeError) as exc:

@@ -200,7 +200,7 @@ def _decisions(form: Mapping[str, Any], detail: RunDetail) -> dict[str, ResumeDe
     """One decision per pending call from the form's ``action:<call id>`` (approve, always, deny, edit),
     ``reason:<call id>`` and ``input:<call id>`` fields."""
     if detail.status != "paused":
-        raise StaleDecision(f"run {detail.run_id} is {detail.status}, not paused")
+        raise PauseConsumed(f"run {detail.run_id} is {detail.status}: no pause waits (it was already decided)")
     out: dict[str, ResumeDecision] = {}
     for call in detail.pending:
         action = form.get(f"action:{call.call_id}")
