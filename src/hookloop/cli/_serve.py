@@ -78,7 +78,10 @@ def serve(
             backend = importlib.import_module("hookloop.durable.dbos").DBOSBackend
         except ImportError as exc:
             raise fail(f"--durable needs the dbos extra: pip install 'hookloop[dbos]' ({exc})") from None
-        store = backend(None if durable == "default" else durable)
+        try:
+            store = backend(None if durable == "default" else durable)
+        except Exception as exc:  # a bad URL, an unreachable database: one line, exit 2
+            raise fail(f"--durable {durable}: {type(exc).__name__}: {exc}".splitlines()[0]) from None
         where = "the durable store" if durable == "default" else "a durable store"
     else:
         from hookloop._reaper import guard_descendants
