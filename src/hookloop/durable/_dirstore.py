@@ -375,6 +375,12 @@ class CheckpointDirStore:
                 return  # decided meanwhile (elsewhere): it is no longer paused here
             self._end(run_id, _Live(), "cancelled", "cancelled from the inbox before it continued")
 
+    async def wait_idle(self) -> None:
+        """Wait until every run this process continues has paused again or ended."""
+        tasks = [live.task for live in self._live.values() if live.task is not None and not live.task.done()]
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
     async def close(self) -> None:
         """Cancel the runs this process continues and wait for them to save their checkpoints."""
         tasks = []
