@@ -28,11 +28,16 @@ class Project:
     def checkpoints(self) -> Path:
         return self.home / "checkpoints"
 
-    def pause(self, *commands: str, answer: str = "All done.") -> str:
-        """`hookloop run` whose scripted model calls Bash with each command in turn (one a turn), then answers;
-        it pauses at the first ask. Returns the run id."""
+    def pause(self, *commands: str | tuple[str, ...], answer: str = "All done.") -> str:
+        """`hookloop run` whose scripted model calls Bash with each command in turn (one a turn; a tuple: several
+        calls in one turn), then answers; it pauses at the first ask. Returns the run id."""
         turns = [
-            {"blocks": [{"text": f"Step {i}."}, {"tool": "Bash", "arguments": {"command": c}}]}
+            {
+                "blocks": [
+                    {"text": f"Step {i}."},
+                    *({"tool": "Bash", "arguments": {"command": one}} for one in (c if isinstance(c, tuple) else (c,))),
+                ]
+            }
             for i, c in enumerate(commands)
         ]
         turns.append({"blocks": [{"text": answer}]})

@@ -285,6 +285,23 @@ def test_an_edited_input_runs_instead_of_the_original(client: TestClient, projec
     assert not (project.root / "original.marker").exists()
 
 
+def test_a_pause_with_several_calls_needs_a_decision_for_each(client: TestClient, project: Project) -> None:
+    run_id = project.pause(("touch one.marker", "touch two.marker"))
+    page = client.get(f"/runs/{run_id}").text
+    calls = re.findall(r'<fieldset class="call" id="call-(call_\w+)">', page)
+    assert len(calls) == 2
+    assert 'type="radio"' in page
+    assert "Submit the decisions" in page
+    half = decide(client, run_id, **{f"action:{calls[0]}": "approve"})
+    assert half.status_code == 400
+    assert "choose approve" in half.text
+    both = {f"action:{calls[0]}": "approve", f"action:{calls[1]}": "deny", f"reason:{calls[1]}": "only one"}
+    assert decide(client, run_id, **both).status_code == 303
+    assert finish(client, run_id) == "finished"
+    assert (project.root / "one.marker").exists()
+    assert not (project.root / "two.marker").exists()
+
+
 def test_a_missing_decision_or_unknown_action_is_refused(client: TestClient, project: Project) -> None:
     run_id = project.pause("touch a")
     assert decide(client, run_id).status_code == 400

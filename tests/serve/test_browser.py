@@ -98,8 +98,10 @@ def test_the_timeline_updates_live_while_the_run_goes_on(
 
 
 def test_deny_with_a_reason(page: Page, server: Server, project: Project, tmp_path: Path) -> None:
-    run_id = project.pause("touch denied.marker")
     page.goto(server.url)
+    expect(page.locator("#runs")).to_contain_text("No runs")
+    run_id = project.pause("touch denied.marker")
+    expect(page.locator(f"tr:has-text('{run_id}') .badge")).to_have_text("paused")  # the list refreshes itself
     page.goto(f"{server.base}/approvals")
     expect(page.locator("h1")).to_have_text("Pending approvals")
     expect(page.locator("section.pause")).to_contain_text(run_id)

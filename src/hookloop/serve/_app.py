@@ -8,6 +8,7 @@ import json
 from collections.abc import AsyncIterator, Iterable, Mapping
 from pathlib import Path
 from typing import Any, get_args
+from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
@@ -53,6 +54,7 @@ def create_app(store: RunStore, *, token: str, allowed_hosts: Iterable[str] | No
         finalize=finalize,
     )
     env.filters["tojson_pretty"] = _pretty
+    env.filters["segment"] = lambda value: quote(str(value), safe="")  # a run id inside a URL path
     env.globals.update(csrf=guard.csrf, age=age, cost=cost, statuses=STATUSES, rule_for=allow_always_rule)
 
     def page(name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
@@ -124,7 +126,7 @@ def create_app(store: RunStore, *, token: str, allowed_hosts: Iterable[str] | No
             return _again(page, detail, f"refused: {exc}", 409)
         except RunNotFound as exc:
             return error(str(exc), 404)
-        return RedirectResponse(f"/runs/{run_id}?done=approved", status_code=303)
+        return RedirectResponse(f"/runs/{quote(run_id, safe='')}?done=approved", status_code=303)
 
     async def cancel(request: Request) -> Response:
         run_id = request.path_params["run_id"]
@@ -135,7 +137,7 @@ def create_app(store: RunStore, *, token: str, allowed_hosts: Iterable[str] | No
             await store.cancel(run_id)
         except RunNotFound as exc:
             return error(str(exc), 404)
-        return RedirectResponse(f"/runs/{run_id}?done=cancelled", status_code=303)
+        return RedirectResponse(f"/runs/{quote(run_id, safe='')}?done=cancelled", status_code=303)
 
     async def not_found(request: Request, exc: Exception) -> Response:
         return error("no such page", 404)
