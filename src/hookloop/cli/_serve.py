@@ -72,14 +72,12 @@ def serve(
         ) from None
     store: Any
     if durable is not None:
-        import importlib
-
         try:  # the DBOS backend (hookloop[dbos]): DBOSBackend(url) is a RunStore
-            backend = importlib.import_module("hookloop.durable.dbos").DBOSBackend
+            from hookloop.durable.dbos import DBOSBackend
         except ImportError as exc:
             raise fail(f"--durable needs the dbos extra: pip install 'hookloop[dbos]' ({exc})") from None
         try:
-            store = backend(None if durable == "default" else durable)
+            store = DBOSBackend(None if durable == "default" else durable)
         except Exception as exc:  # a bad URL, an unreachable database: one line, exit 2
             raise fail(f"--durable {durable}: {type(exc).__name__}: {exc}".splitlines()[0]) from None
         where = "the durable store" if durable == "default" else "a durable store"
