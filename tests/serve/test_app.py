@@ -4,12 +4,16 @@ CLI runs in this process."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import signal
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from inbox_helpers import XSS, Project
+from inbox_helpers import HOOKLOOP, XSS, Project
 from starlette.testclient import TestClient
 
 from hookloop.durable import CheckpointDirStore
@@ -364,3 +368,41 @@ def test_secret_environment_values_are_never_rendered(
             text = client.get(path).text
             assert secret not in text, path
         assert "[secret withheld]" in client.get(f"/runs/{run_id}").text
+
+
+def test_a_run_cancelled_at_the_terminal_continues_from_the_inbox_with_a_message(
+    client: TestClient, project: Project
+) -> None:
+    fifo = project.root / "started.fifo"
+    os.mkfifo(fifo)
+    command = f"echo started > {fifo.name}; until [ -e never ]; do sleep 0.05; done"
+    turns = [[{"text": "Waiting."}, {"tool": "Bash", "arguments": {"command": command}}], [{"text": "Continued."}]]
+    model = project.root / "model.json"
+    model.write_text(json.dumps({"turns": [{"blocks": blocks} for blocks in turns]}))
+    run = subprocess.Popen(
+        [*HOOKLOOP, "run", "go", "--model", f"scripted:{model}", "--cwd", str(project.root), "--yes"],
+        env=project.env,
+        cwd=project.root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    with fifo.open() as started:  # blocks until the tool runs
+        assert started.read().strip() == "started"
+    run.send_signal(signal.SIGINT)
+    _, stderr = run.communicate(timeout=30)
+    assert run.returncode == 130, stderr
+    (path,) = project.checkpoints.glob("*.checkpoint.json")
+    run_id = path.name.removesuffix(".checkpoint.json")
+    page = client.get(f"/runs/{run_id}").text
+    assert "cancelled with Ctrl-C" in page
+    assert "Continue the conversation" in page
+    response = client.post(
+        f"/runs/{run_id}/decide", data={**form_of(page), "action": "continue", "message": "please go on"}
+    )
+    assert response.status_code == 303
+    assert finish(client, run_id) == "finished"
+    done = client.get(f"/runs/{run_id}").text
+    assert "please go on" in done
+    assert "Continued." in done
