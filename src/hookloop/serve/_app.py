@@ -266,7 +266,7 @@ async def _stream(request: Request, store: RunStore, run_id: str, after: int, en
         if await request.is_disconnected():
             return
         if wait is not None:
-            await wait(run_id, 15.0)
+            await wait(run_id, 1.0)  # woken at once by a new event; at worst a second late
         else:
             await asyncio.sleep(1.0)  # a store without change notification is polled
         yield ": keep-alive\n\n"
