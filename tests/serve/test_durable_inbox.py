@@ -100,6 +100,7 @@ def test_approve_a_durable_run_from_the_inbox_and_a_worker_process_finishes_it(
     assert run_id in runs
     page = inbox.get(f"/runs/{run_id}").text
     assert "echo needs a person" in page
+    assert "Allow always: <code>echo</code>" in page  # a tool whose rule does not depend on the directory
     assert "<script>window" not in page
     fields = {**hidden(page), "action:c1": "approve"}
     response = inbox.post(f"/runs/{run_id}/decide", data=fields, follow_redirects=False)

@@ -133,14 +133,21 @@ def cost(record: RunRecord) -> str:
     return "—" if record.cost_usd is None else f"${record.cost_usd:.4f}"
 
 
+PATH_TOOLS = frozenset(
+    {"Bash", "Read", "Glob", "Grep", "LS", "NotebookRead", "Edit", "Write", "MultiEdit", "NotebookEdit"}
+)
+"""Tools whose "allow always" rule depends on the run's directory."""
+
+
 def allow_always_rule(call: PendingCall, workspace: str | None) -> str | None:
-    """The exact rule "allow always" adds for ``call`` (None: not offered — no narrow rule, or the run's
-    directory is unknown)."""
+    """The exact rule "allow always" adds for ``call`` (:func:`hookloop.permissions.suggest_rule`). None: not
+    offered — no narrow rule covers the call, or the rule depends on the run's directory and the store does not
+    know it."""
     from hookloop.permissions import suggest_rule
 
-    if workspace is None:
+    if workspace is None and call.tool_name in PATH_TOOLS:
         return None
     try:
-        return suggest_rule(call.tool_name, call.arguments, workspace)
+        return suggest_rule(call.tool_name, call.arguments, workspace or "/")
     except (ValueError, TypeError, OSError):
         return None
