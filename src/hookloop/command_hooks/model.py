@@ -49,6 +49,8 @@ SUPPORTED_EVENTS: tuple[str, ...] = (
     "PostToolBatch",
     "Notification",
     "Stop",
+    "SubagentStart",
+    "SubagentStop",
     "StopFailure",
     "PreCompact",
     "PostCompact",
