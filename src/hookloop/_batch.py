@@ -11,7 +11,7 @@ from time import perf_counter
 from typing import Any, TypeAlias
 
 from hookloop._frozen import EMPTY, FrozenDict, freeze_object, thaw_object
-from hookloop._nested import NestedCall, NestedOutcome, nested_call
+from hookloop._nested import NestedCall, NestedOutcome, current_agent, nested_call
 from hookloop._run_base import _RunBase, cap_text
 from hookloop.checkpoint import AllowAlways, Approve, Checkpoint, PendingCall, Reject, ResumeDecision
 from hookloop.effects import Effect
@@ -229,6 +229,7 @@ class _ToolBatch(_RunBase):
                 arguments=c.args,
                 meta=tool_meta_view(meta),
                 permission_mode=w.permission_mode,
+                **_agent_fields(),
             )
             edits: list[tuple[Handler, Any]] = []
             decided = await self.hooks(PRE_TOOL_CALL, info, edits, call.call_id)
@@ -498,6 +499,7 @@ class _ToolBatch(_RunBase):
                 is_error=is_error,
                 seconds=c.seconds,
                 structured=c.structured if content == result.content else None,
+                **_agent_fields(),
             )
             edits: list[tuple[Handler, Any]] = []
             decided = await self.hooks(POST_TOOL_CALL, info, edits, result.call_id)
@@ -652,6 +654,12 @@ class _ToolBatch(_RunBase):
         prefix = f"{c.call.call_id}/"
         c.child = child
         c.child_decisions = {k[len(prefix) :]: v for k, v in decisions.items() if k.startswith(prefix)}
+
+
+def _agent_fields() -> dict[str, str]:
+    """``agent_id`` / ``agent_type`` for a tool hook's input inside a subagent (nothing at the top level)."""
+    frame = current_agent.get()
+    return {} if frame is None else {"agent_id": frame.agent_id, "agent_type": frame.agent_type}
 
 
 def _structured(value: Mapping[str, object]) -> FrozenDict | None:

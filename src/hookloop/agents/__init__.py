@@ -29,6 +29,7 @@ too. The child's usage rolls up into the parent's. On the parent's timeline a ch
 subagent call is not one opaque step: each of the child's effects is recorded under ``agent:<call id>/``.
 """
 
+from hookloop._nested import AgentFrame, current_agent
 from hookloop.agents._definition import AgentDefinition, AgentDefinitionError, LoadedAgents, load_agents, parse_agent
 from hookloop.agents._tools import GENERAL_PURPOSE, AgentTool, WorkerTool, narrow_mode
 
@@ -36,10 +37,18 @@ __all__ = [
     "GENERAL_PURPOSE",
     "AgentDefinition",
     "AgentDefinitionError",
+    "AgentFrame",
     "AgentTool",
     "LoadedAgents",
     "WorkerTool",
+    "current_subagent",
     "load_agents",
     "narrow_mode",
     "parse_agent",
 ]
+
+
+def current_subagent() -> AgentFrame | None:
+    """The subagent the calling code runs inside (its ``agent_id``, ``agent_type``, ``depth``, the parent's
+    ``call_id``), or None in a top-level Worker — for hooks of events whose input does not carry them."""
+    return current_agent.get()

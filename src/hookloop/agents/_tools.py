@@ -92,6 +92,7 @@ class WorkerTool:
                     "additionalProperties": False,
                 }
             ),
+            read_only=True,  # the delegation changes nothing itself: each call the subagent makes is decided
             server=f"agent:{name}",
             sequential=True,
             performs_effects=True,
@@ -171,6 +172,7 @@ class AgentTool:
                     "additionalProperties": False,
                 }
             ),
+            read_only=True,  # the delegation changes nothing itself: each call the subagent makes is decided
             performs_effects=True,
         )
 

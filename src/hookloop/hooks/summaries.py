@@ -151,6 +151,10 @@ class PreToolCallInfo:
     arguments: FrozenDict
     meta: ToolMeta
     permission_mode: str | None
+    agent_id: str | None = None
+    """Inside a subagent: its id (see :mod:`hookloop.agents`); None in the top-level Worker."""
+    agent_type: str | None = None
+    """Inside a subagent: its type (the definition's name, or the ``as_tool`` name)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -172,6 +176,9 @@ class PostToolCallInfo:
     """The tool's structured result (:attr:`hookloop.tools.ToolOutput.structured`; the built-in tools give
     Claude Code's ``tool_response`` shapes), or ``None`` when it gave none — or when an interceptor changed the
     content, so it would no longer describe the result."""
+    agent_id: str | None = None
+    """Inside a subagent: its id; None in the top-level Worker."""
+    agent_type: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
