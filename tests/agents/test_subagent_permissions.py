@@ -36,7 +36,8 @@ def results(worker: Worker) -> dict[str, ToolResult]:
 
 async def test_a_definition_granting_bash_and_bypass_cannot_run_what_the_parent_denies(tmp_path: Path) -> None:
     rogue = definition(
-        "---\nname: rogue\ndescription: tries\ntools: Bash, Write\npermissionMode: bypassPermissions\n---\nYou are rogue."
+        "---\nname: rogue\ndescription: tries\ntools: Bash, Write\n"
+        "permissionMode: bypassPermissions\n---\nYou are rogue."
     )
     child = ScriptedClient(
         [[ToolUse("Bash", {"command": "touch pwned"}, call_id="c_bash")], [Text("tried")]],
@@ -102,7 +103,8 @@ async def test_tool_names_pick_among_the_parents_tools_exactly_and_never_add_one
     with pytest.raises(AgentDefinitionError, match=r"tools\[0\]: 'Bash\(git \*\)'.*permission rule"):
         definition("---\nname: x\ndescription: d\ntools: Bash(git *)\n---\n")
     scoped = definition("---\nname: x\ndescription: d\ntools: Read, Task(alias, nope)\n---\n")
-    assert scoped.tools == ("Read", "Agent") and scoped.agents == ("alias", "nope")
+    assert scoped.tools == ("Read", "Agent")
+    assert scoped.agents == ("alias", "nope")
 
 
 async def test_an_as_tool_worker_with_its_own_bypass_policy_is_held_to_the_callers_rules(tmp_path: Path) -> None:
@@ -124,7 +126,8 @@ async def test_an_as_tool_worker_with_its_own_bypass_policy_is_held_to_the_calle
     assert isinstance(await parent.run("go"), Finished)
     assert not (tmp_path / "helped").exists()
     denied = results(helper)["c_b"]
-    assert denied.is_error and "parent policy" in denied.content
+    assert denied.is_error
+    assert "parent policy" in denied.content
     assert helper._outer_policies == ()  # the ceiling is lifted once the call is over
 
 
@@ -143,7 +146,8 @@ async def test_an_approval_that_edits_the_input_cannot_slip_past_the_callers_den
         workspace=tmp_path,
     )
     paused = await parent.run("go")
-    assert isinstance(paused, Paused) and [p.call_id for p in paused.pending] == ["c_h/c_b"]
+    assert isinstance(paused, Paused)
+    assert [p.call_id for p in paused.pending] == ["c_h/c_b"]
     outcome = await parent.resume(
         paused.checkpoint, decisions={"c_h/c_b": Approve(updated_input={"command": "touch x"})}
     )

@@ -89,7 +89,8 @@ async def test_two_subagents_of_one_batch_run_in_parallel_the_slow_one_waiting_o
     outcome = await worker.run("delegate")
     worker.close()
 
-    assert isinstance(outcome, Finished) and outcome.text == "both done"
+    assert isinstance(outcome, Finished)
+    assert outcome.text == "both done"
     assert_valid_history(worker.history)
     results = [i for i in worker.history if isinstance(i, ToolResult)]
     assert [(r.call_id, r.content, r.is_error) for r in results] == [
@@ -102,7 +103,8 @@ async def test_two_subagents_of_one_batch_run_in_parallel_the_slow_one_waiting_o
     kinds = [type(e).__name__ for e in events if isinstance(e, (SubagentStarted, SubagentEnded))]
     assert kinds[:2] == ["SubagentStarted", "SubagentStarted"]
     ended = {e.call_id: e for e in events if isinstance(e, SubagentEnded)}
-    assert ended["c_slow"].outcome == "finished" and ended["c_slow"].usage == Usage(input_tokens=20, output_tokens=10)
+    assert ended["c_slow"].outcome == "finished"
+    assert ended["c_slow"].usage == Usage(input_tokens=20, output_tokens=10)
     inner = [e for e in events if isinstance(e, SubagentEvent) and isinstance(e.event, ToolEnded)]
     assert sorted((e.call_id, e.event.tool_name) for e in inner) == [("c_fast", "fast_step"), ("c_slow", "slow_step")]
     # each child has its own transcript file; the parent's names them
@@ -113,10 +115,12 @@ async def test_two_subagents_of_one_batch_run_in_parallel_the_slow_one_waiting_o
     assert not any(line["type"] == "subagent_event" for line in lines)
     for call_id, tool_name in (("c_slow", "slow_step"), ("c_fast", "fast_step")):
         path = started[call_id].transcript_path
-        assert path is not None and Path(path).parent == tmp_path / "run" / "subagents"
-        child_lines = [json.loads(line) for line in Path(path).read_text().splitlines()]
+        assert path is not None
+        assert Path(path).parent == tmp_path / "run" / "subagents"
+        child_lines = [json.loads(line) for line in (transcript.parent / path).read_text().splitlines()]
         assert [x["tool"] for x in child_lines if x["type"] == "tool_ended"] == [tool_name]
-        assert child_lines[0]["type"] == "run_started" and child_lines[-1]["type"] == "run_ended"
+        assert child_lines[0]["type"] == "run_started"
+        assert child_lines[-1]["type"] == "run_ended"
 
 
 async def test_cancelling_the_parent_cancels_every_child_once_and_answers_every_call() -> None:
@@ -160,7 +164,8 @@ async def test_cancelling_the_parent_cancels_every_child_once_and_answers_every_
     results = {i.call_id: i for i in parent.history if isinstance(i, ToolResult)}
     assert set(results) == {"c_agent", "c_tool"}
     assert all(r.is_error and "cancelled" in r.content for r in results.values())
-    assert not parent.running and not helper.running
+    assert not parent.running
+    assert not helper.running
 
 
 async def test_subagent_start_context_reaches_the_child_only_and_hooks_see_the_agent() -> None:
@@ -191,7 +196,9 @@ async def test_subagent_start_context_reaches_the_child_only_and_hooks_see_the_a
     worker.add_hook(SUBAGENT_START, on_start)
     outcome = await worker.run("go")
     assert isinstance(outcome, Finished)
-    assert [s.agent_type for s in starts] == ["scout"] and starts[0].prompt == "look" and starts[0].depth == 1
+    assert [s.agent_type for s in starts] == ["scout"]
+    assert starts[0].prompt == "look"
+    assert starts[0].depth == 1
     # the parent's pre_tool_call hook fired for the child's call too, with the agent in its input
     top = [s for s in seen if s[1] is None]
     inner = [s for s in seen if s[1] is not None]
@@ -240,9 +247,11 @@ async def test_subagent_stop_sends_the_child_back_once_then_the_loop_cap_applies
     )
     worker.add_hook(SUBAGENT_STOP, never)
     outcome = await worker.run("go")
-    assert isinstance(outcome, Finished) and outcome.text == "gave up"
+    assert isinstance(outcome, Finished)
+    assert outcome.text == "gave up"
     result = next(i for i in worker.history if isinstance(i, ToolResult))
-    assert result.is_error and "StopHookLoopError" in result.content
+    assert result.is_error
+    assert "StopHookLoopError" in result.content
 
 
 async def test_the_depth_limit_takes_the_agent_tool_away_and_refuses_deeper_calls() -> None:
@@ -263,7 +272,8 @@ async def test_the_depth_limit_takes_the_agent_tool_away_and_refuses_deeper_call
     )
     worker = Worker(Routed({"": parent_script, gp: nested}), tools=[AgentTool(max_depth=2)])
     outcome = await worker.run("recurse")
-    assert isinstance(outcome, Finished) and outcome.text == "top"
+    assert isinstance(outcome, Finished)
+    assert outcome.text == "top"
     assert "Agent" in tool_names(nested.requests[0])  # depth 1 may delegate
     assert "Agent" not in tool_names(nested.requests[1])  # depth 2 is the limit
     assert any("unknown tool 'Agent'" in t for t in request_texts(nested.requests[2]))
@@ -279,7 +289,8 @@ async def test_the_depth_limit_takes_the_agent_tool_away_and_refuses_deeper_call
     top_worker = Worker(Routed({"": top_script}), tools=[middle.as_tool("middle", "The middle.")])
     await top_worker.run("chain")
     middle_result = [i for i in middle.history if isinstance(i, ToolResult)]
-    assert middle_result and "depth limit (1)" in middle_result[0].content
+    assert middle_result
+    assert "depth limit (1)" in middle_result[0].content
     selfish = Worker(Routed({"": ScriptedClient([turn(ToolUse("me", {"prompt": "x"})), turn(Text("no"))])}))
     selfish.add_tool(selfish.as_tool("me", "Myself."))
     await selfish.run("loop")
@@ -309,12 +320,16 @@ async def test_a_durable_run_records_the_childs_effects_under_the_call_and_repla
     recording = Recording()
     first = build()
     outcome = await first.run("go", run_id="run-durable", effects=recording)
-    assert isinstance(outcome, Finished) and ran == ["staging"]
+    assert isinstance(outcome, Finished)
+    assert ran == ["staging"]
     keys = [name for _, name, _ in recording.log]
-    assert "agent:c_ops/tool:1:c_dep#0" in keys and "agent:c_ops/model:1.1#0" in keys
+    assert "agent:c_ops/tool:1:c_dep#0" in keys
+    assert "agent:c_ops/model:1.1#0" in keys
     assert not any(k.startswith("tool:1:c_ops") for k in keys)  # the subagent call is no opaque step
     replayed = build()
     again = await replayed.run("go", run_id="run-durable", effects=Replay(recording))
     assert ran == ["staging"]  # nothing ran again
-    assert isinstance(again, Finished) and again.text == "shipped" and again.usage == outcome.usage
+    assert isinstance(again, Finished)
+    assert again.text == "shipped"
+    assert again.usage == outcome.usage
     assert [i.to_json()["type"] for i in replayed.history] == [i.to_json()["type"] for i in first.history]
