@@ -223,6 +223,8 @@ class SubagentStopInput(ClaudeCommonInput):
     """The subagent's own transcript."""
     stop_hook_active: bool
     last_assistant_message: str
+    background_tasks: NotRequired[list[ClaudeBackgroundTask]]
+    session_crons: NotRequired[list[ClaudeSessionCron]]
 
 
 class StopFailureInput(ClaudeCommonInput):
