@@ -176,9 +176,7 @@ class _ToolBatch(_RunBase):
                     if c.executed:
                         c.state, c.executed = "done", False
                 paused = True
-                outcome = self._pause_batch(calls)
-                await self._notify_pause(outcome)
-                return outcome
+                return self._pause_batch(calls)  # the subagent notified (the parent's notification hooks ran)
             if w.hooks.chains[POST_TOOL_BATCH.index]:
                 await self._post_batch(calls)
             return None

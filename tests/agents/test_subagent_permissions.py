@@ -183,3 +183,17 @@ def test_narrow_mode_never_loosens_the_parents_mode(parent: str, wanted: str | N
     got = narrow_mode(parent, wanted)  # type: ignore[arg-type]
     assert STRICT[got] >= STRICT[parent]
     assert got in (parent, wanted)
+
+
+async def test_a_rule_for_task_covers_the_agent_tool_and_a_denied_type_never_starts(tmp_path: Path) -> None:
+    rogue = definition("---\nname: rogue\ndescription: d\n---\nYou are rogue.")
+    child = ScriptedClient([[Text("I ran")]])
+    worker = Worker(
+        Routed({"": ScriptedClient([[spawn("rogue")], [Text("ok")]]), "You are rogue.": child}),
+        tools=[AgentTool([rogue])],
+        permissions=PermissionPolicy(deny=["Task(rogue)"], workspace=tmp_path),
+        workspace=tmp_path,
+    )
+    assert isinstance(await worker.run("go"), Finished)
+    assert child.requests == []
+    assert "permission denied" in results(worker)["c_agent"].content

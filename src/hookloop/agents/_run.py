@@ -4,6 +4,7 @@ nesting of pauses, effects, usage, timeline and transcript. Private: the tools i
 from __future__ import annotations
 
 import hashlib
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -164,9 +165,25 @@ async def run_subagent(child: Worker, nested: NestedCall, task: Task, *, fresh: 
     ``fresh``: the child was built for this call (else it is a Worker offered with ``as_tool``, whose history is
     replaced for each call)."""
     parent: Worker = nested.worker
+    if not fresh:
+        if child in _BUSY or child.running:
+            message = f"the {task.agent_type} subagent is already running (a Worker runs one task at a time)"
+            return NestedOutcome(output=ToolOutput(content=message, is_error=True))
+        _BUSY.add(child)
+    try:
+        return await _run(child, parent, nested, task, fresh=fresh)
+    finally:
+        _BUSY.discard(child)
+
+
+_BUSY: weakref.WeakSet[Worker] = weakref.WeakSet()
+"""``as_tool`` Workers running as a subagent now: taken before the parent's rules are wired into one."""
+
+
+async def _run(child: Worker, parent: Worker, nested: NestedCall, task: Task, *, fresh: bool) -> NestedOutcome:
     agent_id = agent_id_for(nested.run_id, nested.call_id)
     depth = depth_now() + 1
-    transcript = child_transcript(parent, agent_id)
+    transcript = child.transcript_path if not fresh and child.transcript_path else child_transcript(parent, agent_id)
     frame = AgentFrame(
         agent_id=agent_id,
         agent_type=task.agent_type,
