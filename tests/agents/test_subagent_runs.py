@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -194,7 +195,15 @@ async def test_subagent_start_context_reaches_the_child_only_and_hooks_see_the_a
     )
     worker.add_hook(PRE_TOOL_CALL, watch)
     worker.add_hook(SUBAGENT_START, on_start)
+    intercepted: list[str] = []
+
+    class Recorder:
+        async def pre_tool_call(self, view: Any) -> None:
+            intercepted.append(view.tool_name)
+
+    worker.add_interceptor(Recorder())
     outcome = await worker.run("go")
+    assert intercepted == ["probe", "Agent"]  # interceptors are per Worker: the child's call is not seen
     assert isinstance(outcome, Finished)
     assert [s.agent_type for s in starts] == ["scout"]
     assert starts[0].prompt == "look"
