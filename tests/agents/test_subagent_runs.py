@@ -17,12 +17,14 @@ from hookloop.agents import GENERAL_PURPOSE, AgentDefinition, AgentTool, current
 from hookloop.errors import Cancelled
 from hookloop.hooks import (
     ON_ABORT,
+    POST_TOOL_CALL,
     PRE_TOOL_CALL,
     SUBAGENT_START,
     SUBAGENT_STOP,
     Continue,
     ContinueWithMessages,
     Finish,
+    PostToolCallInfo,
     PreToolCallInfo,
     SubagentStartInfo,
     SubagentStopInfo,
@@ -87,6 +89,14 @@ async def test_two_subagents_of_one_batch_run_in_parallel_the_slow_one_waiting_o
     )
     events: list[TimelineEvent] = []
     worker.subscribe(events.append)
+    responses: dict[str, Any] = {}
+
+    def response(info: PostToolCallInfo) -> Continue:
+        if info.tool_name == "Agent":
+            responses[info.call_id] = info.structured
+        return Continue()
+
+    worker.add_hook(POST_TOOL_CALL, response)
     outcome = await worker.run("delegate")
     worker.close()
 
@@ -98,6 +108,11 @@ async def test_two_subagents_of_one_batch_run_in_parallel_the_slow_one_waiting_o
         ("c_slow", "slow report", False),
         ("c_fast", "fast report", False),
     ]
+    slow = responses["c_slow"]  # Claude Code's Agent tool_response shape, for PostToolUse hooks
+    assert slow["status"] == "completed"
+    assert slow["content"] == ({"type": "text", "text": "slow report"},)
+    assert slow["totalToolUseCount"] == 1
+    assert slow["totalTokens"] == 30
     # usage rolls up: two parent turns and two turns of each child
     assert outcome.usage == Usage(input_tokens=60, output_tokens=30)
     # the nested timeline: both started before either ended; each child's events arrive wrapped

@@ -29,7 +29,7 @@ from hookloop.hooks.events import (
 from hookloop.hooks.registry import Chain
 from hookloop.hooks.results import Continue, Finish, OnTurnEndResult
 from hookloop.hooks.summaries import SubagentStartInfo, SubagentStopInfo, TurnEndInfo
-from hookloop.items import Item, Message
+from hookloop.items import Item, Message, ToolCall
 from hookloop.outcome import Finished
 from hookloop.timeline import SubagentEnded, SubagentEvent, SubagentStarted, TimelineEvent, TranscriptWriter
 from hookloop.tools._base import ToolOutput
@@ -236,14 +236,19 @@ async def _run(child: Worker, parent: Worker, nested: NestedCall, task: Task, *,
                 outcome = await child.run(task.prompt, run_id=f"{nested.run_id}/{agent_id}", effects=effects)
         if isinstance(outcome, Finished):
             ended, usage = "finished", outcome.usage
-            structured = {
+            text = outcome.text or f"(the {task.agent_type} subagent finished without a reply)"
+            structured = {  # Claude Code's Agent tool_response, with hookloop's subagent fields
+                "status": "completed",
+                "content": [{"type": "text", "text": text}],
+                "totalDurationMs": round((perf_counter() - started) * 1000),
+                "totalTokens": usage.input_tokens + usage.output_tokens,
+                "totalToolUseCount": sum(1 for item in outcome.items if isinstance(item, ToolCall)),
+                "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
                 "agent_id": agent_id,
                 "agent_type": task.agent_type,
                 "turns": outcome.turns,
-                "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
                 "transcript_path": frame.transcript_path,
             }
-            text = outcome.text or f"(the {task.agent_type} subagent finished without a reply)"
             return NestedOutcome(output=ToolOutput(content=text, structured=structured), usage=usage)
         ended = "paused"
         return NestedOutcome(paused=outcome.checkpoint)
