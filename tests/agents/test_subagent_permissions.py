@@ -197,3 +197,32 @@ async def test_a_rule_for_task_covers_the_agent_tool_and_a_denied_type_never_sta
     assert isinstance(await worker.run("go"), Finished)
     assert child.requests == []
     assert "permission denied" in results(worker)["c_agent"].content
+
+
+async def test_the_callers_read_deny_rules_filter_what_an_as_tool_workers_search_sees(tmp_path: Path) -> None:
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "secret" / "key.txt").write_text("TOKEN=hunter2\n")
+    (tmp_path / "open.txt").write_text("TOKEN=public\n")
+    grep = [t for t in builtin_tools(tmp_path) if t.meta.name == "Grep"]
+    helper = Worker(
+        Routed(
+            {
+                "You help.": ScriptedClient(
+                    [[ToolUse("Grep", {"pattern": "TOKEN", "output_mode": "content"}, call_id="c_g")], [Text("x")]]
+                )
+            }
+        ),
+        tools=grep,
+        system="You help.",
+        workspace=tmp_path,
+    )
+    parent = Worker(
+        Routed({"": ScriptedClient([[ToolUse("helper", {"prompt": "find tokens"}, call_id="c_h")], [Text("ok")]])}),
+        tools=[helper.as_tool("helper", "Helps.")],
+        permissions=PermissionPolicy(deny=["Read(secret/**)"], workspace=tmp_path),
+        workspace=tmp_path,
+    )
+    assert isinstance(await parent.run("go"), Finished)
+    found = results(helper)["c_g"].content
+    assert "public" in found
+    assert "hunter2" not in found
