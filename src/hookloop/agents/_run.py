@@ -56,9 +56,10 @@ class Task:
     """The policies every call of the child must also pass (beyond the child's own)."""
 
 
-def agent_id_for(run_id: str, call_id: str) -> str:
-    """A subagent's id: the same for the same call of the same run (a resume or a durable replay)."""
-    return "a" + hashlib.sha256(f"{run_id}\0{call_id}".encode()).hexdigest()[:16]
+def agent_id_for(run_id: str, turn: int, call_id: str) -> str:
+    """A subagent's id: the same for the same call of the same run (a resume or a durable replay), different for
+    each call even where a provider numbers call ids per reply (the turn is part of it)."""
+    return "a" + hashlib.sha256(f"{run_id}\0{turn}\0{call_id}".encode()).hexdigest()[:16]
 
 
 def child_transcript(parent: Worker, agent_id: str) -> Path | None:
@@ -181,7 +182,7 @@ _BUSY: weakref.WeakSet[Worker] = weakref.WeakSet()
 
 
 async def _run(child: Worker, parent: Worker, nested: NestedCall, task: Task, *, fresh: bool) -> NestedOutcome:
-    agent_id = agent_id_for(nested.run_id, nested.call_id)
+    agent_id = agent_id_for(nested.run_id, nested.turn, nested.call_id)
     depth = depth_now() + 1
     transcript = child.transcript_path if not fresh and child.transcript_path else child_transcript(parent, agent_id)
     frame = AgentFrame(
@@ -253,7 +254,8 @@ async def _run(child: Worker, parent: Worker, nested: NestedCall, task: Task, *,
         ended = "paused"
         return NestedOutcome(paused=outcome.checkpoint)
     except WorkerError as exc:
-        ended = "aborted" if type(exc).__name__ == "Aborted" else "error"
+        name = type(exc).__name__
+        ended = "aborted" if name == "Aborted" else "cancelled" if name == "Cancelled" else "error"
         message = f"the {task.agent_type} subagent failed: {type(exc).__name__}: {exc}"
         return NestedOutcome(output=ToolOutput(content=message, is_error=True))
     finally:
