@@ -523,7 +523,8 @@ class Worker:
         :attr:`checkpoint_key`, else the per-user key); one loaded with ``verify=False`` is refused.
 
         ``decisions`` maps call ids to :class:`Approve`, :class:`AllowAlways` or :class:`Reject`; every pending
-        call needs one, and any other call of the batch that is not done may get one. The checkpoint's call
+        call needs one, and any other call of the batch that is not done may get one (a paused subagent's calls
+        as ``<call id>/<child call id>``: the resume continues inside the subagent). The checkpoint's call
         states are not trusted: every call that is not done is planned again against the *current* permission
         policy on the arguments that will execute (an ``Approve(updated_input=...)``'s, validated): a deny rule
         denies it whatever the decision; a call the policy asks about runs only with an approving decision (or

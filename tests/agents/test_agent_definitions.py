@@ -68,6 +68,8 @@ def test_user_and_project_folders_load_and_the_project_wins(tmp_path: Path) -> N
     write(project / ".claude" / "agents", "bad.md", "---\nname: bad\n---\n")
     write(project / ".claude" / "agents", "huge.md", "---\nname: huge\ndescription: d\n---\n" + "x" * 300_000)
     write(project / ".claude" / "agents", "notes.txt", "not a definition")
+    write(home / ".claude" / "agents", "old.md", "---\nname: old\ndescription: d\n---\nold")
+    write(project / ".claude" / "agents", "old.md", "---\nname: old\ndescription: d\ndisabled: true\n---\n")
     loaded = load_agents(project, home=home)
     assert sorted(loaded.agents) == ["helper", "solo"]
     assert loaded.agents["helper"].description == "project's"

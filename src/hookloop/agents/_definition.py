@@ -60,6 +60,8 @@ class AgentDefinition:
     model: str | None = None
     permission_mode: PermissionMode | None = None
     max_turns: int | None = None
+    disabled: bool = False
+    """``disabled: true`` in the frontmatter: :func:`load_agents` leaves it out."""
     source: Path | None = field(default=None, compare=False)
 
 
@@ -183,6 +185,7 @@ def parse_agent(text: str, *, source: Path | None = None) -> AgentDefinition:
         model=None if model is None or model.strip() == "inherit" else model.strip(),
         permission_mode=mode,
         max_turns=max_turns,
+        disabled=data.get("disabled") is True,
         source=source,
     )
 
@@ -211,6 +214,9 @@ def load_agents(project_dir: str | Path | None = None, *, home: str | Path | Non
                 definition = parse_agent(path.read_text(encoding="utf-8"), source=path)
             except (AgentDefinitionError, OSError, UnicodeDecodeError) as exc:
                 errors.append(str(exc) if isinstance(exc, AgentDefinitionError) else f"{path}: {exc}")
+                continue
+            if definition.disabled:
+                found.pop(definition.name, None)  # a disabled project definition also hides the user's
                 continue
             found[definition.name] = definition
     return LoadedAgents(agents=found, errors=tuple(errors))
