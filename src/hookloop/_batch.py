@@ -227,7 +227,8 @@ class _ToolBatch(_RunBase):
                 arguments=c.args,
                 meta=tool_meta_view(meta),
                 permission_mode=w.permission_mode,
-                **_agent_fields(),
+                agent_id=None if (frame := current_agent.get()) is None else frame.agent_id,
+                agent_type=None if frame is None else frame.agent_type,
             )
             edits: list[tuple[Handler, Any]] = []
             decided = await self.hooks(PRE_TOOL_CALL, info, edits, call.call_id)
@@ -497,7 +498,8 @@ class _ToolBatch(_RunBase):
                 is_error=is_error,
                 seconds=c.seconds,
                 structured=c.structured if content == result.content else None,
-                **_agent_fields(),
+                agent_id=None if (frame := current_agent.get()) is None else frame.agent_id,
+                agent_type=None if frame is None else frame.agent_type,
             )
             edits: list[tuple[Handler, Any]] = []
             decided = await self.hooks(POST_TOOL_CALL, info, edits, result.call_id)
@@ -652,12 +654,6 @@ class _ToolBatch(_RunBase):
         prefix = f"{c.call.call_id}/"
         c.child = child
         c.child_decisions = {k[len(prefix) :]: v for k, v in decisions.items() if k.startswith(prefix)}
-
-
-def _agent_fields() -> dict[str, str]:
-    """``agent_id`` / ``agent_type`` for a tool hook's input inside a subagent (nothing at the top level)."""
-    frame = current_agent.get()
-    return {} if frame is None else {"agent_id": frame.agent_id, "agent_type": frame.agent_type}
 
 
 def _structured(value: Mapping[str, object]) -> FrozenDict | None:
