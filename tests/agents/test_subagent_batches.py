@@ -122,3 +122,46 @@ async def test_an_as_tool_worker_called_by_two_parents_at_once_runs_one_and_refu
     assert "already running" in other.content
     assert helper.approvers == []
     assert helper._outer_policies == ()
+
+
+async def test_a_parent_hooks_pause_inside_the_child_pauses_the_parent_and_an_abandoned_pause_stays_valid() -> None:
+    from hookloop.hooks import PRE_TOOL_CALL, Continue, Pause, PreToolCallInfo
+
+    ran: list[str] = []
+
+    @tool(read_only=True)
+    async def publish(what: str) -> str:
+        """Publishes."""
+        ran.append(what)
+        return "published"
+
+    def gate(info: PreToolCallInfo) -> Continue | Pause:
+        return Pause("a person must look first") if info.agent_type == "writer" else Continue()
+
+    def build(parent_turns: list[object], child_turns: list[object]) -> Worker:
+        worker = Worker(
+            Routed({"": ScriptedClient(parent_turns), "You are writer.": ScriptedClient(child_turns)}),  # type: ignore[arg-type]
+            tools=[publish, AgentTool([agent("writer")])],
+        )
+        worker.add_hook(PRE_TOOL_CALL, gate)
+        return worker
+
+    worker = build(
+        [[spawn("writer", "c_w")], [Text("parent done")]],
+        [[ToolUse("publish", {"what": "post"}, call_id="c_p")], [Text("child done")]],
+    )
+    paused = await worker.run("write")
+    assert isinstance(paused, Paused)
+    (pending,) = paused.pending
+    assert (pending.call_id, pending.state, pending.asked_by) == ("c_w/c_p", "paused", "hook 'gate'")
+    outcome = await worker.resume(paused.checkpoint, decisions={"c_w/c_p": Approve()})
+    assert isinstance(outcome, Finished)
+    assert ran == ["post"]
+
+    # a new run after a nested pause that was never resumed answers the waiting call: the history stays valid
+    again = build([[spawn("writer", "c_w2")], [Text("later")]], [[ToolUse("publish", {"what": "x"}, call_id="c_x")]])
+    assert isinstance(await again.run("write"), Paused)
+    again.client = Routed({"": ScriptedClient([[Text("moved on")]])})
+    assert isinstance(await again.run("something else"), Finished)
+    assert_valid_history(again.history)
+    assert ran == ["post"]
