@@ -226,3 +226,22 @@ async def test_the_callers_read_deny_rules_filter_what_an_as_tool_workers_search
     found = results(helper)["c_g"].content
     assert "public" in found
     assert "hunter2" not in found
+
+
+async def test_agent_types_named_in_the_tools_list_are_the_only_ones_the_child_may_start(tmp_path: Path) -> None:
+    lead = definition("---\nname: lead\ndescription: d\ntools: Agent(helper)\n---\nYou are lead.")
+    helper = definition("---\nname: helper\ndescription: d\n---\nYou are helper.")
+    escape = ToolUse("Agent", {"description": "x", "prompt": "x", "subagent_type": "general-purpose"}, call_id="c_gp")
+    child = ScriptedClient([[escape], [Text("could not")]])
+    gp = AgentTool().agents["general-purpose"].system_prompt
+    general = ScriptedClient([[Text("escaped")]])
+    worker = Worker(
+        Routed({"": ScriptedClient([[spawn("lead")], [Text("ok")]]), "You are lead.": child, gp: general}),
+        tools=[AgentTool([lead, helper])],
+        workspace=tmp_path,
+    )
+    assert isinstance(await worker.run("go"), Finished)
+    (spec,) = child.requests[0].tools
+    assert spec.input_schema["properties"]["subagent_type"]["enum"] == ("helper",)
+    assert general.requests == []
+    assert any("unknown subagent type 'general-purpose'" in t for t in request_texts(child.requests[1]))

@@ -136,7 +136,8 @@ class AgentTool:
     its tools narrowed by the definition, a copy of its permission policy in the stricter of the two modes, its
     workspace, limits and checkpoint key) with the definition's body as system prompt, so calls run in parallel.
 
-    ``agents``: the definitions (e.g. ``load_agents().agents``); ``general-purpose`` is added unless defined.
+    ``agents``: the definitions (e.g. ``load_agents().agents``); ``general-purpose`` is added unless defined (or
+    ``general_purpose=False``).
     ``max_depth``: how deep subagents may nest (1: a subagent cannot delegate further).
     """
 
@@ -148,9 +149,11 @@ class AgentTool:
         *,
         max_depth: int = DEFAULT_MAX_DEPTH,
         name: str = "Agent",
+        general_purpose: bool = True,
     ) -> None:
         found = dict(agents) if isinstance(agents, Mapping) else {d.name: d for d in agents}
-        found.setdefault(GENERAL_PURPOSE.name, GENERAL_PURPOSE)
+        if general_purpose:
+            found.setdefault(GENERAL_PURPOSE.name, GENERAL_PURPOSE)
         self.agents: dict[str, AgentDefinition] = found
         self.max_depth = max_depth
         listing = "\n".join(f"- {d.name}: {d.description}" for d in found.values())
@@ -184,7 +187,10 @@ class AgentTool:
         """The same tool offering only the definitions named (unknown names give nothing)."""
         keep = set(names)
         return AgentTool(
-            {n: d for n, d in self.agents.items() if n in keep}, max_depth=self.max_depth, name=self._meta.name
+            {n: d for n, d in self.agents.items() if n in keep},
+            max_depth=self.max_depth,
+            name=self._meta.name,
+            general_purpose=False,
         )
 
     def validate(self, arguments: Mapping[str, object]) -> Mapping[str, object]:
@@ -235,6 +241,8 @@ class AgentTool:
                     continue  # at the depth limit the child cannot delegate further
                 if definition.agents is not None:
                     tool = tool.only(definition.agents)
+                    if not tool.agents:
+                        continue
             tools.append(tool)
         policy = parent.permissions
         if policy is not None:
