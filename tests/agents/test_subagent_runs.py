@@ -357,3 +357,40 @@ async def test_a_durable_run_records_the_childs_effects_under_the_call_and_repla
     assert again.text == "shipped"
     assert again.usage == outcome.usage
     assert [i.to_json()["type"] for i in replayed.history] == [i.to_json()["type"] for i in first.history]
+
+
+async def test_telemetry_nests_the_childs_spans_under_the_agent_call() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from hookloop.telemetry import OpenTelemetry
+
+    @tool(read_only=True)
+    async def look() -> str:
+        """Looks."""
+        return "seen"
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    client = Routed(
+        {
+            "": ScriptedClient([turn(call("scout", "look", "c_s")), turn(Text("ok"))]),
+            "You are scout.": ScriptedClient([turn(ToolUse("look", {})), turn(Text("seen it"))]),
+        }
+    )
+    worker = Worker(client, tools=[look, AgentTool([agent("scout")])])
+    OpenTelemetry(provider.get_tracer("test")).install(worker)
+    await worker.run("go")
+    spans = {s.name: s for s in exporter.get_finished_spans()}
+    agent_call, child_run, child_tool = (
+        spans["execute_tool Agent"],
+        spans["invoke_agent scout"],
+        spans["execute_tool look"],
+    )
+    assert child_run.parent is not None
+    assert child_run.parent.span_id == agent_call.context.span_id
+    assert child_tool.parent is not None
+    assert child_tool.parent.span_id == child_run.context.span_id
+    assert spans["invoke_agent hookloop"].context.trace_id == child_tool.context.trace_id
