@@ -29,6 +29,7 @@ from bench import (
     provider_stream,
     sandbox,
     streaming,
+    subagents,
 )
 from bench._measure import FULL, QUICK, TINY, Sizes
 from bench._report import Row, render_markdown, render_table
@@ -44,6 +45,7 @@ SECTIONS: dict[str, SectionRun] = {
     "sandbox": sandbox.run,
     "permissions": permissions.run,
     "providers": provider_stream.run,
+    "subagents": subagents.run,
 }
 
 

@@ -123,6 +123,7 @@ def test_command_prints_the_table_markdown_and_json(tmp_path: Path, capsys: pyte
         "sandbox",
         "permissions",
         "providers",
+        "subagents",
     }
     statuses = {row["status"] for row in report["rows"]}
     assert statuses <= {"", "PASS", "MISS"}

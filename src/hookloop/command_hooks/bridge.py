@@ -33,6 +33,10 @@ Cline PostToolUse                      (by ``is_error``)   context)``; ``updated
 Stop                                   on_turn_end         block → ``ContinueWithMessages(reason)``; context
                                                            also continues; stop → ``Finish``; then asyncRewake
                                                            exit-2 messages wake the model (:mod:`.rewake`)
+SubagentStart (matcher: agent type)    subagent_start      context → ``Continue(additional_context)`` for the
+                                                           subagent only (it cannot block)
+SubagentStop (matcher: agent type)     subagent_stop       block → ``ContinueWithMessages(reason)``: the
+                                                           subagent goes on; stop → ``Finish``
 StopFailure                            on_abort            fire-and-forget, for provider errors only
 Notification (both)                    notification        fire-and-forget (never blocks the run)
 PreCompact (both)                      pre_compact         block → ``Cancel`` (no compaction); stop raises
@@ -48,14 +52,17 @@ CwdChanged, FileChanged, ConfigChange  after each tool     Bash's ``cd``; a watc
                                                            applies from the next load; see ``_watch``)
 =====================================  ==================  =====================================================
 
-Setup and InstructionsLoaded (no init mode, no CLAUDE.md loading), the subagent, task, team, worktree and
-elicitation events are never fired (:data:`~hookloop.command_hooks.model.NEVER_FIRED_EVENTS`).
+Setup and InstructionsLoaded (no init mode, no CLAUDE.md loading), the task, team and worktree events are
+never fired (:data:`~hookloop.command_hooks.model.NEVER_FIRED_EVENTS`).
 
 Handler types: ``command`` and ``http`` run through :mod:`~hookloop.command_hooks.runner`; ``prompt`` and
 ``agent`` (a model judges, :mod:`~hookloop.command_hooks._llm_handlers`) and ``mcp_tool`` (a tool of an MCP
 server on the Worker, :mod:`~hookloop.command_hooks._mcp_handler`) run in process, in parallel with the rest. A
 judge's "not ok" on PreToolUse/PostToolUse ends the turn unless ``continueOnBlock``: the run finishes after the
 batch (``stopped_by_hook``).
+
+Inside a subagent (:mod:`hookloop.agents`) the parent's tool hooks fire for the child's calls and every input
+carries ``agent_id`` / ``agent_type``, as in Claude Code.
 
 A hookloop *run* (or resume) is a Claude Code session and a Cline task: SessionStart/TaskStart fire when it starts,
 SessionEnd/TaskComplete/TaskCancel when it ends, and Cline's ``taskId`` is the run id (a resume keeps it).

@@ -52,6 +52,8 @@ SUPPORTED_EVENTS: tuple[str, ...] = (
     "PostToolBatch",
     "Notification",
     "Stop",
+    "SubagentStart",
+    "SubagentStop",
     "StopFailure",
     "PreCompact",
     "PostCompact",
@@ -92,7 +94,7 @@ an unknown name is an error."""
 
 NEVER_FIRED_EVENTS: frozenset[str] = CLAUDE_EVENTS - frozenset(SUPPORTED_EVENTS)
 """Documented Claude Code events hookloop has no moment for (``Setup``: no init/maintenance mode;
-``InstructionsLoaded``: hookloop loads no CLAUDE.md; subagent, task, team, worktree, elicitation … events):
+``InstructionsLoaded``: hookloop loads no CLAUDE.md; task, team, worktree … events):
 their hooks load and never run (``hookloop hooks list`` marks them, ``hooks validate`` warns)."""
 
 MATCHER_EVENTS: frozenset[str] = frozenset(
