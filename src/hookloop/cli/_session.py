@@ -16,15 +16,12 @@ import os
 import signal
 import sys
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from rich.console import Console
-from rich.status import Status
-from rich.text import Text as RichText
 
 from hookloop import (
     AllowAlways,
@@ -45,23 +42,14 @@ from hookloop import (
 from hookloop._frozen import dumps, freeze_object
 from hookloop._reaper import guard_descendants
 from hookloop.cli._mcp import run_with_mcp_servers, session_mcp_plan
+from hookloop.cli._render import TextRenderer as TextRenderer  # re-exported: the run, resume and demo renderer
 from hookloop.command_hooks.config import resolve_hookloop_home
 from hookloop.items import new_id
 from hookloop.outcome import Outcome
 from hookloop.permissions import PermissionConfigError, PermissionMode, PermissionPolicy, suggest_rule
 from hookloop.permissions._types import MODES as PERMISSION_MODES
 from hookloop.settings import SettingsError, read_settings_layers
-from hookloop.stream import TextDelta
-from hookloop.timeline import (
-    HookDecision,
-    HookOutputLine,
-    HookStarted,
-    RunEnded,
-    TimelineEvent,
-    ToolEnded,
-    ToolStarted,
-    event_to_json,
-)
+from hookloop.timeline import event_to_json
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED, EXIT_CANCELLED, EXIT_TERMINATED = 0, 1, 2, 3, 130, 143
 _STOP_SIGNALS = {signal.SIGINT: ("Ctrl-C", EXIT_CANCELLED), signal.SIGTERM: ("SIGTERM", EXIT_TERMINATED)}
@@ -297,7 +285,11 @@ class TerminalApprover:
         rule = suggest_rule(call.tool_name, call.arguments, self.workspace)
         always = f"  [a] allow always (adds {rule})" if rule is not None else ""
         while True:
-            answer = (await _read_line(f"  [y] allow once{always}  [n] deny › ")).strip().lower()
+            line = await _read_line(f"  [y] allow once{always}  [n] deny › ")
+            if line is None:  # Ctrl-D: no answer is a denial, and nothing else is read for it
+                self.console.print("\n  no answer (end of input): denied", highlight=False)
+                return Reject("denied at the terminal (no answer: end of input)")
+            answer = line.strip().lower()
             if answer in ("y", "yes"):
                 return Approve()
             if answer in ("a", "always") and rule is not None:
@@ -306,8 +298,10 @@ class TerminalApprover:
                 self.console.print("  no single narrow rule covers this call; answer y or n", highlight=False)
                 continue
             if answer in ("n", "no", "d", "deny"):
-                reason = (await _read_line("  reason (optional) › ")).strip()
-                return Reject(reason or "denied at the terminal")
+                reason = await _read_line("  reason (optional) › ")
+                if reason is None:
+                    self.console.print()
+                return Reject((reason or "").strip() or "denied at the terminal")
             self.console.print("  please answer y, a or n" if rule is not None else "  please answer y or n")
 
 
@@ -330,21 +324,23 @@ class DomainApprover:
                 self.pause_spinner()
                 question = f"\n[bold magenta]network[/] a sandboxed command wants to reach [bold]{host}[/]"
                 self.console.print(question, highlight=False)
-                answer = (await _read_line("  allow it for this session? [y/n] › ")).strip().lower()
-                self.answers[host] = answer in ("y", "yes")
+                answer = await _read_line("  allow it for this session? [y/n] › ")
+                self.answers[host] = (answer or "").strip().lower() in ("y", "yes")
             return self.answers[host]
 
 
-async def _read_line(prompt: str) -> str:
-    """input() in a daemon thread, so a Ctrl-C (which cancels the run) never waits for the person."""
+async def _read_line(prompt: str) -> str | None:
+    """input() in a daemon thread, so a Ctrl-C (which cancels the run) never waits for the person. ``None``
+    at the end of input (Ctrl-D, a closed stdin)."""
     loop = asyncio.get_running_loop()
-    future: asyncio.Future[str] = loop.create_future()
+    future: asyncio.Future[str | None] = loop.create_future()
 
     def read() -> None:
+        line: str | None
         try:
             line = input(prompt)
         except EOFError:
-            line = "n"
+            line = None
 
         def deliver() -> None:
             if not future.done():
@@ -357,80 +353,6 @@ async def _read_line(prompt: str) -> str:
 
 
 # -- output ---------------------------------------------------------------------------------------------
-
-
-class TextRenderer:
-    """Streams the model's text to stdout; tool calls, hook decisions and spinners go to stderr."""
-
-    def __init__(self, out: Console, err: Console) -> None:
-        self.out, self.err = out, err
-        self.status: Status | None = None
-        self.running: dict[str, tuple[str, float]] = {}
-        self.in_text = False
-
-    def _spinner(self) -> None:
-        if not self.running:
-            self.stop_spinner()
-            return
-        names = ", ".join(name for name, _ in self.running.values())
-        started = min(t for _, t in self.running.values())
-        text = f"running {names} ({time.monotonic() - started:.1f}s)"
-        if self.status is None:
-            self.status = self.err.status(text)
-            self.status.start()
-        else:
-            self.status.update(text)
-
-    def stop_spinner(self) -> None:
-        if self.status is not None:
-            self.status.stop()
-            self.status = None
-
-    def _end_text(self) -> None:
-        if self.in_text:
-            self.out.print()
-            self.in_text = False
-
-    def __call__(self, event: TimelineEvent) -> None:
-        if isinstance(event, TextDelta):
-            self.in_text = True
-            self.out.print(event.text, end="", markup=False, highlight=False, soft_wrap=True)
-        elif isinstance(event, ToolStarted):
-            self._end_text()
-            args = dumps(event.arguments, ensure_ascii=False)
-            self.err.print(f"[yellow]●[/] {event.tool_name} {args[:200]}", highlight=False)
-            self.running[event.call_id] = (event.tool_name, time.monotonic())
-            self._spinner()
-        elif isinstance(event, ToolEnded):
-            self.running.pop(event.call_id, None)
-            self._spinner()
-            mark = "[red]error[/]" if event.is_error else "[green]ok[/]"
-            self.err.print(f"  └ {event.tool_name} {mark} ({event.seconds:.2f}s)")
-        elif isinstance(event, HookStarted):
-            self.running[f"hook:{event.hook}:{event.call_id}"] = (Path(event.hook.split()[0]).name, time.monotonic())
-            self._spinner()
-        elif isinstance(event, HookDecision):
-            if self.running.pop(f"hook:{event.hook}:{event.call_id}", None) is not None:
-                self._spinner()
-            if event.decision in ("Continue", "Finish") and event.reason is None:
-                return
-            if event.source == "command hooks":
-                return  # the command-hook bridge reports each script itself; this is their merged answer
-            self._end_text()
-            colour = "red" if event.decision in ("Deny", "Abort", "Cancel", "HookFailed", "Reject") else "magenta"
-            reason = f": {event.reason}" if event.reason else ""
-            self.err.print(
-                f"  [{colour}]hook[/] {event.hook} [dim]({event.source})[/] on {event.event} → "
-                f"[{colour}]{event.decision}[/]{reason} [dim]{event.seconds * 1000:.0f} ms[/]",
-                highlight=False,
-            )
-        elif isinstance(event, HookOutputLine):
-            if event.stream == "stderr":
-                self._end_text()
-                self.err.print(RichText(f"  {event.hook} │ {event.line}", style="dim"))
-        elif isinstance(event, RunEnded):
-            self._end_text()
-            self.stop_spinner()
 
 
 def json_line(data: Mapping[str, object]) -> None:
@@ -478,6 +400,7 @@ class Session:
     """The first stop signal received (SIGINT or SIGTERM): names the cancellation and sets the exit code."""
     mcp: Any = None
     """The MCP servers to open around the run (:class:`hookloop.cli._mcp.MCPPlan`)."""
+    renderer: TextRenderer | None = None
 
     @property
     def transcript(self) -> Path:
@@ -509,7 +432,7 @@ class Session:
             self.err.print(f"[yellow]{note}[/]", highlight=False)
         renderer: TextRenderer | None = None
         if self.output == "text":
-            renderer = TextRenderer(self.out, self.err)
+            renderer = self.renderer = TextRenderer(self.out, self.err)
             worker.subscribe(renderer)
         elif self.output == "stream-json":
             worker.subscribe(lambda event: json_line(event_to_json(event)))
@@ -517,13 +440,13 @@ class Session:
         if fixed is not None:
             worker.approvers.append(fixed)
         elif self.approval == "ask":
-            stop = renderer.stop_spinner if renderer is not None else (lambda: None)
+            stop = renderer.pause if renderer is not None else (lambda: None)
             workspace = worker.permissions.workspace if worker.permissions is not None else None
             worker.approvers.append(TerminalApprover(self.err, stop, workspace=workspace))
         guard_descendants()  # subreaper + watchdog: nothing a tool or hook starts outlives this process
         sandbox = getattr(worker.permissions, "sandbox", None)
         if sandbox is not None:
-            stop = renderer.stop_spinner if renderer is not None else (lambda: None)
+            stop = renderer.pause if renderer is not None else (lambda: None)
             sandbox.ask_domain = DomainApprover(self.approval, self.err, stop).ask
         try:
             return asyncio.run(self._drive(worker, start))
@@ -542,6 +465,8 @@ class Session:
             self.interrupts += 1
             if self.interrupts == 1:
                 self.stopped_by = signum
+                if self.renderer is not None:
+                    self.renderer.pause()
                 self.err.print(f"\n[yellow]cancelling ({_STOP_SIGNALS[signum][0]})… (Ctrl-C again to quit at once)[/]")
                 worker.cancel()
             else:

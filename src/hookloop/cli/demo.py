@@ -39,7 +39,8 @@ from hookloop import (
     Worker,
 )
 from hookloop._frozen import dumps
-from hookloop.cli._session import TerminalApprover, TextRenderer
+from hookloop.cli._render import TextRenderer
+from hookloop.cli._session import TerminalApprover
 from hookloop.command_hooks.bridge import CommandHooks
 from hookloop.interceptors import ToolResultView
 from hookloop.permissions import PermissionPolicy
