@@ -34,7 +34,9 @@ MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
 
 
 def fail(message: str) -> typer.Exit:
-    Console(stderr=True, soft_wrap=True).print(f"hookloop: {message}", markup=False, highlight=False)
+    from hookloop.cli._errors import print_error
+
+    print_error(message)
     return typer.Exit(EXIT_USAGE)
 
 
@@ -81,7 +83,8 @@ def run(
         "--model",
         "-m",
         help="PROVIDER:MODEL — anthropic:<m>, openai:<m>, openai-responses:<m>, openai-compatible:<m>@<url>, "
-        'scripted:<file>. Default: $HOOKLOOP_MODEL, else "model" in a settings file.',
+        "scripted:<file> — or a well-known name (claude-sonnet-4-6, gpt-4o) or a Claude Code alias (sonnet, opus, "
+        'haiku). Default: $HOOKLOOP_MODEL, $ANTHROPIC_MODEL, else "model" in a settings file.',
     ),
     cwd: Path = typer.Option(Path("."), "--cwd", help="The project directory the tools work in."),
     permission_mode: str | None = typer.Option(None, "--permission-mode", help=f"One of {', '.join(MODES)}."),
@@ -121,11 +124,14 @@ def run(
     """
     check_choice("--output-format", output_format, OUTPUT_FORMATS)
     check_choice("--permission-mode", permission_mode, MODES)
-    model = (
-        model or os.environ.get("HOOKLOOP_MODEL") or _settings_model(cwd.resolve(), settings, not no_claude_settings)
-    )
+    model = model or os.environ.get("HOOKLOOP_MODEL") or os.environ.get("ANTHROPIC_MODEL")
     if not model:
-        raise fail('no model: pass --model PROVIDER:MODEL, set HOOKLOOP_MODEL, or put "model" in a settings file')
+        model = _settings_model(cwd.resolve(), settings, not no_claude_settings)
+    if not model:
+        raise fail(
+            "no model: pass --model (e.g. --model sonnet or --model openai:gpt-4o), set HOOKLOOP_MODEL, or put "
+            '"model" in a settings file'
+        )
     options = RunOptions(
         model=model,
         cwd=cwd.resolve(),
@@ -149,18 +155,27 @@ def run(
 
 
 def _settings_model(cwd: Path, extra: list[Path], include_claude: bool) -> str | None:
-    """The ``model`` of the highest-precedence settings file that names one in PROVIDER:MODEL form (Claude
-    Code's own ``"model": "sonnet"`` aliases are not hookloop model strings and are ignored)."""
+    """The ``model`` of the highest-precedence settings file that sets one — ``PROVIDER:MODEL``, a well-known
+    name (``claude-sonnet-4-6``, ``gpt-4o``) or a Claude Code alias (``sonnet``, ``opus``, ``haiku``); one that
+    names no model hookloop can run is an error naming the file."""
+    from hookloop.cli._errors import describe_error
+    from hookloop.providers.select import ModelSpecError, resolve_model_string
     from hookloop.settings import SettingsError, read_settings_layers
 
     try:
         layers = read_settings_layers(cwd, extra=extra, include_claude=include_claude)
-    except SettingsError:
-        return None  # reported properly when the session loads its settings
-    for _, data in reversed(layers):
+    except SettingsError as exc:
+        raise fail(describe_error(exc)) from None
+    for path, data in reversed(layers):
         value = data.get("model")
-        if isinstance(value, str) and ":" in value:
-            return value
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value.strip():
+            raise fail(f'{path}: "model": expected a model name such as "sonnet" or "openai:gpt-4o"')
+        try:
+            return resolve_model_string(value)
+        except ModelSpecError as exc:
+            raise fail(f'{path}: "model": {describe_error(exc)}') from None
     return None
 
 
@@ -236,7 +251,9 @@ def resume(
     try:
         code = session.execute(start)
     except UsageError as exc:
-        console.print(f"hookloop: {exc}", markup=False, highlight=False)
+        from hookloop.cli._errors import print_error
+
+        print_error(exc, console)
         code = EXIT_USAGE
     raise typer.Exit(code)
 

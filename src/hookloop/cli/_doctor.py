@@ -25,7 +25,9 @@ def doctor(
         layers = read_settings_layers(cwd.resolve(), include_claude=not no_claude_settings)
         sandbox = Sandbox.from_settings(layers, workspace=cwd.resolve())
     except (SettingsError, SandboxConfigError) as exc:
-        Console(stderr=True).print(f"hookloop: {exc}", markup=False, highlight=False)
+        from hookloop.cli._errors import print_error
+
+        print_error(exc)
         raise typer.Exit(2) from None
     availability = sandbox.availability
     state = "available" if availability.available else "NOT available"

@@ -63,6 +63,8 @@ class TextRenderer:
         """The model's text was written and its line not closed yet."""
         self.calls: dict[str, tuple[str, FrozenDict | None]] = {}
         self.started: set[str] = set()
+        self.hook_stderr: dict[str, list[str]] = {}
+        """The stderr lines each hook showed since its last decision (a failure's reason quotes the first)."""
 
     # -- the two rules: close the text line; never draw text under a spinner --------------------------------
     def _end_text(self) -> None:
@@ -162,6 +164,7 @@ class TextRenderer:
             self._decision(event)
         elif isinstance(event, HookOutputLine):
             if event.stream == "stderr":
+                self.hook_stderr.setdefault(event.hook, []).append(event.line.strip())
                 self._say(RichText(f"  {event.hook} │ {event.line}", style="dim"))
         elif isinstance(event, RunEnded):
             self.running.clear()
@@ -189,7 +192,11 @@ class TextRenderer:
         if event.source == "command hooks":
             return  # the command-hook bridge reports each script itself; this is their merged answer
         colour = "red" if event.decision in _RED else "magenta"
-        reason = f": {escape(event.reason)}" if event.reason else ""
+        text = event.reason or ""
+        shown = self.hook_stderr.pop(event.hook, [])
+        if event.decision == "HookFailed" and shown and text.endswith(f": {shown[0]}"):
+            text = text[: -len(shown[0]) - 2]  # its stderr is on the screen just above
+        reason = f": {escape(text)}" if text else ""
         self._say(
             f"  [{colour}]hook[/] {escape(event.hook)} [dim]({escape(event.source)})[/] on {event.event} → "
             f"[{colour}]{event.decision}[/]{reason} [dim]{event.seconds * 1000:.0f} ms[/]"

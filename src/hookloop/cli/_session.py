@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rich.console import Console
+from rich.text import Text as RichText
 
 from hookloop import (
     AllowAlways,
@@ -41,6 +42,7 @@ from hookloop import (
 )
 from hookloop._frozen import dumps, freeze_object
 from hookloop._reaper import guard_descendants
+from hookloop.cli._errors import describe_error, one_line, print_error
 from hookloop.cli._mcp import run_with_mcp_servers, session_mcp_plan
 from hookloop.cli._render import TextRenderer as TextRenderer  # re-exported: the run, resume and demo renderer
 from hookloop.command_hooks.config import resolve_hookloop_home
@@ -176,7 +178,7 @@ def build_worker(options: RunOptions, *, transcript: Path, session_id: str | Non
     try:
         client, model = client_from_model_string(options.model)
     except (ModelSpecError, ValueError) as exc:  # ValueError: a scripted model file that cannot be read
-        raise UsageError(str(exc)) from exc
+        raise UsageError(describe_error(exc)) from exc
     if isinstance(client, ScriptedClient) and options.scripted_position:
         client.advance(options.scripted_position)
     sandbox, sandbox_notes = build_sandbox(options, layers, policy)
@@ -235,6 +237,7 @@ def install_command_hooks(worker: Worker, options: RunOptions, *, sandbox: Any =
         trust_project=options.trust_project_hooks,
         extra_settings=options.settings,
         options=None if sandbox is None else bridge.RunnerOptions(sandbox=sandbox),
+        log=False,  # the returned notes and the renderer say it; the library's log would repeat it
     )
     hooks.install(worker)
     return [
@@ -426,10 +429,10 @@ class Session:
             self.mcp = session_mcp_plan(self.options, self.approval, self.err)
             notes.extend(self.mcp.notes)
         except UsageError as exc:
-            self.err.print(f"hookloop: {exc}", markup=False, highlight=False)
+            print_error(exc, self.err)
             return EXIT_USAGE
         for note in notes:
-            self.err.print(f"[yellow]{note}[/]", highlight=False)
+            self.err.print(RichText(one_line(note), style="yellow"))
         renderer: TextRenderer | None = None
         if self.output == "text":
             renderer = self.renderer = TextRenderer(self.out, self.err)
@@ -451,7 +454,7 @@ class Session:
         try:
             return asyncio.run(self._drive(worker, start))
         except CheckpointError as exc:  # a checkpoint refused (replayed, unreadable key) or not writable
-            self.err.print(f"hookloop: {exc}", markup=False, highlight=False)
+            print_error(exc, self.err)
             return EXIT_USAGE
         finally:
             worker.close()
@@ -485,7 +488,7 @@ class Session:
                 "cancelled", f"{how}; transcript {self.transcript}; checkpoint {path}", code, path
             )
         except WorkerError as exc:
-            return self._report_stopped("error", f"{type(exc).__name__}: {exc}", EXIT_FAILED, None)
+            return self._report_stopped("error", describe_error(exc), EXIT_FAILED, None)
         finally:
             for signum in _STOP_SIGNALS:
                 loop.remove_signal_handler(signum)
@@ -552,7 +555,7 @@ class Session:
 
     def _report_stopped(self, status: str, message: str, code: int, path: Path | None) -> int:
         if self.output == "text":
-            self.err.print(f"[red]{message}[/]", highlight=False, markup=True)
+            self.err.print(RichText(f"hookloop: {message}" if status == "error" else message, style="red"))
         else:
             json_line(self._result(status, error=message, checkpoint_path=None if path is None else str(path)))
         return code

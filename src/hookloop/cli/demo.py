@@ -217,7 +217,7 @@ async def run_demo(console: Console, *, yes: bool) -> int:
         workspace=root,
         transcript=root / ".hookloop" / "transcript.jsonl",
     )
-    hooks = CommandHooks.load(root, include_claude=False, include_cline=False, trust_project=True, home=root)
+    hooks = CommandHooks.load(root, include_claude=False, include_cline=False, trust_project=True, home=root, log=False)
     hooks.install(worker)
     tally = Tally(console)
     worker.subscribe(TextRenderer(console, console))
