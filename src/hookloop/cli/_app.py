@@ -64,6 +64,7 @@ def _root() -> None:
 @app.command()
 def demo(
     yes: bool = typer.Option(False, "--yes", "-y", help="Answer approval prompts with 'allow once'."),
+    keep: bool = typer.Option(False, "--keep", help="Keep the temporary project (removed at the end otherwise)."),
 ) -> None:
     """Run a whole agent session offline: scripted model, tools, hooks, an approval — streamed to the terminal."""
     from hookloop.cli.demo import run_demo
@@ -72,7 +73,7 @@ def demo(
     if not yes and not console.is_interactive:
         yes = True  # no terminal to ask in: behave as --yes, and say so
         console.print("[dim](no interactive terminal: approvals are answered as with --yes)[/]")
-    raise typer.Exit(asyncio.run(run_demo(console, yes=yes)))
+    raise typer.Exit(asyncio.run(run_demo(console, yes=yes, keep=keep)))
 
 
 @app.command()
