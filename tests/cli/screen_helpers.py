@@ -63,10 +63,10 @@ class Screen:
         self.stream.feed(chunk)
         return True
 
-    def wait_for(self, text: str, timeout: float = 30) -> None:
-        """Read until ``text`` is on the rendered screen."""
+    def wait_for(self, text: str, timeout: float = 30, *, count: int = 1) -> None:
+        """Read until ``text`` is on the rendered screen (``count`` times)."""
         deadline = time.monotonic() + timeout
-        while text not in self.text():
+        while self.text().count(text) < count:
             left = deadline - time.monotonic()
             assert left > 0, f"never saw {text!r} on the screen:\n{self.text()}"
             assert not self.closed, f"the program ended without showing {text!r}:\n{self.text()}"

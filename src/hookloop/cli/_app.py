@@ -220,6 +220,14 @@ def resume(
         )
     except UsageError as exc:
         raise fail(f"{checkpoint}: {exc}" if not str(exc).startswith(str(checkpoint)) else str(exc)) from None
+    if saved.pause_kind == "turn_end" and not saved.pending and message is None:
+        # Nothing waits for a decision (a Ctrl-C or on_turn_end checkpoint): without a message the run would
+        # finish at once, doing nothing. Refused before the checkpoint is consumed, so it can be retried.
+        import shlex
+
+        again = shlex.join(["hookloop", "resume", str(checkpoint), "--message", "what to do next"])
+        raise fail(f"{checkpoint}: the run stopped ({saved.reason}) with nothing waiting for a decision; "
+                   f"continue it with a message: {again}")  # fmt: skip
     # MCP servers run code: like the settings, they come from this invocation, never from the checkpoint.
     options.mcp_config, options.strict_mcp_config = [p.resolve() for p in mcp_config], strict_mcp_config
     if saved_options is not None and saved_options.mcp_config and not options.mcp_config:

@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -523,8 +524,16 @@ class Session:
             )
         return EXIT_OK
 
+    def resume_command(self, path: Path) -> str:
+        """The shell command that resumes the checkpoint at ``path`` (quoted: paths may hold spaces), with
+        ``--cwd`` when the run worked elsewhere than this shell's directory."""
+        words = ["hookloop", "resume", str(path)]
+        if self.options.cwd.resolve() != Path.cwd().resolve():
+            words += ["--cwd", str(self.options.cwd)]
+        return shlex.join(words)
+
     def _report_paused(self, outcome: Paused, path: Path) -> int:
-        command = f"hookloop resume {path}"
+        command = self.resume_command(path)
         if self.output == "text":
             self.err.print(f"\n[bold magenta]paused[/]: {outcome.reason}", highlight=False)
             for call in outcome.pending:
@@ -554,8 +563,14 @@ class Session:
         return EXIT_PAUSED
 
     def _report_stopped(self, status: str, message: str, code: int, path: Path | None) -> int:
+        command = None if path is None else f"{self.resume_command(path)} --message {shlex.quote('…')}"
         if self.output == "text":
             self.err.print(RichText(f"hookloop: {message}" if status == "error" else message, style="red"))
+            if command is not None:
+                self.err.print(RichText(f"continue it with:\n  {command}", style="yellow"))
         else:
-            json_line(self._result(status, error=message, checkpoint_path=None if path is None else str(path)))
+            fields: dict[str, object] = {"checkpoint_path": None if path is None else str(path)}
+            if command is not None:
+                fields["resume_command"] = command
+            json_line(self._result(status, error=message, **fields))
         return code
