@@ -219,7 +219,7 @@ def resume(
             trust_project_hooks=trust_project_hooks,
         )
     except UsageError as exc:
-        raise fail(f"{checkpoint}: {exc}" if not str(exc).startswith(str(checkpoint)) else str(exc)) from None
+        raise fail(str(exc) if str(checkpoint) in str(exc) else f"{checkpoint}: {exc}") from None
     if saved.pause_kind == "turn_end" and not saved.pending and message is None:
         # Nothing waits for a decision (a Ctrl-C or on_turn_end checkpoint): without a message the run would
         # finish at once, doing nothing. Refused before the checkpoint is consumed, so it can be retried.

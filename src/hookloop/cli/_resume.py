@@ -30,7 +30,8 @@ def load_cli_checkpoint(path: Path) -> tuple[Checkpoint, RunOptions | None]:
             )
         checkpoint = Checkpoint.from_json(data)
     except CheckpointError as exc:
-        raise UsageError(f"{path}: {describe_error(exc)}") from None
+        text = describe_error(exc)
+        raise UsageError(text if str(path) in text else f"{path}: {text}") from None
     options = checkpoint.options
     if "hookloop_cli" not in options:
         return checkpoint, None
