@@ -198,3 +198,19 @@ def test_a_hook_that_cannot_run_is_reported_once_per_firing(project: Path, env: 
     assert out.returncode == 0, out.stderr
     assert out.stderr.count("not found") == 1, out.stderr  # the script's own stderr line, once
     assert out.stderr.count("could not run (exit 127)") == 1, out.stderr
+
+
+def test_validate_reports_a_misspelt_section_and_warns_about_a_model_run_cannot_use(
+    project: Path, env: dict[str, str]
+) -> None:
+    settings(project, {"hoks": {"Stop": []}, "model": "gemini-2.5-pro", "theme": "dark"})
+    out = hookloop("hooks", "validate", env=env, cwd=project)
+    assert out.returncode == 1
+    assert "hoks: unknown setting; did you mean 'hooks'?" in out.stdout
+    assert "warning: " in out.stdout
+    assert "model: unknown model 'gemini-2.5-pro'" in out.stdout
+    assert "theme" not in out.stdout  # a Claude Code setting hookloop does not read is left alone
+    settings(project, {"model": "sonnet"})
+    ok = hookloop("hooks", "validate", env=env, cwd=project)
+    assert ok.returncode == 0, ok.stdout
+    assert "model" not in ok.stdout

@@ -474,6 +474,8 @@ class Session:
                 self.err.print(f"\n[yellow]cancelling ({_STOP_SIGNALS[signum][0]})… (Ctrl-C again to quit at once)[/]")
                 worker.cancel()
             else:
+                if self.renderer is not None:
+                    self.renderer.stop_spinner()  # leave the terminal with its cursor shown
                 kill_child_groups()  # tools and hooks lead their own process groups: take them along
                 os._exit(_STOP_SIGNALS[signum][1])
 

@@ -141,12 +141,13 @@ def _model_problem(path: str, model: object) -> list[Problem]:
     from hookloop.cli._errors import describe_error
     from hookloop.providers.select import ModelSpecError, resolve_model_string
 
+    # A warning: only `hookloop run` without --model reads it (and then stops on it, naming the file).
     if not isinstance(model, str) or not model.strip():
-        return [Problem("error", f'{path}: model: expected a model name such as "sonnet" or "openai:gpt-4o"')]
+        return [Problem("warning", f'{path}: model: expected a model name such as "sonnet" or "openai:gpt-4o"')]
     try:
         resolve_model_string(model)
     except ModelSpecError as exc:
-        return [Problem("error", f"{path}: model: {describe_error(exc)}")]
+        return [Problem("warning", f"{path}: model: {describe_error(exc)}")]
     return []
 
 
