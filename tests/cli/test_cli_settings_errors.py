@@ -214,3 +214,13 @@ def test_validate_reports_a_misspelt_section_and_warns_about_a_model_run_cannot_
     ok = hookloop("hooks", "validate", env=env, cwd=project)
     assert ok.returncode == 0, ok.stdout
     assert "model" not in ok.stdout
+
+
+def test_validate_reports_an_if_condition_that_is_not_a_permission_rule(project: Path, env: dict[str, str]) -> None:
+    write_script(project / "hooks" / "ok.sh")
+    group = {"matcher": "Bash", "hooks": [{"type": "command", "command": "./hooks/ok.sh", "if": "Bash(git push"}]}
+    settings(project, {"hooks": {"PreToolUse": [group]}})
+    out = hookloop("hooks", "validate", env=env, cwd=project)
+    assert out.returncode == 1, out.stdout
+    assert "hooks.PreToolUse[0].hooks[0].if: " in out.stdout
+    assert "the hook would run on every call" in out.stdout

@@ -71,6 +71,8 @@ def settings_problems(
             problem = command_problem(hook, project)
             if problem is not None:
                 problems.append(Problem("error", f"{hook.source.path}: {hook.json_path}.command: {problem}"))
+            if hook.condition is not None:
+                problems.extend(_condition_problem(hook, project))
     return list(dict.fromkeys(problems))  # one file read as two layers reports the same problem once
 
 
@@ -135,6 +137,18 @@ def _document_problems(project: Path, path: str, data: Mapping[str, object]) -> 
         if matches:
             problems.append(Problem("error", f"{path}: {key}: unknown setting; did you mean {matches[0]!r}?"))
     return problems
+
+
+def _condition_problem(hook: ConfiguredHook, project: Path) -> list[Problem]:
+    """An ``if`` that is not a permission rule: at run time the hook would run on every call (fail open)."""
+    from hookloop.permissions import PermissionConfigError, PermissionPolicy
+
+    try:
+        PermissionPolicy(deny=[hook.condition or ""], workspace=project, source="if")
+    except PermissionConfigError as exc:
+        where = f"{hook.source.path}: {hook.json_path}.if"
+        return [Problem("error", f"{where}: {exc.problem}; the hook would run on every call")]
+    return []
 
 
 def _model_problem(path: str, model: object) -> list[Problem]:
