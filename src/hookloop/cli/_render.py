@@ -74,16 +74,20 @@ class TextRenderer:
             self.in_text = False
 
     def _label(self) -> str:
-        if self.running:
-            names = ", ".join(dict.fromkeys(name for name, _ in self.running.values()))
-            started = min(t for _, t in self.running.values())
+        # Called from the spinner's refresh thread too: read each shared field once (a C-level copy).
+        running = tuple(self.running.values())
+        waiting = self.waiting
+        if running:
+            names = ", ".join(dict.fromkeys(name for name, _ in running))
+            started = min(t for _, t in running)
             return f"running {names} ({time.monotonic() - started:.1f}s)"
-        assert self.waiting is not None
-        what, since = self.waiting
+        if waiting is None:
+            return ""
+        what, since = waiting
         return f"{what} ({time.monotonic() - since:.1f}s)"
 
     def _frame(self) -> RenderableType:
-        self.spinner.update(text=self._label() if (self.running or self.waiting) else "")
+        self.spinner.update(text=self._label())
         return self.spinner
 
     def _refresh(self) -> None:
@@ -127,7 +131,7 @@ class TextRenderer:
                 self.waiting = None
             self.stop_spinner()
             if event.text:
-                self.out.print(event.text, end="", markup=False, highlight=False, soft_wrap=True)
+                self.out.print(event.text, end="", markup=False, highlight=False, emoji=False, soft_wrap=True)
                 self.in_text = not event.text.endswith("\n")
         elif isinstance(event, ModelRequestStarted):
             self.model = event.model or event.provider or "the model"
