@@ -373,8 +373,8 @@ def _verify(data: Mapping[str, object], key: bytes) -> None:
     if isinstance(made_with, str) and made_with != mine:
         raise CheckpointError(
             f"checkpoint.mac: made with another key (key id {made_with[:16]!r}; this key is {mine!r}) — or "
-            f"changed after it was written. Made on another machine? Pass its key (key=...) or copy its "
-            f"$HOOKLOOP_HOME/{auth.KEY_FILE}"
+            f"changed after it was written. Made on another machine? Copy its $HOOKLOOP_HOME/{auth.KEY_FILE}",
+            hint="or pass its key=",
         )
     raise CheckpointError(
         "checkpoint.mac: the checkpoint was changed after it was written (MAC mismatch); it cannot be resumed"

@@ -136,7 +136,12 @@ class Worker:
     :attr:`max_pause_continuations` pauses in a row, then the run fails with :class:`ClientError`.
 
     Args:
-        client: the model client (``ScriptedClient`` offline, or a provider client).
+        client: the model client (``ScriptedClient`` offline, or a provider client), or a model string as
+            ``hookloop run --model`` takes it (``"anthropic:claude-sonnet-4-6"``, ``"openai:gpt-4o"``,
+            ``"sonnet"``, ``"gpt-4o"``; see :func:`hookloop.providers.client_from_model_string`): the client is
+            built at once, and a string that names no usable model (unknown provider, API key not set, SDK
+            missing) raises :class:`~hookloop.providers.ModelSpecError` (a ``ValueError``) here, never at
+            run time. Any other object without a ``stream`` method raises ``TypeError``.
         tools: tools and tool servers.
         system: the system prompt.
         model: passed to the client in each request.
@@ -164,7 +169,7 @@ class Worker:
 
     def __init__(
         self,
-        client: LLMClient,
+        client: LLMClient | str,
         *,
         tools: Iterable[Tool | ToolServer] = (),
         system: str | None = None,
@@ -184,7 +189,17 @@ class Worker:
         checkpoint_key: bytes | None = None,
         checkpoint_ledger: str | Path | None = None,
     ) -> None:
-        self.client = client
+        if isinstance(client, str):
+            from hookloop.providers.select import client_from_model_string
+
+            client, named = client_from_model_string(client)
+            model = model or named
+        elif not callable(getattr(client, "stream", None)):
+            raise TypeError(
+                f"Worker(client=...): expected a model client (an LLMClient, such as ScriptedClient or "
+                f"AnthropicClient) or a model string such as 'anthropic:claude-sonnet-4-6', got {type(client).__name__}"
+            )
+        self.client: LLMClient = client
         self.model = model
         self.max_tokens = max_tokens
         self.max_turns = max_turns

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 __all__ = ["main"]
@@ -10,7 +11,8 @@ __all__ = ["main"]
 def main() -> None:
     """Entry point of the ``hookloop`` console script.
 
-    Usage errors (unknown flags, missing arguments, bad values) print one line and exit with code 2.
+    Usage errors (unknown flags, missing arguments, bad values) print one line and exit with code 2; an
+    unexpected exception prints one line too and exits with code 1 (``HOOKLOOP_DEBUG=1``: the traceback).
     """
     try:
         from hookloop.cli._app import app
@@ -27,7 +29,12 @@ def main() -> None:
         format_message = getattr(exc, "format_message", None)
         exit_code = getattr(exc, "exit_code", None)
         if format_message is None or not isinstance(exit_code, int):
-            raise
+            if os.environ.get("HOOKLOOP_DEBUG"):
+                raise
+            # A defect, not a usage error: still one line (HOOKLOOP_DEBUG=1 shows the traceback).
+            message = " ".join(f"{type(exc).__name__}: {exc}".split())
+            print(f"hookloop: internal error: {message} (HOOKLOOP_DEBUG=1 shows the traceback)", file=sys.stderr)
+            raise SystemExit(1) from None
         ctx = getattr(exc, "ctx", None)
         if type(exc).__name__.startswith("NoArgsIsHelp") and ctx is not None:  # a group without a command
             print(ctx.get_help())

@@ -34,7 +34,9 @@ MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
 
 
 def fail(message: str) -> typer.Exit:
-    Console(stderr=True, soft_wrap=True).print(f"hookloop: {message}", markup=False, highlight=False)
+    from hookloop.cli._errors import print_error
+
+    print_error(message)
     return typer.Exit(EXIT_USAGE)
 
 
@@ -62,6 +64,7 @@ def _root() -> None:
 @app.command()
 def demo(
     yes: bool = typer.Option(False, "--yes", "-y", help="Answer approval prompts with 'allow once'."),
+    keep: bool = typer.Option(False, "--keep", help="Keep the temporary project (removed at the end otherwise)."),
 ) -> None:
     """Run a whole agent session offline: scripted model, tools, hooks, an approval — streamed to the terminal."""
     from hookloop.cli.demo import run_demo
@@ -70,7 +73,7 @@ def demo(
     if not yes and not console.is_interactive:
         yes = True  # no terminal to ask in: behave as --yes, and say so
         console.print("[dim](no interactive terminal: approvals are answered as with --yes)[/]")
-    raise typer.Exit(asyncio.run(run_demo(console, yes=yes)))
+    raise typer.Exit(asyncio.run(run_demo(console, yes=yes, keep=keep)))
 
 
 @app.command()
@@ -81,7 +84,8 @@ def run(
         "--model",
         "-m",
         help="PROVIDER:MODEL — anthropic:<m>, openai:<m>, openai-responses:<m>, openai-compatible:<m>@<url>, "
-        'scripted:<file>. Default: $HOOKLOOP_MODEL, else "model" in a settings file.',
+        "scripted:<file> — or a well-known name (claude-sonnet-4-6, gpt-4o) or a Claude Code alias (sonnet, opus, "
+        'haiku). Default: $HOOKLOOP_MODEL, $ANTHROPIC_MODEL, else "model" in a settings file.',
     ),
     cwd: Path = typer.Option(Path("."), "--cwd", help="The project directory the tools work in."),
     permission_mode: str | None = typer.Option(None, "--permission-mode", help=f"One of {', '.join(MODES)}."),
@@ -121,11 +125,14 @@ def run(
     """
     check_choice("--output-format", output_format, OUTPUT_FORMATS)
     check_choice("--permission-mode", permission_mode, MODES)
-    model = (
-        model or os.environ.get("HOOKLOOP_MODEL") or _settings_model(cwd.resolve(), settings, not no_claude_settings)
-    )
+    model = model or os.environ.get("HOOKLOOP_MODEL") or os.environ.get("ANTHROPIC_MODEL")
     if not model:
-        raise fail('no model: pass --model PROVIDER:MODEL, set HOOKLOOP_MODEL, or put "model" in a settings file')
+        model = _settings_model(cwd.resolve(), settings, not no_claude_settings)
+    if not model:
+        raise fail(
+            "no model: pass --model (e.g. --model sonnet or --model openai:gpt-4o), set HOOKLOOP_MODEL, or put "
+            '"model" in a settings file'
+        )
     options = RunOptions(
         model=model,
         cwd=cwd.resolve(),
@@ -149,18 +156,27 @@ def run(
 
 
 def _settings_model(cwd: Path, extra: list[Path], include_claude: bool) -> str | None:
-    """The ``model`` of the highest-precedence settings file that names one in PROVIDER:MODEL form (Claude
-    Code's own ``"model": "sonnet"`` aliases are not hookloop model strings and are ignored)."""
+    """The ``model`` of the highest-precedence settings file that sets one — ``PROVIDER:MODEL``, a well-known
+    name (``claude-sonnet-4-6``, ``gpt-4o``) or a Claude Code alias (``sonnet``, ``opus``, ``haiku``); one that
+    names no model hookloop can run is an error naming the file."""
+    from hookloop.cli._errors import describe_error
+    from hookloop.providers.select import ModelSpecError, resolve_model_string
     from hookloop.settings import SettingsError, read_settings_layers
 
     try:
         layers = read_settings_layers(cwd, extra=extra, include_claude=include_claude)
-    except SettingsError:
-        return None  # reported properly when the session loads its settings
-    for _, data in reversed(layers):
+    except SettingsError as exc:
+        raise fail(describe_error(exc)) from None
+    for path, data in reversed(layers):
         value = data.get("model")
-        if isinstance(value, str) and ":" in value:
-            return value
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value.strip():
+            raise fail(f'{path}: "model": expected a model name such as "sonnet" or "openai:gpt-4o"')
+        try:
+            return resolve_model_string(value)
+        except ModelSpecError as exc:
+            raise fail(f'{path}: "model": {describe_error(exc)}') from None
     return None
 
 
@@ -203,7 +219,15 @@ def resume(
             trust_project_hooks=trust_project_hooks,
         )
     except UsageError as exc:
-        raise fail(f"{checkpoint}: {exc}" if not str(exc).startswith(str(checkpoint)) else str(exc)) from None
+        raise fail(str(exc) if str(checkpoint) in str(exc) else f"{checkpoint}: {exc}") from None
+    if saved.pause_kind == "turn_end" and not saved.pending and message is None:
+        # Nothing waits for a decision (a Ctrl-C or on_turn_end checkpoint): without a message the run would
+        # finish at once, doing nothing. Refused before the checkpoint is consumed, so it can be retried.
+        import shlex
+
+        again = shlex.join(["hookloop", "resume", str(checkpoint), "--message", "what to do next"])
+        raise fail(f"{checkpoint}: the run stopped ({saved.reason}) with nothing waiting for a decision; "
+                   f"continue it with a message: {again}")  # fmt: skip
     # MCP servers run code: like the settings, they come from this invocation, never from the checkpoint.
     options.mcp_config, options.strict_mcp_config = [p.resolve() for p in mcp_config], strict_mcp_config
     if saved_options is not None and saved_options.mcp_config and not options.mcp_config:
@@ -236,7 +260,9 @@ def resume(
     try:
         code = session.execute(start)
     except UsageError as exc:
-        console.print(f"hookloop: {exc}", markup=False, highlight=False)
+        from hookloop.cli._errors import print_error
+
+        print_error(exc, console)
         code = EXIT_USAGE
     raise typer.Exit(code)
 

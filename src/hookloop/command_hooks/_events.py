@@ -240,7 +240,8 @@ class EventHooks(WatchedEvents):
                     decision = replace(decision, updated_input=freeze_object(mapped))
                 except ClineMappingError as exc:
                     reason = f"the PreToolUse hook {hook.name} rewrote the input in a way hookloop cannot map: {exc}"
-                    _log.warning("command hooks: %s", reason)
+                    if self.log_failures:  # else the deny's reason on the timeline says it
+                        _log.warning("command hooks: %s", reason)
                     decision = replace(decision, kind="deny", reason=reason, updated_input=None)
             decisions.append(decision)
         return replace(fired, decisions=tuple(decisions), merged=merge_decisions(decisions))

@@ -115,6 +115,9 @@ class Firing:
     """The machinery of one Worker's command hooks: selection, running, reporting, background tasks, payload
     facts. The per-event hooks are in :mod:`hookloop.command_hooks._events`."""
 
+    log_failures: bool = True
+    """Log each hook that could not run or misbehaved (``CommandHooks(log=False)`` turns it off)."""
+
     def __init__(
         self,
         worker: Worker,
@@ -412,7 +415,7 @@ class Firing:
             if not (timeline.subscribers or decision.errors or decision.system_message):
                 continue  # nobody listens and there is nothing to warn about
             name, reason, loud = _describe(hook, outcome, decision)
-            if loud:
+            if loud and self.log_failures:
                 _log.warning("%s hook %s (%s): %s: %s", hook.event, hook.name, _source(hook), name, reason)
             for message in decision.system_message:
                 _log.info("%s hook %s says: %s", hook.event, hook.name, message)

@@ -138,6 +138,10 @@ class CommandHooks:
         rewake_wait: at most how many seconds a turn end waits for ``asyncRewake`` handlers still running
             (``None``, the default: as long as they run, each bounded by its own timeout); see
             :mod:`hookloop.command_hooks.rewake`.
+        log: log the error and warning :attr:`diagnostics` (on the first install) and each hook that could not
+            run or misbehaved to the ``hookloop.command_hooks.bridge`` logger, so a skipped or failed hook is
+            never silent. A caller that shows the diagnostics and the timeline's ``HookDecision`` events itself
+            (the command line does) passes False, so nothing is said twice.
     """
 
     def __init__(
@@ -152,8 +156,10 @@ class CommandHooks:
         hookloop_home: Path | None = None,
         transcript_dir: str | os.PathLike[str] | None = None,
         rewake_wait: float | None = None,
+        log: bool = True,
     ) -> None:
         opts = runner_options(config, options, hookloop_home=hookloop_home)
+        self.log = log
         self.config = config
         self.project_dir = str(Path(project_dir).resolve())
         self.options = opts
@@ -182,12 +188,14 @@ class CommandHooks:
         extra_settings: Sequence[str | os.PathLike[str]] = (),
         transcript_dir: str | os.PathLike[str] | None = None,
         rewake_wait: float | None = None,
+        log: bool = True,
     ) -> CommandHooks:
         """Load every settings layer and hook folder for ``project_dir`` (see
         :func:`~hookloop.command_hooks.config.load_hook_config`) and apply trust: project-level hooks of an
         untrusted (new or changed) configuration are left out with a warning diagnostic, unless
         ``trust_project`` — the explicit non-interactive trust, which records nothing and says so in an info
-        diagnostic. ``extra_settings`` are settings files named explicitly (``--settings``): the highest layers,
+        diagnostic. ``log``: see the class. ``extra_settings`` are settings files named explicitly
+        (``--settings``): the highest layers,
         trusted like the user's own (the user chose them). ``transcript_dir`` and ``rewake_wait`` are passed on
         (see the class). ``home`` and ``hookloop_home`` default to the user's;
         tests point them at temporary folders. Never raises for bad configuration content (it becomes
@@ -225,6 +233,7 @@ class CommandHooks:
             hookloop_home=own_home,
             transcript_dir=transcript_dir,
             rewake_wait=rewake_wait,
+            log=log,
         )
 
     @property
@@ -242,8 +251,8 @@ class CommandHooks:
         """Register the in-process hooks on ``worker``: one ``"command hooks"`` hook per hookloop event some
         configured hook needs, and an approver for PermissionRequest hooks. A configuration without hooks
         registers nothing; a second install on the same Worker does nothing. The first install logs every error
-        and warning diagnostic (a skipped hook is never silent)."""
-        if not self._reported:
+        and warning diagnostic (a skipped hook is never silent), unless ``log=False``."""
+        if not self._reported and self.log:
             self._reported = True
             for diagnostic in self._diagnostics:
                 if diagnostic.severity != "info":
@@ -259,7 +268,7 @@ class CommandHooks:
                 config = dataclasses.replace(config, hooks=kept)
                 if not kept:
                     return
-            EventHooks(
+            events = EventHooks(
                 worker,
                 config,
                 project_dir=self.project_dir,
@@ -267,7 +276,9 @@ class CommandHooks:
                 background_grace=self.background_grace,
                 transcript_dir=self.transcript_dir,
                 rewake_wait=self.rewake_wait,
-            ).register(self.settings_files)
+            )
+            events.log_failures = self.log
+            events.register(self.settings_files)
 
     def _attach_bash(self, worker: Worker) -> None:
         """Give the Worker's Bash tools the settings ``env`` block and the session env files that
