@@ -7,6 +7,21 @@ import sys
 __all__ = ["main"]
 
 
+_ROOT_OPTIONS = frozenset({"-h", "--help", "-v", "--version", "--install-completion", "--show-completion"})
+
+
+def print_mode(argv: list[str]) -> list[str]:
+    """Claude Code's ``claude -p PROMPT [flags]``: ``hookloop -p …`` (or flags first, ``-p`` among them) is
+    ``hookloop run …``."""
+    if not argv or argv[0] in _ROOT_OPTIONS or not argv[0].startswith("-"):
+        return argv
+    if argv[0] in ("-p", "--print"):
+        return ["run", *argv[1:]]
+    if "-p" in argv or "--print" in argv:
+        return ["run", *argv]
+    return argv
+
+
 def main() -> None:
     """Entry point of the ``hookloop`` console script.
 
@@ -21,7 +36,7 @@ def main() -> None:
         app()  # prints the help
         return
     try:
-        code = app(standalone_mode=False)
+        code = app(args=print_mode(sys.argv[1:]), standalone_mode=False)
     except Exception as exc:
         # typer vendors click: its exceptions are recognised by shape, not by class.
         format_message = getattr(exc, "format_message", None)

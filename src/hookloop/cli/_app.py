@@ -10,23 +10,25 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from hookloop.cli._print import ClaudeSession, read_prompt, split_tool_rules, system_prompt
 from hookloop.cli._resume import load_cli_checkpoint, resume_options
 from hookloop.cli._session import (
     EXIT_USAGE,
     Approval,
     OutputFormat,
     RunOptions,
-    Session,
     UsageError,
 )
+from hookloop.cli._store import find_session
 
 app = typer.Typer(
     name="hookloop",
     help="An LLM agent runtime whose loop you extend with hooks. Try `hookloop demo`.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
@@ -55,8 +57,23 @@ def check_choice(name: str, value: str | None, choices: tuple[str, ...]) -> None
 
 
 @app.callback()
-def _root() -> None:
-    """hookloop: run agents; hang logic on every point of the loop."""
+def _root(
+    version: bool = typer.Option(
+        False, "--version", "-v", is_eager=True, callback=lambda value: print_version(value), help="Show the version."
+    ),
+) -> None:
+    """hookloop: run agents; hang logic on every point of the loop.
+
+    `hookloop -p PROMPT` runs one prompt and prints the answer (as `hookloop run`); `hookloop chat` talks.
+    """
+
+
+def print_version(value: bool) -> None:
+    if value:
+        from hookloop.cli._print import version_line
+
+        print(version_line())
+        raise typer.Exit(0)
 
 
 @app.command()
@@ -75,7 +92,7 @@ def demo(
 
 @app.command()
 def run(
-    prompt: str = typer.Argument(..., help="What the agent should do."),
+    prompt: str | None = typer.Argument(None, help="What the agent should do; '-' (or nothing) reads it from stdin."),
     model: str | None = typer.Option(
         None,
         "--model",
@@ -97,7 +114,7 @@ def run(
     yes: bool = typer.Option(False, "--yes", help="Approve every permission ask once, without asking."),
     deny: bool = typer.Option(False, "--deny", help="Deny every permission ask."),
     checkpoint_dir: Path | None = typer.Option(None, "--checkpoint-dir", help="Where paused runs are saved."),
-    system: str | None = typer.Option(None, "--system", help="Replace the default system prompt."),
+    system: str | None = typer.Option(None, "--system", "--system-prompt", help="Replace the default system prompt."),
     sandbox: bool = typer.Option(
         False,
         "--sandbox",
@@ -109,6 +126,22 @@ def run(
     strict_mcp_config: bool = typer.Option(
         False, "--strict-mcp-config", help="Use only the --mcp-config servers (not .mcp.json or settings)."
     ),
+    allowed_tools: list[str] = typer.Option(
+        [],
+        "--allowedTools",
+        "--allowed-tools",
+        help='Allow rules: "Bash(git log:*)" Read (comma or space separated).',
+    ),
+    disallowed_tools: list[str] = typer.Option(
+        [], "--disallowedTools", "--disallowed-tools", help="Deny rules; a bare tool name also hides the tool."
+    ),
+    append_system_prompt: str | None = typer.Option(
+        None, "--append-system-prompt", help="Add this to the end of the system prompt."
+    ),
+    continue_: bool = typer.Option(False, "--continue", "-c", help="Continue the latest session in this directory."),
+    resume_id: str | None = typer.Option(None, "--resume", "-r", help="Continue the session with this id."),
+    verbose: bool = typer.Option(False, "--verbose", help="Show tool results and model requests; json: every message."),
+    print_: bool = typer.Option(False, "--print", "-p", help="Print the answer and exit (what run always does)."),
 ) -> None:
     """Run an agent with the built-in tools (Read, Write, Edit, Bash, Glob, Grep) in a project directory.
 
@@ -121,11 +154,23 @@ def run(
     """
     check_choice("--output-format", output_format, OUTPUT_FORMATS)
     check_choice("--permission-mode", permission_mode, MODES)
+    try:
+        restored = find_session(cwd, resume_id) if continue_ or resume_id is not None else None
+        allowed, disallowed = split_tool_rules(allowed_tools), split_tool_rules(disallowed_tools)
+    except UsageError as exc:
+        raise fail(str(exc)) from None
     model = (
-        model or os.environ.get("HOOKLOOP_MODEL") or _settings_model(cwd.resolve(), settings, not no_claude_settings)
+        model
+        or os.environ.get("HOOKLOOP_MODEL")
+        or (restored.options.model if restored is not None else None)
+        or _settings_model(cwd.resolve(), settings, not no_claude_settings)
     )
     if not model:
         raise fail('no model: pass --model PROVIDER:MODEL, set HOOKLOOP_MODEL, or put "model" in a settings file')
+    try:
+        prompt = read_prompt(prompt)
+    except UsageError as exc:
+        raise fail(str(exc)) from None
     options = RunOptions(
         model=model,
         cwd=cwd.resolve(),
@@ -135,17 +180,24 @@ def run(
         include_claude=not no_claude_settings,
         trust_project_hooks=trust_project_hooks,
         checkpoint_dir=checkpoint_dir.resolve() if checkpoint_dir else None,
-        system=system,
+        system=system_prompt(system, append_system_prompt),
         sandbox=sandbox,
         mcp_config=[p.resolve() for p in mcp_config],
         strict_mcp_config=strict_mcp_config,
+        allowed_tools=allowed,
+        disallowed_tools=disallowed,
     )
     session = _session(options, output_format, approval_from(yes, deny, output_format))
+    session.verbose = verbose
+    if restored is not None:
+        session.session_id, session.restored = restored.session_id, restored
+        if restored.options.model == options.model:  # the scripted model plays on where the session left it
+            options.scripted_position = restored.options.scripted_position
 
     async def start(worker: Any) -> Any:
         return await worker.run(prompt)
 
-    raise typer.Exit(session.execute(start))
+    raise typer.Exit(session.execute(session.wrap(start)))
 
 
 def _settings_model(cwd: Path, extra: list[Path], include_claude: bool) -> str | None:
@@ -234,26 +286,28 @@ def resume(
         return await worker.resume(saved, decisions, messages=message, fork=fork)
 
     try:
-        code = session.execute(start)
+        code = session.execute(session.wrap(start))
     except UsageError as exc:
         console.print(f"hookloop: {exc}", markup=False, highlight=False)
         code = EXIT_USAGE
     raise typer.Exit(code)
 
 
-def _session(options: RunOptions, output: str, approval: Approval) -> Session:
+def _session(options: RunOptions, output: str, approval: Approval) -> ClaudeSession:
     out = Console(soft_wrap=True, highlight=False)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     fmt: OutputFormat = "json" if output == "json" else "stream-json" if output == "stream-json" else "text"
-    return Session(options=options, output=fmt, approval=approval, out=out, err=err)
+    return ClaudeSession(options=options, output=fmt, approval=approval, out=out, err=err)
 
 
 def _register_hooks() -> None:
+    from hookloop.cli._chat import chat
     from hookloop.cli._doctor import doctor
     from hookloop.cli._hooks_cmd import hooks_app
 
     app.add_typer(hooks_app, name="hooks")
     app.command()(doctor)
+    app.command()(chat)
 
 
 _register_hooks()
