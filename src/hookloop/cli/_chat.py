@@ -33,6 +33,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from hookloop import AllowAlways, Approve, Cancelled, Finished, Paused, Reject, ResumeDecision, Worker, WorkerError
 from hookloop._frozen import dumps
@@ -102,7 +103,7 @@ class Chat:
         self.worker = worker
         plan = session_mcp_plan(self.options, self.approval, self.err)
         for note in [*notes, *plan.notes]:
-            self.err.print(f"[yellow]{note}[/]", highlight=False)
+            self.err.print(f"[yellow]{escape(note)}[/]", highlight=False)
         fixed = fixed_approver(self.approval)
         if fixed is not None:
             worker.approvers.append(fixed)
@@ -193,7 +194,7 @@ class Chat:
     def _greet(self, worker: Worker) -> None:
         what = "continuing session" if self.restored is not None else "session"
         self.err.print(
-            f"[bold]hookloop chat[/] · {what} {self.session_id} · model {self.options.model} · "
+            f"[bold]hookloop chat[/] · {what} {self.session_id} · model {escape(self.options.model)} · "
             f"{len(worker.history)} items of history · /help for commands",
             highlight=False,
         )
@@ -239,7 +240,9 @@ class Chat:
         elif command == "/help":
             self.err.print(HELP, markup=False, highlight=False)
         else:
-            self.err.print(f"unknown command {command}; /help lists them (//text sends '/text')", highlight=False)
+            self.err.print(
+                f"unknown command {command}; /help lists them (//text sends '/text')", markup=False, highlight=False
+            )
         return True
 
     # -- turns ----------------------------------------------------------------------------------------------
@@ -273,7 +276,7 @@ class Chat:
         except Cancelled:
             self.err.print("[yellow]turn cancelled; the conversation goes on[/]", highlight=False)
         except WorkerError as exc:
-            self.err.print(f"[red]the turn failed: {type(exc).__name__}: {exc}[/]", highlight=False)
+            self.err.print(f"[red]the turn failed: {type(exc).__name__}: {escape(str(exc))}[/]", highlight=False)
         finally:
             for signum in (signal.SIGINT, signal.SIGTERM):
                 self.loop.remove_signal_handler(signum)
@@ -295,15 +298,16 @@ class Chat:
         workspace = self.options.cwd
         for number, call in enumerate(waiting, 1):
             label = f"[{number}] " if len(waiting) > 1 else ""
+            arguments = escape(dumps(call.arguments, ensure_ascii=False)[:500])
             self.err.print(
-                f"\n[bold magenta]approval needed[/] {label}[bold]{call.tool_name}[/] "
-                f"{dumps(call.arguments, ensure_ascii=False)[:500]}",
+                f"\n[bold magenta]approval needed[/] {escape(label)}[bold]{escape(call.tool_name)}[/] {arguments}",
                 highlight=False,
             )
-            self.err.print(f"  asked by {call.asked_by}: {call.reason or 'no reason given'}", highlight=False)
+            why = f"  asked by {call.asked_by}: {call.reason or 'no reason given'}"
+            self.err.print(why, markup=False, highlight=False)
             rule = suggest_rule(call.tool_name, call.arguments, workspace)
             always = f" · /always (adds {rule})" if rule is not None else ""
-            self.err.print(f"  /approve{always} · /deny [reason]", highlight=False)
+            self.err.print(f"  /approve{always} · /deny [reason]", markup=False, highlight=False)
 
     def _decide(self, worker: Worker, command: str, rest: str) -> bool:
         assert self.pending is not None
@@ -321,7 +325,11 @@ class Chat:
             elif command == "/always":
                 rule = suggest_rule(call.tool_name, call.arguments, self.options.cwd)
                 if rule is None:
-                    self.err.print(f"no single narrow rule covers {call.tool_name} here; use /approve", highlight=False)
+                    self.err.print(
+                        f"no single narrow rule covers {call.tool_name} here; use /approve",
+                        markup=False,
+                        highlight=False,
+                    )
                     return True
                 self.decisions[call.call_id] = AllowAlways(rule)
             else:
@@ -372,14 +380,12 @@ class Chat:
             self.err.print("disableAllHooks is set: no command hook runs", highlight=False)
         for hook in config.hooks:
             runs = "runs" if id(hook) in running else "not run: project not trusted (hookloop hooks trust)"
-            self.err.print(
-                f"  {hook.event:<18} {hook.matcher or '*':<14} {describe_handler(hook)}  "
-                f"[dim]{hook.source.path} · {runs}[/]",
-                highlight=False,
-                markup=True,
+            line = (
+                f"  {hook.event:<18} {hook.matcher or '*':<14} {describe_handler(hook)}  ({hook.source.path} · {runs})"
             )
+            self.err.print(line, markup=False, highlight=False)
         for event, handler in python:
-            self.err.print(f"  {event:<18} {'*':<14} {handler.name}  [dim]{handler.source}[/]", highlight=False)
+            self.err.print(f"  {event:<18} {'*':<14} {handler.name}  ({handler.source})", markup=False, highlight=False)
 
     def _worker_chains(self) -> list[Any]:
         assert self.worker is not None
