@@ -88,7 +88,8 @@ class Screen:
         deadline = time.monotonic() + timeout
         while self.text.count(text) < count:
             left = deadline - time.monotonic()
-            assert left > 0 and not self.closed, f"never saw {text!r} ×{count} on the screen:\n{self.text}"
+            assert left > 0, f"never saw {text!r} ×{count} on the screen:\n{self.text}"
+            assert not self.closed, f"the program ended before {text!r} ×{count}:\n{self.text}"
             self._read(left)
 
     def prompts(self, prompt: str = ">") -> int:
@@ -99,7 +100,8 @@ class Screen:
         deadline = time.monotonic() + timeout
         while self.prompts(prompt) < count:
             left = deadline - time.monotonic()
-            assert left > 0 and not self.closed, f"never saw prompt {prompt!r} ×{count}:\n{self.text}"
+            assert left > 0, f"never saw prompt {prompt!r} ×{count}:\n{self.text}"
+            assert not self.closed, f"the program ended before prompt {prompt!r} ×{count}:\n{self.text}"
             self._read(left)
 
     def prompt_line(self) -> str:
@@ -150,7 +152,8 @@ def test_turn_after_turn_on_the_rendered_screen_with_prompt_history(project: Pat
     term.type("\x15/exit\r")  # Ctrl-U clears the recalled line
     assert term.finish() == 0
     history = (Path(env["HOOKLOOP_HOME"]) / "chat_history").read_text()
-    assert "hello there" in history and "and again" in history
+    assert "hello there" in history
+    assert "and again" in history
     users = [m["content"][0]["text"] for m in transcript_items(env, "message") if m["role"] == "user"]
     assert users == ["hello there", "and again"]  # one conversation: the second turn follows the first
 
@@ -180,7 +183,9 @@ def test_ctrl_c_cancels_the_turn_its_processes_stopped_and_the_conversation_goes
     term.type("\x04")  # Ctrl-D ends the session
     assert term.finish() == 0
     results = transcript_items(env, "tool_result")
-    assert len(results) == 1 and results[0]["is_error"] and "cancel" in results[0]["content"]
+    assert len(results) == 1
+    assert results[0]["is_error"]
+    assert "cancel" in results[0]["content"]
 
 
 def _gone(pid: int) -> bool:
@@ -230,8 +235,10 @@ def test_an_ask_waits_at_the_prompt_approve_runs_it_and_text_refuses_with_a_reas
     assert term.finish() == 0
     assert (project / "notes.txt").read_text() == "hello notes\n"
     results = transcript_items(env, "tool_result")
-    assert results[0]["content"].startswith("hello notes") and not results[0]["is_error"]
-    assert results[1]["is_error"] and "no, keep the file" in results[1]["content"]
+    assert results[0]["content"].startswith("hello notes")
+    assert not results[0]["is_error"]
+    assert results[1]["is_error"]
+    assert "no, keep the file" in results[1]["content"]
 
 
 def test_always_adds_the_rule_for_the_rest_of_the_session(project: Path, env: dict[str, str]) -> None:
@@ -270,7 +277,8 @@ def test_slash_hooks_lists_the_configured_hooks_and_whether_they_run(project: Pa
     term.type("/hooks\r")
     term.wait_for("not run: project not trusted")
     line = next(x for x in term.lines() if "guard.sh" in x)
-    assert "PreToolUse" in line and "Bash" in line
+    assert "PreToolUse" in line
+    assert "Bash" in line
     term.type("/bogus\r")
     term.wait_for("unknown command /bogus; /help lists them")
     term.type("/exit\r")
@@ -331,9 +339,11 @@ def test_continue_refuses_what_it_cannot_continue(project: Path, env: dict[str, 
     assert nothing.returncode == 2
     assert f"--continue: no earlier session in {project}" in nothing.stderr
     traversal = chat("--resume", "../../etc/passwd")
-    assert traversal.returncode == 2 and "not a session id" in traversal.stderr
+    assert traversal.returncode == 2
+    assert "not a session id" in traversal.stderr
     missing = chat("--resume", "session_nope")
-    assert missing.returncode == 2 and "no such session" in missing.stderr
+    assert missing.returncode == 2
+    assert "no such session" in missing.stderr
 
     printed = subprocess.run(
         [*HOOKLOOP, "-p", "hi", "--model", f"scripted:{model}"], capture_output=True, text=True, env=env, cwd=project
@@ -355,7 +365,8 @@ def test_continue_refuses_what_it_cannot_continue(project: Path, env: dict[str, 
     )  # fmt: skip
     other = json.loads(printed.stdout)["session_id"]
     wrong_dir = chat("--resume", other)
-    assert wrong_dir.returncode == 2 and f"worked in {elsewhere}" in wrong_dir.stderr
+    assert wrong_dir.returncode == 2
+    assert f"worked in {elsewhere}" in wrong_dir.stderr
 
 
 def test_two_ctrl_c_at_the_prompt_end_the_session_sigterm_in_a_turn_exits_143(

@@ -32,11 +32,13 @@ def main() -> None:
     except ImportError as exc:  # typer/rich missing
         print(f"hookloop: the command line needs the cli extra: pip install 'hookloop[cli]' ({exc})", file=sys.stderr)
         raise SystemExit(2) from None
+    # prog_name: the name in usage lines and the shell-completion variable (_HOOKLOOP_COMPLETE), whether this
+    # runs as the console script, `python -m hookloop` or `python -c …`.
     if len(sys.argv) <= 1:
-        app()  # prints the help
+        app(prog_name="hookloop")  # prints the help (or answers a shell-completion request)
         return
     try:
-        code = app(args=print_mode(sys.argv[1:]), standalone_mode=False)
+        code = app(args=print_mode(sys.argv[1:]), prog_name="hookloop", standalone_mode=False)
     except Exception as exc:
         # typer vendors click: its exceptions are recognised by shape, not by class.
         format_message = getattr(exc, "format_message", None)
