@@ -396,3 +396,47 @@ def test_two_ctrl_c_at_the_prompt_end_the_session_sigterm_in_a_turn_exits_143(
     term.wait_for("cancelling the turn (SIGTERM)")
     assert term.finish() == 143
     assert list((Path(env["HOOKLOOP_HOME"]) / "sessions").glob("*.state.json"))
+
+
+def test_a_piped_chat_reads_one_line_per_turn_and_a_failed_turn_does_not_end_it(
+    project: Path, env: dict[str, str]
+) -> None:
+    model = script(
+        project / "model.json",
+        [[{"tool": "Bash", "arguments": {"command": "cat notes.txt"}}], [{"text": "Read it."}]],
+    )
+    lines = "read\n/approve\nthis turn finds the script empty\n/cost\n"
+    out = subprocess.run(
+        [*HOOKLOOP, "chat", "--model", f"scripted:{model}"],
+        input=lines, capture_output=True, text=True, env=env, cwd=project, timeout=60,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "Read it." in out.stdout
+    assert "the turn failed: ClientError: the script has no more turns" in out.stderr
+    assert "3 model requests" in out.stderr  # /cost, after the failure (a request too): the session went on
+    assert "cost $0 (the offline scripted model)" in out.stderr
+
+
+def test_a_call_left_waiting_is_never_run_by_a_continued_session(project: Path, env: dict[str, str]) -> None:
+    model = script(
+        project / "model.json",
+        [[{"tool": "Bash", "arguments": {"command": "rm notes.txt"}}], [{"text": "Fine."}]],
+    )
+    first = subprocess.run(
+        [*HOOKLOOP, "chat", "--model", f"scripted:{model}"],
+        input="remove the notes\n", capture_output=True, text=True, env=env, cwd=project, timeout=60,
+    )  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    assert "approval needed Bash" in first.stderr  # then end of input: the session ends waiting
+    again = subprocess.run(
+        [*HOOKLOOP, "chat", "--continue", "--yes"],
+        input="go on\n", capture_output=True, text=True, env=env, cwd=project, timeout=60,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert "note: Bash was waiting for approval when the session ended; it was not run" in again.stderr
+    assert "Fine." in again.stdout
+    assert (project / "notes.txt").exists()
+    state = next((Path(env["HOOKLOOP_HOME"]) / "sessions").glob("*.state.json"))
+    results = [i for i in json.loads(state.read_text())["history"] if i["type"] == "tool_result"]
+    assert [r["is_error"] for r in results] == [True]
+    assert "not executed" in results[0]["content"]

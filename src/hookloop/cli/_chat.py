@@ -88,6 +88,8 @@ class Chat:
         self.loop = asyncio.new_event_loop()
         self.worker: Worker | None = None
         self.renderer = TextRenderer(out, err)
+        self.pause: Callable[[], None] = getattr(self.renderer, "pause", self.renderer.stop_spinner)
+        """Before saying something between events: the model's text line closed, no spinner."""
         self._mcp_done: asyncio.Event | None = None
         self._mcp_task: asyncio.Task[Any] | None = None
 
@@ -109,7 +111,7 @@ class Chat:
             worker.approvers.append(fixed)
         sandbox = getattr(worker.permissions, "sandbox", None)
         if sandbox is not None:
-            sandbox.ask_domain = DomainApprover(self.approval, self.err, self.renderer.stop_spinner).ask
+            sandbox.ask_domain = DomainApprover(self.approval, self.err, self.pause).ask
         guard_descendants()
         worker.subscribe(self.renderer)
         if plan.servers:
@@ -261,7 +263,7 @@ class Chat:
             stopped.append(signum)
             if len(stopped) == 1:
                 name = "Ctrl-C" if signum == signal.SIGINT else "SIGTERM"
-                self.renderer.stop_spinner()
+                self.pause()
                 self.err.print(f"\n[yellow]cancelling the turn ({name})… (Ctrl-C again to quit at once)[/]")
                 worker.cancel()
             else:
@@ -275,12 +277,13 @@ class Chat:
             outcome = self.loop.run_until_complete(start())
         except Cancelled:
             self.err.print("[yellow]turn cancelled; the conversation goes on[/]", highlight=False)
-        except WorkerError as exc:
+        except Exception as exc:  # the turn failed (provider, hook, checkpoint …): say it, keep the session
+            self.pause()
             self.err.print(f"[red]the turn failed: {type(exc).__name__}: {escape(str(exc))}[/]", highlight=False)
         finally:
             for signum in (signal.SIGINT, signal.SIGTERM):
                 self.loop.remove_signal_handler(signum)
-            self.renderer.stop_spinner()
+            self.pause()
         if isinstance(outcome, Paused):
             self.pending, self.decisions = outcome, {}
             self._show_pending()

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import platform
 import re
+import shlex
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -29,11 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hookloop import Finished, Paused, PendingCall, Worker
+from hookloop import Finished, MaxTurnsExceeded, Paused, PendingCall, Worker, WorkerError
 from hookloop.cli._session import Session, UsageError, json_line
 from hookloop.items import Message, Reasoning, ToolCall, ToolResult, new_id
 from hookloop.providers.pricing import PRICES_AS_OF, UsageCost, cost_usd, price_for
-from hookloop.stream import Usage
+from hookloop.stream import TextDelta, Usage
 from hookloop.timeline import (
     HookDecision,
     ItemAppended,
@@ -41,6 +42,7 @@ from hookloop.timeline import (
     ModelRequestStarted,
     RunStarted,
     TimelineEvent,
+    ToolStarted,
 )
 
 __all__ = [
@@ -340,17 +342,29 @@ def verbose_printer(err: Any) -> Any:
     result, on stderr."""
     from rich.text import Text as RichText
 
+    in_text = False  # the model's text line is open: start on a new line (a terminal shows both streams)
+
+    def say(line: str) -> None:
+        nonlocal in_text
+        err.print(RichText(("\n" if in_text else "") + line, style="dim"))
+        in_text = False
+
     def show(event: TimelineEvent) -> None:
-        if isinstance(event, ModelRequestEnded):
+        nonlocal in_text
+        if isinstance(event, TextDelta):
+            in_text = True
+        elif isinstance(event, ModelRequestEnded):
             usage = event.usage or Usage()
             detail = f"error: {event.error}" if event.error else f"stop: {event.stop_reason}"
             line = f"  model request {event.turn}: {usage.input_tokens} in / {usage.output_tokens} out · {detail}"
-            err.print(RichText(line, style="dim"))
+            say(line)
         elif isinstance(event, ItemAppended) and isinstance(event.item, ToolResult):
             lines = event.item.content.splitlines() or [""]
             shown = "\n".join(f"  │ {x[:200]}" for x in lines[:5])
             more = f"\n  │ … {len(lines) - 5} more lines" if len(lines) > 5 else ""
-            err.print(RichText(f"  {event.item.name} result:\n{shown}{more}", style="dim"))
+            say(f"  {event.item.name} result:\n{shown}{more}")
+        elif isinstance(event, ToolStarted):
+            in_text = False  # the renderer closed the line
 
     return show
 
@@ -368,6 +382,8 @@ class ClaudeSession(Session):
     worker: Worker | None = None
     restored: Any = None
     """A :class:`hookloop.cli._store.SavedSession` to continue (``--continue`` / ``--resume``)."""
+    error: WorkerError | None = None
+    """The error that ended the run, if one did."""
 
     def wrap(self, start: Any) -> Any:
         """``start`` with the tracker attached, the saved conversation restored, disallowed tools removed."""
@@ -393,7 +409,11 @@ class ClaudeSession(Session):
             self.tracker.attach(worker)
             if self.verbose and self.output == "text":
                 worker.subscribe(verbose_printer(self.err))
-            return await start(worker)
+            try:
+                return await start(worker)
+            except WorkerError as exc:  # the subtype of the result says which (MaxTurnsExceeded, …)
+                self.error = exc
+                raise
 
         return run
 
@@ -443,7 +463,7 @@ class ClaudeSession(Session):
             return Session._report_paused(self, outcome, path)
         from hookloop.cli._session import EXIT_PAUSED
 
-        command = f"hookloop resume {path}"
+        command = f"hookloop resume {shlex.quote(str(path))}"
         pending = [
             {
                 "call_id": c.call_id,
@@ -481,7 +501,7 @@ class ClaudeSession(Session):
             "cancelled"
             if status == "cancelled"
             else "error_max_turns"
-            if message.startswith("MaxTurnsExceeded")
+            if isinstance(self.error, MaxTurnsExceeded)
             else "error_during_execution"
         )
         result = self.tracker.result(
