@@ -440,3 +440,21 @@ def test_a_call_left_waiting_is_never_run_by_a_continued_session(project: Path, 
     results = [i for i in json.loads(state.read_text())["history"] if i["type"] == "tool_result"]
     assert [r["is_error"] for r in results] == [True]
     assert "not executed" in results[0]["content"]
+
+
+def test_mcp_servers_stay_open_for_the_whole_chat(project: Path, env: dict[str, str], tmp_path: Path) -> None:
+    server = str(Path(__file__).parents[1] / "tools" / "mcp_caps_server.py")
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"caps": {"command": sys.executable, "args": [server, "stdio", "",
+                                                                                               str(tmp_path)]}}}))  # fmt: skip
+    add = {"tool": "mcp__caps__add", "arguments": {"a": 2, "b": 3}}
+    model = script(project / "model.json", [[add], [{"text": "Five."}], [add], [{"text": "Five again."}]])
+    out = subprocess.run(
+        [*HOOKLOOP, "chat", "--model", f"scripted:{model}", "--mcp-config", str(config), "--yes"],
+        input="add\nadd again\n", capture_output=True, text=True, env=env, cwd=project, timeout=60,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "Five." in out.stdout
+    assert "Five again." in out.stdout
+    results = transcript_items(env, "tool_result")
+    assert [(r["name"], r["content"], r["is_error"]) for r in results] == [("mcp__caps__add", "5", False)] * 2

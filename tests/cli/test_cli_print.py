@@ -151,6 +151,24 @@ def test_the_prompt_can_come_from_stdin(project: Path, env: dict[str, str], how:
     assert state["history"][0]["content"][0]["text"] == "line one\nline two"
 
 
+def test_piped_input_is_added_after_the_prompt_as_claude_p_does(project: Path, env: dict[str, str]) -> None:
+    model = script(project / "model.json", [[{"text": "Explained."}], [{"text": "Again."}]])
+    out = cli("-p", "explain this error", "--model", f"scripted:{model}", "--output-format", "json",
+              stdin="Traceback: boom\n", env=env, cwd=project)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    sid = json.loads(out.stdout)["session_id"]
+    state = json.loads((Path(env["HOOKLOOP_HOME"]) / "sessions" / f"{sid}.state.json").read_text())
+    assert state["history"][0]["content"][0]["text"] == "explain this error\n\nTraceback: boom"
+    # from a file too; an empty pipe adds nothing
+    (project / "error.log").write_text("from a file\n")
+    with open(project / "error.log") as log:
+        done = subprocess.run([*HOOKLOOP, "-p", "explain", "--model", f"scripted:{model}", "--output-format", "json"],
+                              stdin=log, capture_output=True, text=True, env=env, cwd=project, timeout=60)  # fmt: skip
+    sid = json.loads(done.stdout)["session_id"]
+    state = json.loads((Path(env["HOOKLOOP_HOME"]) / "sessions" / f"{sid}.state.json").read_text())
+    assert state["history"][0]["content"][0]["text"] == "explain\n\nfrom a file"
+
+
 def test_an_empty_prompt_is_a_usage_error(project: Path, env: dict[str, str]) -> None:
     model = script(project / "model.json", [[{"text": "x"}]])
     out = cli("run", "-", "--model", f"scripted:{model}", stdin="  \n", env=env, cwd=project)

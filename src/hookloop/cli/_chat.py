@@ -170,9 +170,10 @@ class Chat:
             self._greet(worker)
             history = _enable_history()
             interrupts = 0
+            terminal = sys.stdin.isatty()  # piped: one message a line, and stdout holds only the answers
             while self.exit_code == EXIT_OK:
                 try:
-                    line = input("approve? > " if self.pending else "> ")
+                    line = input(("approve? > " if self.pending else "> ") if terminal else "")
                 except EOFError:
                     self.err.print("")
                     break

@@ -130,18 +130,40 @@ def system_prompt(system: str | None, append: str | None) -> str | None:
 
 
 def read_prompt(prompt: str | None) -> str:
-    """The prompt: the argument, or stdin when it is ``-`` or missing (``echo hi | hookloop -p``). A missing
-    prompt at a terminal, or an empty one, is a usage error."""
+    """The prompt: the argument, or stdin when it is ``-`` or missing (``echo hi | hookloop -p``).
+
+    With a prompt argument, piped input is added after it, as ``claude -p`` does (``cat error.log | hookloop -p
+    "explain this"``): stdin is read when it is a file, or a pipe that has data (or its end) within a quarter of a
+    second — an idle pipe inherited from a parent that never writes is left alone rather than waited on. A
+    missing prompt at a terminal, or an empty one, is a usage error."""
     if prompt is not None and prompt != "-":
         if not prompt.strip():
             raise UsageError("the prompt is empty")
-        return prompt
+        piped = _piped_input()
+        return f"{prompt}\n\n{piped}" if piped and piped.strip() else prompt
     if prompt is None and sys.stdin.isatty():
         raise UsageError("no prompt: pass it as an argument, or '-' to read it from stdin")
     text = sys.stdin.read()
     if not text.strip():
         raise UsageError("no prompt: stdin was empty")
     return text.rstrip("\n")
+
+
+def _piped_input() -> str | None:
+    import os
+    import select
+    import stat
+
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError):  # no stdin at all
+        return None
+    if stat.S_ISREG(mode):
+        return sys.stdin.read().rstrip("\n")
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        return None  # a terminal, /dev/null
+    ready, _, _ = select.select([sys.stdin], [], [], 0.25)
+    return sys.stdin.read().rstrip("\n") if ready else None
 
 
 # -- what a run cost, what it said ------------------------------------------------------------------------
