@@ -376,6 +376,7 @@ def test_two_ctrl_c_at_the_prompt_end_the_session_sigterm_in_a_turn_exits_143(
     term = Screen(["chat", "--model", f"scripted:{model}"], env, project)
     term.wait_prompt()
     term.type("half a line")
+    term.wait_for("> half a line")  # as a person would: the text is on the screen, then Ctrl-C
     term.type("\x03")
     term.wait_for("(Ctrl-C again, Ctrl-D or /exit to quit)")
     term.wait_prompt(2)
