@@ -317,6 +317,12 @@ def test_continue_and_resume_go_on_with_the_last_session_in_a_new_process(projec
     by_id.type("\x04")
     assert by_id.finish() == 0
 
+    bare = subprocess.run(  # flags without a command: a chat, as `claude -c` is
+        [*HOOKLOOP, "-c"], input="/session\n", capture_output=True, text=True, env=env, cwd=project, timeout=60
+    )
+    assert bare.returncode == 0, bare.stderr
+    assert f"continuing session {session_id}" in bare.stderr
+
     printed = subprocess.run(
         [*HOOKLOOP, "-p", "one more", "--continue", "--output-format", "json"],
         capture_output=True, text=True, env=env, cwd=project, timeout=60,
@@ -446,8 +452,8 @@ def test_a_call_left_waiting_is_never_run_by_a_continued_session(project: Path, 
 def test_mcp_servers_stay_open_for_the_whole_chat(project: Path, env: dict[str, str], tmp_path: Path) -> None:
     server = str(Path(__file__).parents[1] / "tools" / "mcp_caps_server.py")
     config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": {"caps": {"command": sys.executable, "args": [server, "stdio", "",
-                                                                                               str(tmp_path)]}}}))  # fmt: skip
+    caps = {"command": sys.executable, "args": [server, "stdio", "", str(tmp_path)]}
+    config.write_text(json.dumps({"mcpServers": {"caps": caps}}))
     add = {"tool": "mcp__caps__add", "arguments": {"a": 2, "b": 3}}
     model = script(project / "model.json", [[add], [{"text": "Five."}], [add], [{"text": "Five again."}]])
     out = subprocess.run(

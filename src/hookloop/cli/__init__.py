@@ -11,15 +11,16 @@ _ROOT_OPTIONS = frozenset({"-h", "--help", "-v", "--version", "--install-complet
 
 
 def print_mode(argv: list[str]) -> list[str]:
-    """Claude Code's ``claude -p PROMPT [flags]``: ``hookloop -p …`` (or flags first, ``-p`` among them) is
-    ``hookloop run …``."""
+    """Claude Code's command line: ``claude -p PROMPT [flags]`` prints, ``claude [flags]`` talks. So
+    ``hookloop -p …`` (or flags first, ``-p`` among them) is ``hookloop run …``, and flags without a command
+    (``hookloop -c``, ``hookloop --model M``) are ``hookloop chat …``."""
     if not argv or argv[0] in _ROOT_OPTIONS or not argv[0].startswith("-"):
         return argv
     if argv[0] in ("-p", "--print"):
         return ["run", *argv[1:]]
     if "-p" in argv or "--print" in argv:
         return ["run", *argv]
-    return argv
+    return ["chat", *argv]
 
 
 def main() -> None:

@@ -64,7 +64,8 @@ def _root(
 ) -> None:
     """hookloop: run agents; hang logic on every point of the loop.
 
-    `hookloop -p PROMPT` runs one prompt and prints the answer (as `hookloop run`); `hookloop chat` talks.
+    `hookloop -p PROMPT` runs one prompt and prints the answer (as `hookloop run`); `hookloop chat` talks
+    (flags without a command, as in `hookloop -c`, start a chat).
     """
 
 

@@ -17,7 +17,11 @@ as a message starting with ``/``.
 
 The session is saved after every turn (see :mod:`hookloop.cli._store`): ``hookloop chat --continue`` (or
 ``hookloop -p … --continue``) goes on with the latest conversation of the project, ``--resume ID`` with a
-named one, in a new process.
+named one, in a new process. As with ``claude``, flags without a command start a chat: ``hookloop -c`` is
+``hookloop chat -c``.
+
+Without a terminal (stdin piped) the chat reads one message a line and prints no prompts, so stdout holds only
+the answers; asks still wait for a ``/approve`` line.
 """
 
 from __future__ import annotations
@@ -189,6 +193,8 @@ class Chat:
                     history()
                 if not self._handle(worker, line):
                     break
+            if self.tracker is not None and self.tracker.requests:
+                self._cost()
             return self.exit_code
         finally:
             self._save(worker)
