@@ -414,3 +414,46 @@ def test_install_completion_writes_the_shell_setup(project: Path, env: dict[str,
     home = Path(env["HOME"])
     assert "hookloop" in (home / ".bashrc").read_text()
     assert "_HOOKLOOP_COMPLETE" in next((home / ".bash_completions").glob("hookloop*")).read_text()
+
+
+def test_allowed_tools_takes_several_values_as_claude_code_does(project: Path, env: dict[str, str]) -> None:
+    model = script(
+        project / "model.json",
+        [
+            [{"tool": "Bash", "arguments": {"command": "cat notes.txt"}}],
+            [{"tool": "Read", "arguments": {"file_path": str(project / "notes.txt")}}],
+            [{"text": "Both ran."}],
+        ],
+    )
+    out = cli("-p", "--allowedTools", "Bash(cat:*)", "Read", "read the notes twice", "--model", f"scripted:{model}",
+              "--output-format", "json", env=env, cwd=project)  # fmt: skip
+    assert out.returncode == 0, out.stderr  # no ask: both rules were read; the prompt stayed the prompt
+    result = json.loads(out.stdout)
+    assert result["result"] == "Both ran."
+    state = json.loads((Path(env["HOOKLOOP_HOME"]) / "sessions" / f"{result['session_id']}.state.json").read_text())
+    assert state["history"][0]["content"][0]["text"] == "read the notes twice"
+
+
+def test_mcp_config_may_be_inline_json(project: Path, env: dict[str, str], tmp_path: Path) -> None:
+    server = str(Path(__file__).parents[1] / "tools" / "mcp_caps_server.py")
+    inline = json.dumps({"mcpServers": {"caps": {"command": sys.executable, "args": [server, "stdio", "",
+                                                                                      str(tmp_path)]}}})  # fmt: skip
+    add = {"tool": "mcp__caps__add", "arguments": {"a": 2, "b": 3}}
+    model = script(project / "model.json", [[add], [{"text": "Five."}]])
+    out = cli("-p", "add", "--model", f"scripted:{model}", "--mcp-config", inline, "--yes", "--output-format",
+              "stream-json", env=env, cwd=project)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    assert lines[0]["type"] == "system"
+    [status] = lines[0]["mcp_servers"]  # the inline server was configured and started
+    assert status["name"] == "caps"
+    if status["status"] == "connected":  # (a loaded machine may miss the 5 s initialize: then it says "failed")
+        assert "mcp__caps__add" in lines[0]["tools"]
+        result = next(x for x in lines if x["type"] == "user")["message"]["content"][0]
+        assert (result["content"], result["is_error"]) == ("5", False)
+    else:
+        assert status["status"] == "failed"
+        assert "mcp__caps__add" not in lines[0]["tools"]
+        assert "MCP server 'caps'" in out.stderr
+    [saved] = (Path(env["HOOKLOOP_HOME"]) / "mcp-configs").glob("*.json")
+    assert saved.stat().st_mode & 0o777 == 0o600

@@ -39,7 +39,10 @@ def main() -> None:
         app(prog_name="hookloop")  # prints the help (or answers a shell-completion request)
         return
     try:
-        code = app(args=print_mode(sys.argv[1:]), prog_name="hookloop", standalone_mode=False)
+        from hookloop.cli._print import expand_rule_lists
+
+        args = expand_rule_lists(print_mode(sys.argv[1:]))
+        code = app(args=args, prog_name="hookloop", standalone_mode=False)
     except Exception as exc:
         # typer vendors click: its exceptions are recognised by shape, not by class.
         format_message = getattr(exc, "format_message", None)

@@ -10,7 +10,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from hookloop.cli._print import ClaudeSession, read_prompt, split_tool_rules, system_prompt
+from hookloop.cli._print import ClaudeSession, mcp_config_paths, read_prompt, split_tool_rules, system_prompt
 from hookloop.cli._resume import load_cli_checkpoint, resume_options
 from hookloop.cli._session import (
     EXIT_USAGE,
@@ -121,8 +121,8 @@ def run(
         "--sandbox",
         help="Run Bash commands and project hooks in the OS sandbox; refuse to start without one (`hookloop doctor`).",
     ),
-    mcp_config: list[Path] = typer.Option(
-        [], "--mcp-config", help='An MCP config file ({"mcpServers": …}, Claude Code\'s format); repeatable.'
+    mcp_config: list[str] = typer.Option(
+        [], "--mcp-config", help='An MCP config file or JSON ({"mcpServers": …}, Claude Code\'s format); repeatable.'
     ),
     strict_mcp_config: bool = typer.Option(
         False, "--strict-mcp-config", help="Use only the --mcp-config servers (not .mcp.json or settings)."
@@ -183,7 +183,7 @@ def run(
         checkpoint_dir=checkpoint_dir.resolve() if checkpoint_dir else None,
         system=system_prompt(system, append_system_prompt),
         sandbox=sandbox,
-        mcp_config=[p.resolve() for p in mcp_config],
+        mcp_config=mcp_config_paths(mcp_config),
         strict_mcp_config=strict_mcp_config,
         allowed_tools=allowed,
         disallowed_tools=disallowed,

@@ -43,7 +43,13 @@ from hookloop import AllowAlways, Approve, Cancelled, Finished, Paused, Reject, 
 from hookloop._frozen import dumps
 from hookloop._reaper import guard_descendants
 from hookloop.cli._mcp import run_with_mcp_servers, session_mcp_plan
-from hookloop.cli._print import RunTracker, remove_disallowed_tools, split_tool_rules, system_prompt
+from hookloop.cli._print import (
+    RunTracker,
+    mcp_config_paths,
+    remove_disallowed_tools,
+    split_tool_rules,
+    system_prompt,
+)
 from hookloop.cli._session import (
     EXIT_OK,
     EXIT_TERMINATED,
@@ -456,7 +462,7 @@ def chat(
     append_system_prompt: str | None = typer.Option(None, "--append-system-prompt", help="Add to the system prompt."),
     allowed_tools: list[str] = typer.Option([], "--allowedTools", "--allowed-tools", help="Allow rules."),
     disallowed_tools: list[str] = typer.Option([], "--disallowedTools", "--disallowed-tools", help="Deny rules."),
-    mcp_config: list[Path] = typer.Option([], "--mcp-config", help="An MCP config file; repeatable."),
+    mcp_config: list[str] = typer.Option([], "--mcp-config", help="An MCP config file or JSON; repeatable."),
     strict_mcp_config: bool = typer.Option(False, "--strict-mcp-config", help="Use only the --mcp-config servers."),
     sandbox: bool = typer.Option(False, "--sandbox", help="Run Bash commands and project hooks in the OS sandbox."),
     continue_: bool = typer.Option(False, "--continue", "-c", help="Continue the latest session in this directory."),
@@ -497,7 +503,7 @@ def chat(
         trust_project_hooks=trust_project_hooks,
         system=system_prompt(system, append_system_prompt),
         sandbox=sandbox,
-        mcp_config=[p.resolve() for p in mcp_config],
+        mcp_config=mcp_config_paths(mcp_config),
         strict_mcp_config=strict_mcp_config,
         allowed_tools=allowed,
         disallowed_tools=disallowed,

@@ -13,7 +13,7 @@ stream-json messages, ``--allowedTools`` / ``--disallowedTools``, the prompt fro
 
 ``--output-format stream-json`` prints one JSON object a line: hookloop's timeline events (the schema of
 :func:`hookloop.timeline.event_to_json`) and, interleaved, Claude Code's messages — ``{"type": "system",
-"subtype": "init", …}`` after ``run_started``, ``{"type": "assistant", "message": {…}}`` for each text,
+"subtype": "init", …}`` first, ``{"type": "assistant", "message": {…}}`` for each text,
 tool-use or thinking block, ``{"type": "user", "message": {…}}`` for each tool result — and last the result
 object above. A consumer of Claude Code's format keeps the lines whose ``type`` it knows.
 """
@@ -40,7 +40,6 @@ from hookloop.timeline import (
     ItemAppended,
     ModelRequestEnded,
     ModelRequestStarted,
-    RunStarted,
     TimelineEvent,
     ToolStarted,
 )
@@ -48,6 +47,8 @@ from hookloop.timeline import (
 __all__ = [
     "ClaudeSession",
     "RunTracker",
+    "expand_rule_lists",
+    "mcp_config_paths",
     "read_prompt",
     "split_tool_rules",
     "system_prompt",
@@ -95,6 +96,58 @@ def split_tool_rules(values: Sequence[str]) -> list[str]:
         if current:
             rules.append("".join(current))
     return rules
+
+
+_ONE_RULE = r"(?:[A-Z][A-Za-z0-9]*|mcp__[\w-]+)(?:\(.*\))?"
+_RULE_WORD = re.compile(rf"^{_ONE_RULE}(?:,\s*{_ONE_RULE})*$")
+_RULE_FLAGS = frozenset({"--allowedTools", "--allowed-tools", "--disallowedTools", "--disallowed-tools"})
+
+
+def expand_rule_lists(argv: Sequence[str]) -> list[str]:
+    """Claude Code's ``--allowedTools "Bash(git log:*)" "Bash(git diff:*)" Read``: after the flag's own value,
+    every following argument that is a tool rule (``Name``, ``Name(…)``, ``mcp__…``, or a comma list of them)
+    belongs to it too; repeated flags are what typer reads. A prompt (words with spaces, lower case) is never
+    taken for a rule."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in _RULE_FLAGS and i + 1 < len(argv):
+            out.extend((arg, argv[i + 1]))
+            i += 2
+            while i < len(argv) and _RULE_WORD.match(argv[i]):
+                out.extend((arg, argv[i]))
+                i += 1
+            continue
+        out.append(arg)
+        i += 1
+    return out
+
+
+def mcp_config_paths(values: Sequence[str]) -> list[Path]:
+    """``--mcp-config`` values: files, or (as Claude Code allows) inline JSON, kept in a private file under
+    ``$HOOKLOOP_HOME/mcp-configs`` named by its hash so the run (and a resume) can read it as a file."""
+    import hashlib
+    import os
+
+    from hookloop.cli._session import home
+
+    paths: list[Path] = []
+    for value in values:
+        if not value.lstrip().startswith("{"):
+            paths.append(Path(value).resolve())
+            continue
+        folder = home() / "mcp-configs"
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path = folder / f"{hashlib.sha256(value.encode()).hexdigest()[:32]}.json"
+        if not path.exists():
+            tmp = folder / f".{path.name}.{os.getpid()}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as file:
+                file.write(value)
+            tmp.replace(path)
+        paths.append(path)
+    return paths
 
 
 def tool_rule_layers(allowed: Sequence[str], disallowed: Sequence[str]) -> list[tuple[str, Mapping[str, object]]]:
@@ -206,6 +259,28 @@ class RunTracker:
         worker.subscribe(self)
         worker.denial_observers.append(self._denied)
 
+    def init(self) -> None:
+        """Claude Code's first message: ``{"type": "system", "subtype": "init", …}`` (tools, MCP servers, model,
+        permission mode)."""
+        self._emit(
+            {
+                "type": "system",
+                "subtype": "init",
+                "cwd": str(self.cwd),
+                "session_id": self.session_id,
+                "tools": list(self.tools),
+                "mcp_servers": [
+                    {"name": name, "status": "connected" if self._has_tools_of(name) else "failed"}
+                    for name in self.mcp_servers
+                ],
+                "model": self.model,
+                "permissionMode": self.permission_mode,
+            }
+        )
+
+    def _has_tools_of(self, server: str) -> bool:
+        return any(name.startswith(f"mcp__{server}__") for name in self.tools)
+
     async def _denied(self, call: PendingCall) -> None:
         self._denial(call.call_id, call.tool_name, dict(call.arguments))
 
@@ -231,20 +306,6 @@ class RunTracker:
             began, model, provider = self._open.pop(event.turn, (time.monotonic(), None, "unknown"))
             self.api_seconds += time.monotonic() - began
             self.requests.append(UsageCost(model, provider, event.usage or Usage()))
-        elif isinstance(event, RunStarted):
-            self._emit(
-                {
-                    "type": "system",
-                    "subtype": "init",
-                    "cwd": str(self.cwd),
-                    "session_id": self.session_id,
-                    "tools": list(self.tools),
-                    "mcp_servers": [{"name": name, "status": "connected"} for name in self.mcp_servers],
-                    "model": self.model,
-                    "permissionMode": self.permission_mode,
-                    "run_id": event.run_id,
-                }
-            )
         elif isinstance(event, HookDecision):
             if event.event == "permission_request" and event.decision == "Reject" and event.call_id:
                 self._denial(event.call_id, "", {})
@@ -429,6 +490,7 @@ class ClaudeSession(Session):
             )
             self.tracker.mcp_servers = [s.name for s in getattr(self.mcp, "servers", [])]
             self.tracker.attach(worker)
+            self.tracker.init()
             if self.verbose and self.output == "text":
                 worker.subscribe(verbose_printer(self.err))
             try:
