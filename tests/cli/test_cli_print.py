@@ -194,6 +194,16 @@ def test_allowed_tools_run_without_asking_and_a_settings_deny_still_wins(project
     assert result["permission_denials"][0]["tool_input"] == {"command": "cat notes.txt"}
 
 
+def test_deny_answers_are_permission_denials(project: Path, env: dict[str, str]) -> None:
+    model = bash_then_done(project)
+    out = cli("-p", "read", "--model", f"scripted:{model}", "--deny", "--output-format", "json", env=env, cwd=project)
+    assert out.returncode == 0, out.stderr
+    [denial] = json.loads(out.stdout)["permission_denials"]
+    assert denial["tool_name"] == "Bash"
+    assert denial["tool_input"] == {"command": "cat notes.txt"}
+    assert denial["tool_use_id"]
+
+
 def test_a_rule_with_spaces_in_parentheses_stays_one_rule(project: Path, env: dict[str, str]) -> None:
     model = bash_then_done(project, "git log --oneline")
     out = cli("-p", "log", "--model", f"scripted:{model}", "--allowedTools", "Bash(git log:*) Read",

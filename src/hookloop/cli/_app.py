@@ -152,6 +152,11 @@ def run(
     Permission asks are put to you in the terminal; without a terminal (and without --yes/--deny) the run
     pauses, writes a checkpoint and exits with code 3. Ctrl-C cancels cleanly (exit 130; SIGTERM the same, exit
     143); twice quits at once.
+
+    As `claude -p`: `hookloop -p PROMPT` is this command; the prompt may come from stdin ('-', or piped input
+    added after it); --output-format json prints Claude Code's result fields (result, subtype, is_error,
+    num_turns, duration_ms, total_cost_usd, usage, session_id, …), stream-json its system/assistant/user/result
+    messages among hookloop's events. The session is saved: -c continues the latest one here, --resume ID one.
     """
     check_choice("--output-format", output_format, OUTPUT_FORMATS)
     check_choice("--permission-mode", permission_mode, MODES)

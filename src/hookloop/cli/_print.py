@@ -250,6 +250,7 @@ class RunTracker:
     mcp_servers: list[str] = field(default_factory=list)
     model: str | None = None
     _open: dict[int, tuple[float, str | None, str]] = field(default_factory=dict)
+    _calls: dict[str, tuple[str, Mapping[str, object]]] = field(default_factory=dict)
     _message_id: str = ""
 
     def attach(self, worker: Worker) -> None:
@@ -308,7 +309,8 @@ class RunTracker:
             self.requests.append(UsageCost(model, provider, event.usage or Usage()))
         elif isinstance(event, HookDecision):
             if event.event == "permission_request" and event.decision == "Reject" and event.call_id:
-                self._denial(event.call_id, "", {})
+                name, arguments = self._calls.get(event.call_id, ("", {}))  # an approver (--deny) refused it
+                self._denial(event.call_id, name, arguments)
         elif isinstance(event, ItemAppended):
             self._item(event)
 
@@ -318,10 +320,9 @@ class RunTracker:
         if isinstance(item, Message) and item.role == "assistant" and item.text:
             block = {"type": "text", "text": item.text}
         elif isinstance(item, ToolCall):
-            block = {"type": "tool_use", "id": item.call_id, "name": item.name, "input": item.to_json()["arguments"]}
-            for denial in self.denials:  # a --deny rejection names its call only
-                if denial["tool_use_id"] == item.call_id and not denial["tool_name"]:
-                    denial.update(tool_name=item.name, tool_input=item.to_json()["arguments"])
+            arguments = item.to_json()["arguments"]
+            block = {"type": "tool_use", "id": item.call_id, "name": item.name, "input": arguments}
+            self._calls[item.call_id] = (item.name, arguments if isinstance(arguments, dict) else {})
         elif isinstance(item, Reasoning) and item.text:
             block = {"type": "thinking", "thinking": item.text, "signature": item.signature}
         elif isinstance(item, ToolResult):
@@ -353,14 +354,6 @@ class RunTracker:
                     "parent_tool_use_id": None,
                 }
             )
-
-    def for_tool_calls(self, calls: Sequence[Any]) -> None:
-        """Fill in names and inputs of rejections recorded by call id only."""
-        by_id = {c.call_id: c for c in calls}
-        for denial in self.denials:
-            call = by_id.get(str(denial["tool_use_id"]))
-            if call is not None and not denial["tool_name"]:
-                denial.update(tool_name=call.tool_name, tool_input=dict(call.arguments))
 
     @property
     def usage(self) -> Usage:
