@@ -8,6 +8,22 @@ import sys
 __all__ = ["main"]
 
 
+_ROOT_OPTIONS = frozenset({"-h", "--help", "-v", "--version", "--install-completion", "--show-completion"})
+
+
+def print_mode(argv: list[str]) -> list[str]:
+    """Claude Code's command line: ``claude -p PROMPT [flags]`` prints, ``claude [flags]`` talks. So
+    ``hookloop -p …`` (or flags first, ``-p`` among them) is ``hookloop run …``, and flags without a command
+    (``hookloop -c``, ``hookloop --model M``) are ``hookloop chat …``."""
+    if not argv or argv[0] in _ROOT_OPTIONS or not argv[0].startswith("-"):
+        return argv
+    if argv[0] in ("-p", "--print"):
+        return ["run", *argv[1:]]
+    if "-p" in argv or "--print" in argv:
+        return ["run", *argv]
+    return ["chat", *argv]
+
+
 def main() -> None:
     """Entry point of the ``hookloop`` console script.
 
@@ -19,11 +35,16 @@ def main() -> None:
     except ImportError as exc:  # typer/rich missing
         print(f"hookloop: the command line needs the cli extra: pip install 'hookloop[cli]' ({exc})", file=sys.stderr)
         raise SystemExit(2) from None
+    # prog_name: the name in usage lines and the shell-completion variable (_HOOKLOOP_COMPLETE), whether this
+    # runs as the console script, `python -m hookloop` or `python -c …`.
     if len(sys.argv) <= 1:
-        app()  # prints the help
+        app(prog_name="hookloop")  # prints the help (or answers a shell-completion request)
         return
     try:
-        code = app(standalone_mode=False)
+        from hookloop.cli._print import expand_rule_lists
+
+        args = expand_rule_lists(print_mode(sys.argv[1:]))
+        code = app(args=args, prog_name="hookloop", standalone_mode=False)
     except Exception as exc:
         # typer vendors click: its exceptions are recognised by shape, not by class.
         format_message = getattr(exc, "format_message", None)

@@ -81,6 +81,7 @@ def resume_options(
     current.model = model or saved.model
     current.max_turns, current.system = saved.max_turns, saved.system
     current.checkpoint_dir, current.scripted_position = saved.checkpoint_dir, saved.scripted_position
+    current.disallowed_tools = list(saved.disallowed_tools)  # a restriction the run was started with stays
     notes = []
     if saved.permission_mode != permission_mode:
         notes.append(

@@ -87,6 +87,10 @@ class RunOptions:
     """``--mcp-config`` files (trusted: the user named them)."""
     strict_mcp_config: bool = False
     """``--strict-mcp-config``: only the ``--mcp-config`` servers (no ``.mcp.json``, no settings ``mcpServers``)."""
+    allowed_tools: list[str] = field(default_factory=list)
+    """``--allowedTools`` rules: allow rules of the highest-precedence layer (a settings deny still wins)."""
+    disallowed_tools: list[str] = field(default_factory=list)
+    """``--disallowedTools`` rules: deny rules (a resume keeps them: they only narrow)."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -103,6 +107,8 @@ class RunOptions:
             "sandbox": self.sandbox,
             "mcp_config": [str(p) for p in self.mcp_config],
             "strict_mcp_config": self.strict_mcp_config,
+            "allowed_tools": list(self.allowed_tools),
+            "disallowed_tools": list(self.disallowed_tools),
         }
 
     @classmethod
@@ -125,6 +131,9 @@ class RunOptions:
         mcp_config = get("mcp_config", list, [])
         if not all(isinstance(p, str) for p in mcp_config):
             raise UsageError("checkpoint.options.mcp_config: expected a list of paths")
+        rules = {name: get(name, list, []) for name in ("allowed_tools", "disallowed_tools")}
+        if not all(isinstance(r, str) for listed in rules.values() for r in listed):
+            raise UsageError("checkpoint.options.allowed_tools/disallowed_tools: expected lists of rules")
         return cls(
             model=get("model", str),
             cwd=Path(get("cwd", str)),
@@ -139,6 +148,8 @@ class RunOptions:
             sandbox=get("sandbox", bool, False),
             mcp_config=[Path(p) for p in mcp_config],
             strict_mcp_config=get("strict_mcp_config", bool, False),
+            allowed_tools=rules["allowed_tools"],
+            disallowed_tools=rules["disallowed_tools"],
         )
 
 
@@ -155,9 +166,12 @@ def home() -> Path:
 def settings_layers(options: RunOptions) -> list[tuple[str, Mapping[str, object]]]:
     """The settings files that exist, lowest precedence first, then each ``--settings`` file."""
     try:
-        return read_settings_layers(options.cwd, extra=options.settings, include_claude=options.include_claude)
+        layers = read_settings_layers(options.cwd, extra=options.settings, include_claude=options.include_claude)
     except SettingsError as exc:
         raise UsageError(str(exc)) from exc
+    from hookloop.cli._print import tool_rule_layers  # --allowedTools / --disallowedTools, highest precedence
+
+    return [*layers, *tool_rule_layers(options.allowed_tools, options.disallowed_tools)]
 
 
 def build_policy(options: RunOptions, layers: Sequence[tuple[str, Mapping[str, object]]]) -> PermissionPolicy:
