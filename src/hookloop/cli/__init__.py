@@ -17,6 +17,10 @@ def main() -> None:
     except ImportError as exc:  # typer/rich missing
         print(f"hookloop: the command line needs the cli extra: pip install 'hookloop[cli]' ({exc})", file=sys.stderr)
         raise SystemExit(2) from None
+    if len(sys.argv) > 2 and sys.argv[1] == "run":
+        from hookloop.cli._durable import durable_argv
+
+        sys.argv[1:] = durable_argv(sys.argv[1:])  # `--durable` with its URL left out
     if len(sys.argv) <= 1:
         app()  # prints the help
         return

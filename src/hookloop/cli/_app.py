@@ -109,6 +109,13 @@ def run(
     strict_mcp_config: bool = typer.Option(
         False, "--strict-mcp-config", help="Use only the --mcp-config servers (not .mcp.json or settings)."
     ),
+    durable: str | None = typer.Option(
+        None,
+        "--durable",
+        metavar="[URL]",
+        help="A durable run in the database at URL (default: $HOOKLOOP_DURABLE_URL, else HOOKLOOP_HOME): prints "
+        "the run id, returns when it finishes or pauses; see hookloop runs / hookloop worker.",
+    ),
 ) -> None:
     """Run an agent with the built-in tools (Read, Write, Edit, Bash, Glob, Grep) in a project directory.
 
@@ -140,6 +147,10 @@ def run(
         mcp_config=[p.resolve() for p in mcp_config],
         strict_mcp_config=strict_mcp_config,
     )
+    if durable is not None:
+        from hookloop.cli._durable import run_durable
+
+        raise typer.Exit(run_durable(durable, prompt, options, approval_from(yes, deny, "json"), output_format))
     session = _session(options, output_format, approval_from(yes, deny, output_format))
 
     async def start(worker: Any) -> Any:
@@ -254,6 +265,14 @@ def _register_hooks() -> None:
 
     app.add_typer(hooks_app, name="hooks")
     app.command()(doctor)
+    _register_durable()
+
+
+def _register_durable() -> None:
+    from hookloop.cli._runs import runs_app, worker
+
+    app.add_typer(runs_app, name="runs")
+    app.command()(worker)
 
 
 _register_hooks()
