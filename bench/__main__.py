@@ -22,6 +22,7 @@ from pathlib import Path
 from bench import (
     command_hooks,
     dispatch_cost,
+    durable,
     interceptors,
     loop_overhead,
     permissions,
@@ -42,6 +43,7 @@ SECTIONS: dict[str, SectionRun] = {
     "sandbox": sandbox.run,
     "permissions": permissions.run,
     "providers": provider_stream.run,
+    "durable": durable.run,
 }
 
 
