@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import getpass
 import importlib.metadata
 import logging
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from hookloop._frozen import JSONValue
+from hookloop.effects import current_effects
 from hookloop.errors import Aborted
 from hookloop.timeline import HookDecision, HookOutputLine, HookStarted
 
@@ -438,8 +440,14 @@ class Firing:
     # -- background tasks ---------------------------------------------------------------------------------
 
     def spawn(self, work: Coroutine[Any, Any, object]) -> asyncio.Task[Any]:
-        """Start fire-and-forget work in a task this installation owns (drained at session_end)."""
-        task = asyncio.get_running_loop().create_task(work)
+        """Start fire-and-forget work in a task this installation owns (drained at session_end).
+
+        The task runs outside the run's durable effects (``current_effects`` is None in it): a background hook
+        fires at a time no replay can reproduce, so a durable backend cannot record it as a step in order; it
+        runs best-effort, again on a replay (see :mod:`hookloop.durable.dbos`)."""
+        context = contextvars.copy_context()
+        context.run(current_effects.set, None)
+        task = asyncio.get_running_loop().create_task(work, context=context)
         self.background.add(task)
         task.add_done_callback(self._finished)
         return task
