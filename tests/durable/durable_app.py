@@ -43,9 +43,8 @@ with open(os.path.join(here, "hooks.log"), "a") as f:
 block = os.path.join(here, f"block-hook-{n}")
 if os.path.exists(block):
     os.remove(block)
-    with open(os.path.join(here, "ready.tmp"), "w") as f:
-        json.dump({"pid": os.getpid(), "what": "hook"}, f)
-    os.replace(os.path.join(here, "ready.tmp"), os.path.join(here, "ready"))
+    with open(os.path.join(here, "ready.fifo"), "w") as f:
+        f.write(json.dumps({"pid": os.getpid(), "what": "hook"}) + "\\n")
     while True:
         time.sleep(3600)
 """
@@ -63,9 +62,9 @@ def _log(path: Path, record: Mapping[str, object]) -> None:
 
 
 def _ready(here: Path, what: str) -> None:
-    tmp = here / "ready.tmp"
-    tmp.write_text(json.dumps({"pid": os.getpid(), "what": what}))
-    os.replace(tmp, here / "ready")
+    """Tell the test (which reads the FIFO ``ready.fifo``) which process to kill."""
+    with (here / "ready.fifo").open("w", encoding="utf-8") as f:
+        f.write(json.dumps({"pid": os.getpid(), "what": what}) + "\n")
 
 
 def _blocked(here: Path, what: str) -> bool:
@@ -75,6 +74,20 @@ def _blocked(here: Path, what: str) -> bool:
     block.unlink()
     _ready(here, what)
     return True
+
+
+async def _recorded(url: str, step: str) -> None:
+    """Wait until this workflow has recorded ``step`` (the other call of the batch finished first)."""
+    from dbos import DBOS, DBOSClient
+
+    workflow = DBOS.workflow_id
+    assert workflow is not None
+    client = DBOSClient(system_database_url=url)
+    try:
+        while not any(s["function_name"] == step for s in await client.list_workflow_steps_async(workflow)):
+            await asyncio.sleep(0.02)
+    finally:
+        client.destroy()
 
 
 def app(options: Mapping[str, object]) -> Worker:
@@ -91,7 +104,9 @@ def app(options: Mapping[str, object]) -> Worker:
     async def step(n: int, ctx: ToolContext) -> str:
         """Do step n."""
         _log(here / "tools.log", {"n": n, "key": ctx.idempotency_key, "pid": os.getpid()})
-        if _blocked(here, f"tool-{n}"):
+        if n == 1 and (here / "block-tool-1-after-2").exists():
+            await _recorded(str(options["url"]), "tool:1:c2#0")
+        if _blocked(here, f"tool-{n}") or _blocked(here, f"tool-{n}-after-2"):
             await asyncio.Event().wait()  # the process is killed here, or the run is cancelled
         return f"step {n} done"
 
@@ -133,12 +148,8 @@ async def serve(url: str, executor_id: str) -> None:
 
     backend = DBOSBackend(url, executor_id=executor_id)
     backend.register("app", app)
-    serving = asyncio.create_task(backend.serve())
-    ready = os.environ.get("DURABLE_SERVING_FILE")
-    if ready:
-        Path(ready).write_text(str(os.getpid()))
     try:
-        await serving
+        await backend.serve()
     finally:
         await backend.close()
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from dbos import DBOS, DBOSClient
 
+from hookloop._frozen import thaw_object
 from hookloop.checkpoint import Checkpoint
 from hookloop.errors import Cancelled
 from hookloop.outcome import Finished, Paused
@@ -40,6 +41,7 @@ QUEUE_POLL_SECONDS = 0.1
 _STREAM_TYPES = frozenset(
     {"block_start", "block_stop", "text_delta", "thinking_delta", "tool_call_delta", "native_block", "usage", "stop"}
 )
+
 
 def workflow_id(run_id: str, segment: int) -> str:
     return f"hookloop:{run_id}:{segment}"
@@ -132,6 +134,15 @@ class _Segment:
         finally:
             watcher.cancel()
             await asyncio.gather(watcher, return_exceptions=True)
+        try:
+            return await self._record(worker, outcome)
+        except Exception as exc:  # the outcome cannot be stored: the run fails rather than stay "running"
+            _log.error("durable run %s: storing its outcome failed", run_id, exc_info=True)
+            await self._end("failed", error=f"{type(exc).__name__}: {exc}", history=_history(worker), extra={})
+            return "failed"
+
+    async def _record(self, worker: Worker, outcome: Finished | Paused) -> str:
+        rt, run_id = self.rt, self.run_id
         if isinstance(outcome, Paused):
             await self._pause(worker, outcome)
             return "paused"
@@ -143,7 +154,11 @@ class _Segment:
             "reason": outcome.reason if outcome.stop_reason is None else f"{outcome.reason}: {outcome.stop_reason}",
         }
         await self._end(
-            "finished", error=None, history=_history(worker), extra={"checkpoint": final.dumps(key=rt.key)}, result=result
+            "finished",
+            error=None,
+            history=_history(worker),
+            extra={"checkpoint": final.dumps(key=rt.key)},
+            result=result,
         )
         return "finished"
 
@@ -163,7 +178,7 @@ class _Segment:
         pending = []
         for call in checkpoint.pending:
             tool = next((t for t in worker.tools if t.meta.name == call.tool_name), None)
-            schema = json.loads(json.dumps(dict(tool.meta.input_schema))) if tool is not None else None
+            schema = thaw_object(tool.meta.input_schema) if tool is not None else None
             pending.append(call.to_json() | {"input_schema": schema})
         result = {"turns": checkpoint.turn, "usage": _usage(checkpoint.usage), "reason": paused.reason}
         await self._end(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from dbos import DBOS
@@ -47,18 +47,37 @@ class DurableEffectFailed(HookloopError):
 
 
 class _Decisions:
-    """The decision digests of one segment, fed from the timeline's HookDecision events."""
+    """The decision digests of one segment, fed from the timeline's HookDecision events, per scope (a tool call's
+    id, or "" for the run). ``expected`` holds each scope's decisions as the recorded steps saw them: a replayed
+    decision that differs from the recorded one at the same place is a divergence, noticed at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, expected: Mapping[str, list[str]]) -> None:
         self.run = DecisionLog()
         self.calls: dict[str, DecisionLog] = {}
+        self.expected = expected
+        self.seen: dict[str, int] = {}
+        self.diverged: str | None = None
+        self.on_diverge: Callable[[], None] = lambda: None
 
     def add(self, event: HookDecision) -> None:
         entry = f"{event.event}/{event.hook}: {event.decision}"
-        if event.call_id:
-            self.calls.setdefault(event.call_id, DecisionLog()).add(entry)
+        scope = event.call_id or ""
+        if scope:
+            self.calls.setdefault(scope, DecisionLog()).add(entry)
         else:
             self.run.add(entry)
+        index = self.seen.get(scope, 0)
+        self.seen[scope] = index + 1
+        expected = self.expected.get(scope, [])
+        if self.diverged is None and index < len(expected) and expected[index] != entry:
+            where = f"call {scope}" if scope else "the run"
+            self.diverged = (
+                f"durable replay: a decision for {where} differs from the recorded run — recorded "
+                f"{expected[index]!r}, on replay {entry!r}. An in-process hook or permission rule decided "
+                "differently on the same inputs (hooks must be deterministic); the run fails instead of following "
+                "the new decision"
+            )
+            self.on_diverge()
 
     def take(self, call_id: str | None) -> tuple[str, tuple[str, ...]]:
         if call_id:
@@ -76,18 +95,30 @@ class StepEffects:
 
     def __init__(self, recorded: Mapping[int, tuple[str, str | None]]) -> None:
         self._names = {fid: name for fid, (name, _) in recorded.items()}
-        self._outputs = {name: output for name, output in recorded.values()}
+        self._outputs = dict(recorded.values())
         self._unused = set(self._outputs)
         self._last = max(recorded, default=0)
         self._seen: dict[str, int] = {}
         self._changed = asyncio.Event()
-        self._decisions = _Decisions()
+        expected: dict[str, list[str]] = {}
+        for fid in sorted(recorded):
+            output = recorded[fid][1]
+            data = _parse(output)
+            scope = data.get("scope")
+            if isinstance(scope, str):
+                expected.setdefault(scope, []).extend(str(e) for e in data.get("entries") or [])
+        self._decisions = _Decisions(expected)
+        self._decisions.on_diverge = self._wake
         self.performed = 0
         """Effects performed for real in this execution (not replayed)."""
 
     def on_decision(self, event: object) -> None:
         if isinstance(event, HookDecision):
             self._decisions.add(event)
+
+    def _wake(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
 
     def _name(self, key: str) -> str:
         n = self._seen.get(key, 0)
@@ -96,8 +127,11 @@ class StepEffects:
 
     async def perform(self, effect: Effect[T]) -> T:
         name = self._name(effect.key)
+        if self._decisions.diverged is not None:
+            raise NondeterministicReplay(self._decisions.diverged)
         call_id = effect.describe.get("call_id")
-        digest, entries = self._decisions.take(call_id if isinstance(call_id, str) else None)
+        scope = call_id if isinstance(call_id, str) else ""
+        digest, entries = self._decisions.take(scope or None)
         recorded = self._outputs.get(name)
         if recorded is not None:
             self._check(name, digest, entries, recorded)
@@ -112,8 +146,9 @@ class StepEffects:
             except Exception as exc:
                 failure.append(exc)
                 error = f"{type(exc).__name__}: {exc}"
-                return json.dumps({"error": error, "digest": digest, "entries": list(entries)})
-            return json.dumps({"outcome": effect.encode(outcome), "digest": digest, "entries": list(entries)})
+                return json.dumps({"error": error, "digest": digest, "entries": list(entries), "scope": scope})
+            encoded = effect.encode(outcome)
+            return json.dumps({"outcome": encoded, "digest": digest, "entries": list(entries), "scope": scope})
 
         output = await DBOS.run_step_async({"name": name}, step)
         if failure:
@@ -124,7 +159,7 @@ class StepEffects:
         return effect.decode(data["outcome"])
 
     def _check(self, name: str, digest: str, entries: tuple[str, ...], recorded: str) -> None:
-        data: dict[str, Any] = json.loads(recorded)
+        data = _parse(recorded)
         if data.get("digest") == digest:
             return
         was = "; ".join(data.get("entries") or []) or "(none)"
@@ -142,6 +177,8 @@ class StepEffects:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + REPLAY_WAIT_SECONDS
         while True:
+            if self._decisions.diverged is not None:
+                raise NondeterministicReplay(self._decisions.diverged)
             next_id = ctx.function_id + 1
             at = self._names.get(next_id)
             if (at == name) if name in self._unused else (at is None or next_id > self._last):
@@ -159,5 +196,15 @@ class StepEffects:
                 continue
         self._unused.discard(name)
         # Wake the others: they run once this task is suspended inside run_step_async, after it took its id.
-        self._changed.set()
-        self._changed = asyncio.Event()
+        self._wake()
+
+
+def _parse(output: object) -> dict[str, Any]:
+    """A recorded step output (the JSON text a step returned); {} for anything else."""
+    if not isinstance(output, str):
+        return {}
+    try:
+        data = json.loads(output)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}

@@ -178,9 +178,7 @@ def list_rows(engine: sa.Engine, *, status: str | None, limit: int) -> list[Row]
     return out
 
 
-def insert_run(
-    conn: sa.Connection, run_id: str, *, worker: str, options: Mapping[str, object], prompt: str
-) -> None:
+def insert_run(conn: sa.Connection, run_id: str, *, worker: str, options: Mapping[str, object], prompt: str) -> None:
     now = time.time()
     conn.execute(
         sa.insert(RUNS).values(

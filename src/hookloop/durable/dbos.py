@@ -170,7 +170,7 @@ class DBOSBackend:
             segment,
         )
 
-    async def wait(self, run_id: str, *, timeout: float | None = None) -> RunRecord:
+    async def wait(self, run_id: str, *, timeout: float | None = None) -> RunRecord:  # noqa: ASYNC109
         """Wait until the run is neither queued nor running; returns its record. ``TimeoutError`` after
         ``timeout`` seconds; :class:`RunNotFound` for an unknown run."""
         loop = asyncio.get_running_loop()
