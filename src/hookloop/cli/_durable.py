@@ -63,6 +63,8 @@ CLI_FACTORY = "hookloop-cli"
 """The name the CLI's Worker factory is registered under in every process that executes runs."""
 URL_ENV = "HOOKLOOP_DURABLE_URL"
 _URL = re.compile(r"^(sqlite|postgres|postgresql)(\+[a-z0-9_]+)?://", re.IGNORECASE)
+_ANY_URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+"""What ``--durable`` takes as its URL (then checked against :data:`_URL`): any ``scheme://``."""
 _OPTIONS_FORMAT = 1
 
 
@@ -99,8 +101,15 @@ def open_store(url: str | None) -> Any:
         raise StoreUnavailable(f"durable runs need the DBOS backend: pip install 'hookloop[dbos]' ({exc})") from None
     try:
         return DBOSBackend(chosen)
-    except HookloopError as exc:
-        raise StoreUnavailable(f"{describe_url(chosen)}: {exc}") from None
+    except Exception as exc:  # a bad URL, an unreachable server, a file that is not a database
+        raise StoreUnavailable(f"cannot open {describe_url(chosen)}: {first_line(exc)}") from None
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (database drivers write whole paragraphs), credentials masked."""
+    text = str(exc).strip()
+    line = text.splitlines()[0] if text else type(exc).__name__
+    return re.sub(r"(://[^/@:\s]*:)[^/@\s]*@", r"\1***@", line)
 
 
 def durable_argv(argv: Sequence[str]) -> list[str]:
@@ -115,7 +124,7 @@ def durable_argv(argv: Sequence[str]) -> list[str]:
             break
         if word == "--durable":
             following = words[i + 1] if i + 1 < len(words) else None
-            if following is None or not _URL.match(following):
+            if following is None or not _ANY_URL.match(following):
                 out[-1] = "--durable=default"
     return out
 

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from hookloop.checkpoint import AllowAlways, Approve, PendingCall, Reject, ResumeDecision
-from hookloop.cli._durable import StoreUnavailable, describe_url, open_store
+from hookloop.cli._durable import StoreUnavailable, describe_url, first_line, open_store
 from hookloop.durable import PauseConsumed, RunDetail, RunNotFound, RunRecord, RunStatus, RunStore, StaleDecision
 
 __all__ = ["record_to_json", "runs_app"]
@@ -80,11 +80,18 @@ def _with_store(db: str | None, action: Callable[[RunStore], Awaitable[T]]) -> T
     except RunNotFound as exc:
         raise _fail(f"no such run in {describe_url(db)}: {_plain(exc)}", EXIT_USAGE) from None
     except PauseConsumed as exc:
-        raise _fail(f"refused: this pause was already decided ({_plain(exc)})", EXIT_REFUSED) from None
+        raise _fail(f"refused (already decided): {_plain(exc)}", EXIT_REFUSED) from None
     except StaleDecision as exc:
         raise _fail(f"refused: {_plain(exc)}", EXIT_REFUSED) from None
     except _Refused as exc:
         raise _fail(str(exc), exc.code) from None
+    except Exception as exc:
+        if type(exc).__module__.split(".")[0] not in _DATABASE_ERRORS:
+            raise
+        raise _fail(f"{describe_url(db)}: database error: {first_line(exc)}", EXIT_REFUSED) from None
+
+
+_DATABASE_ERRORS = frozenset({"sqlalchemy", "psycopg", "sqlite3", "dbos"})
 
 
 def _plain(exc: BaseException) -> str:
@@ -312,6 +319,10 @@ def _decide(
 ) -> tuple[RunDetail, dict[str, ResumeDecision]]:
     async def action(store: RunStore) -> tuple[RunDetail, dict[str, ResumeDecision]]:
         run = await store.get_run(run_id)
+        if run.status != "paused":
+            # The store tells a pause already decided (a second approval) from a run that is not paused at all.
+            await store.approve(run_id, {}, pause_id=pause_id)
+            raise _Refused(f"run {run_id} is {run.status}, not paused: there is nothing to decide", EXIT_REFUSED)
         if pause_id is not None and run.pause_id != pause_id:
             raise StaleDecision(f"run {run_id}: --pause {pause_id} is not the current pause ({run.pause_id})")
         decisions = decide(run)

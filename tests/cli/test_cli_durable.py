@@ -1,0 +1,284 @@
+"""``hookloop run --durable``, ``hookloop worker`` and ``hookloop runs …`` as real subprocesses on a real SQLite
+database (the DBOS backend): a run pauses and no process waits; ``runs list/show`` see it from another process;
+``runs approve/deny`` from a third while ``hookloop worker`` runs in a fourth, which finishes it; a second
+decision of the same pause is refused in one line; cancel; continue a finished run; ``--format json``.
+
+Every process a test starts is stopped by its PID and checked gone. Waiting for a run to end uses the backend's
+own ``wait`` (the library API), never a sleep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hookloop.durable import RunRecord
+from hookloop.durable.dbos import DBOSBackend
+
+CLI = "import sys; from hookloop.cli import main; sys.argv[0] = 'hookloop'; main()"
+RUN_ID = re.compile(r"^run_[0-9a-f]+$")
+
+WRITE_SCRIPT = {
+    "turns": [
+        {
+            "blocks": [
+                {"text": "I will write a file."},
+                {"tool": "Write", "arguments": {"file_path": "out.txt", "content": "hello\n"}, "call_id": "w1"},
+            ]
+        },
+        {"blocks": [{"text": "Done."}]},
+        {"blocks": [{"text": "Continued."}]},
+    ]
+}
+
+
+class Project:
+    """A project folder, its scripted model, the database URL and the environment the CLI runs in."""
+
+    def __init__(self, tmp_path: Path, env: dict[str, str]) -> None:
+        self.dir = tmp_path / "project"
+        self.dir.mkdir()
+        self.script = tmp_path / "script.json"
+        self.script.write_text(json.dumps(WRITE_SCRIPT))
+        self.url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+        self.env = {**env, "HOOKLOOP_DBOS_LOG_LEVEL": "ERROR"}
+        self.started: list[subprocess.Popen[bytes]] = []
+
+    def cli(self, *args: str, check: int | None = 0) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [sys.executable, "-c", CLI, *args],
+            env=self.env,
+            cwd=self.dir,
+            capture_output=True,
+            text=True,
+            timeout=50,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+        if check is not None:
+            assert done.returncode == check, (done.returncode, done.stdout, done.stderr)
+        return done
+
+    def runs(self, *args: str, check: int | None = 0) -> subprocess.CompletedProcess[str]:
+        return self.cli("runs", *args, "--db", self.url, check=check)
+
+    def start_paused(self) -> str:
+        done = self.cli("run", "--durable", self.url, "write hello", "-m", f"scripted:{self.script}", check=3)
+        run_id = done.stdout.splitlines()[0]
+        assert RUN_ID.match(run_id), done.stdout
+        assert "paused" in done.stderr, done.stderr
+        assert "w1" in done.stderr, done.stderr
+        return run_id
+
+    def worker(self) -> subprocess.Popen[bytes]:
+        """``hookloop worker URL``, returned once it says it is executing runs."""
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CLI, "worker", self.url],
+            env=self.env,
+            cwd=self.dir,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        self.started.append(proc)
+        assert proc.stderr is not None
+        seen = b""
+        while b"executing runs" not in seen:
+            readable, _, _ = select.select([proc.stderr], [], [], 40)
+            assert readable, f"hookloop worker did not start: {seen!r}"
+            chunk = os.read(proc.stderr.fileno(), 4096)
+            assert chunk, f"hookloop worker exited: {seen!r} (rc {proc.wait()})"
+            seen += chunk
+        return proc
+
+    def wait(self, run_id: str) -> RunRecord:
+        async def main() -> RunRecord:
+            backend = DBOSBackend(self.url)
+            try:
+                return await backend.wait(run_id, timeout=45)
+            finally:
+                await backend.close()
+
+        return asyncio.run(main())
+
+    def stop_all(self) -> None:
+        for proc in self.started:
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=30)
+            if proc.stderr is not None:
+                proc.stderr.close()
+        left = [p.pid for p in self.started if p.poll() is None]
+        assert not left, f"processes left running: {left}"
+
+
+@pytest.fixture
+def project(tmp_path: Path, env: dict[str, str]) -> Iterator[Project]:
+    p = Project(tmp_path, env)
+    try:
+        yield p
+    finally:
+        p.stop_all()
+
+
+def listed(project: Project) -> list[dict[str, Any]]:
+    data = json.loads(project.runs("list", "--format", "json").stdout)
+    assert isinstance(data, list)
+    return data
+
+
+def test_paused_run_is_listed_and_approved_from_another_process_while_a_worker_runs(project: Project) -> None:
+    run_id = project.start_paused()
+    assert not (project.dir / "out.txt").exists()
+    [row] = listed(project)
+    assert row["run_id"] == run_id
+    assert row["status"] == "paused"
+    assert row["worker"] == "hookloop-cli"
+    assert [(c["call_id"], c["tool"], c["arguments"]) for c in row["pending"]] == [
+        ("w1", "Write", {"file_path": "out.txt", "content": "hello\n"})
+    ]
+    assert row["pause_id"]
+    assert row["prompt"] == "write hello"
+    assert row["age_seconds"] >= 0
+
+    table = project.runs("list").stdout
+    assert re.search(rf"{run_id}\s+paused\s+1 \(Write\)\s+\d+[smhd]\s+1\s+write hello", table), table
+
+    worker = project.worker()
+    project.runs("approve", run_id, "w1")
+    record = project.wait(run_id)
+    assert record.status == "finished", record
+    assert (project.dir / "out.txt").read_text() == "hello\n"
+
+    again = project.runs("approve", run_id, "w1", check=1)
+    assert len(again.stderr.strip().splitlines()) == 1, again.stderr
+    assert "already decided" in again.stderr, again.stderr
+
+    shown = json.loads(project.runs("show", run_id, "--format", "json").stdout)
+    assert shown["status"] == "finished"
+    assert shown["text"] == "Done."
+    assert shown["pending"] == []
+    results = [i for i in shown["history"] if i.get("type") == "tool_result"]
+    assert len(results) == 1, results
+    assert not results[0].get("is_error"), results
+
+    worker.send_signal(signal.SIGTERM)
+    assert worker.wait(timeout=30) == 0
+
+
+def test_deny_with_a_reason_and_json_output(project: Project) -> None:
+    run_id = project.start_paused()
+    worker = project.worker()
+    done = project.runs("deny", run_id, "--all", "--reason", "not in this repo", "--format", "json")
+    answer = json.loads(done.stdout)
+    assert answer["run_id"] == run_id
+    assert answer["decisions"] == {"w1": {"decision": "deny", "reason": "not in this repo"}}
+    assert project.wait(run_id).status == "finished"
+    assert not (project.dir / "out.txt").exists()
+    shown = json.loads(project.runs("show", run_id, "--format", "json").stdout)
+    [result] = [i for i in shown["history"] if i.get("type") == "tool_result"]
+    assert result["is_error"], result
+    assert "not in this repo" in json.dumps(result), result
+    second = project.runs("deny", run_id, "w1", check=1)
+    assert "already decided" in second.stderr
+    assert len(second.stderr.strip().splitlines()) == 1
+    worker.send_signal(signal.SIGINT)  # Ctrl-C stops a worker as cleanly as SIGTERM
+    assert worker.wait(timeout=30) == 0
+
+
+def test_edited_input_and_refusals_name_what_is_wrong(project: Project) -> None:
+    run_id = project.start_paused()
+    unnamed = project.runs("approve", run_id, check=2)
+    assert "w1" in unnamed.stderr
+    assert "--all" in unnamed.stderr
+    stale = project.runs("approve", run_id, "nope", check=1)
+    assert "nope" in stale.stderr
+    assert "not pending" in stale.stderr
+    assert "w1" in stale.stderr
+    bad = project.runs("approve", run_id, "w1", "--input", "[1, 2]", check=2)
+    assert "JSON object" in bad.stderr
+    wrong_pause = project.runs("approve", run_id, "w1", "--pause", "0-old", check=1)
+    assert "not the current pause" in wrong_pause.stderr
+    schema = project.runs("approve", run_id, "w1", "--input", '{"file_path": 3}', check=1)
+    assert "schema" in schema.stderr, schema.stderr
+    missing = project.runs("show", "run_0000", check=2)
+    assert "no such run" in missing.stderr
+    assert "Traceback" not in missing.stderr
+    for done in (unnamed, stale, bad, wrong_pause, schema, missing):
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+    edited = json.dumps({"file_path": "out.txt", "content": "edited\n"})
+    project.runs("approve", run_id, "w1", "--input", edited)
+    project.worker()
+    assert project.wait(run_id).status == "finished"
+    assert (project.dir / "out.txt").read_text() == "edited\n"
+
+
+def test_cancel_a_paused_run_from_another_process(project: Project) -> None:
+    run_id = project.start_paused()
+    cancelled = json.loads(project.runs("cancel", run_id, "--format", "json").stdout)
+    assert cancelled == {"run_id": run_id, "status": "cancelled", "was": "paused", "cancelled": True}
+    again = project.runs("cancel", run_id)
+    assert "already ended" in again.stderr
+    refused = project.runs("approve", run_id, "--all", check=1)
+    assert "cancelled" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    only = json.loads(project.runs("list", "--status", "cancelled", "--format", "json").stdout)
+    assert [r["run_id"] for r in only] == [run_id]
+    [result] = [i for i in project_history(project, run_id) if i["type"] == "tool_result"]
+    assert result["is_error"], result  # the call that waited gets one result: not executed
+
+
+def project_history(project: Project, run_id: str) -> list[dict[str, Any]]:
+    async def main() -> list[dict[str, Any]]:
+        backend = DBOSBackend(project.url)
+        try:
+            return [dict(i) for i in (await backend.get_run(run_id)).history]
+        finally:
+            await backend.close()
+
+    return asyncio.run(main())
+
+
+def test_resume_continues_a_finished_run_with_a_new_prompt(project: Project) -> None:
+    run_id = project.start_paused()
+    refused = project.runs("resume", run_id, "--message", "again", check=1)
+    assert "is paused" in refused.stderr
+    assert "approve" in refused.stderr
+    project.runs("approve", run_id, "--all")
+    project.worker()
+    assert project.wait(run_id).status == "finished"
+    project.runs("resume", run_id, "--message", "and now?")
+    record = project.wait(run_id)
+    assert record.status == "finished", record
+    shown = json.loads(project.runs("show", run_id, "--format", "json").stdout)
+    assert shown["text"] == "Continued."
+    users = [json.dumps(i) for i in shown["history"] if i.get("role") == "user"]
+    assert any("and now?" in t for t in users), users
+
+
+def test_bad_database_url_and_bad_flags_are_one_line_errors(project: Project) -> None:
+    for args in (
+        ("runs", "list", "--db", "mysql://u:secret@h/db"),
+        ("runs", "list", "--db", project.url, "--status", "sleeping"),
+        ("runs", "list", "--db", project.url, "--format", "yaml"),
+        ("worker", "ftp://x"),
+        ("run", "--durable", "redis://x", "hi", "-m", f"scripted:{project.script}"),
+    ):
+        done = project.cli(*args, check=2)
+        assert len(done.stderr.strip().splitlines()) == 1, (args, done.stderr)
+        assert "Traceback" not in done.stderr, done.stderr
+        assert "secret" not in done.stderr, done.stderr
