@@ -29,6 +29,8 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +44,24 @@ from hookloop.timeline import RunEnded, RunStarted
 __all__ = ["run"]
 
 SECTION = "durable runs (DBOS)"
+
+
+@dataclass(frozen=True, slots=True)
+class _Sizes:
+    short: int
+    long: int
+    repeats: int
+    paused: int
+    cli_repeats: int
+    approvals: int
+    throughput: int
+
+
+SIZES = {
+    "full": _Sizes(short=5, long=45, repeats=9, paused=500, cli_repeats=5, approvals=9, throughput=1000),
+    "quick": _Sizes(short=5, long=25, repeats=3, paused=100, cli_repeats=3, approvals=5, throughput=200),
+    "tiny": _Sizes(short=1, long=3, repeats=1, paused=3, cli_repeats=1, approvals=1, throughput=2),
+}
 CLI = "import sys; from hookloop.cli import main; sys.argv[0] = 'hookloop'; main()"
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -170,7 +190,7 @@ async def _bare_seconds(steps: int, tag: str) -> float:
 
 
 async def _turn_overhead(backend: Any, sizes: Sizes) -> list[Row]:
-    short, long, repeats = {"full": (5, 45, 9), "quick": (5, 25, 3), "tiny": (1, 3, 1)}[sizes.name]
+    short, long, repeats = SIZES[sizes.name].short, SIZES[sizes.name].long, SIZES[sizes.name].repeats
     durable: list[float] = []
     bare: list[float] = []
     for i in range(repeats + 1):  # the first round warms up
@@ -205,7 +225,8 @@ async def _turn_overhead(backend: Any, sizes: Sizes) -> list[Row]:
 # -- 500 paused runs ----------------------------------------------------------------------------------------------
 
 
-async def _paused(backend: Any, url: str, database: Path, count: int) -> list[Row]:
+async def _paused(backend: Any, url: str, database: Path, sizes: _Sizes) -> list[Row]:
+    count = sizes.paused
     ids = [await backend.start(f"paused {i}", worker="bench-paused") for i in range(count)]
     for run_id in ids:
         record = await backend.wait(run_id, timeout=600)
@@ -213,14 +234,14 @@ async def _paused(backend: Any, url: str, database: Path, count: int) -> list[Ro
             raise RuntimeError(f"bench run {run_id} ended {record.status}, not paused: {record.error}")
     size = sum(p.stat().st_size for p in database.parent.glob(database.name + "*"))
     listed: list[float] = []
-    for _ in range(5):
+    for _ in range(sizes.cli_repeats + 2):
         start = time.perf_counter()
         records = await backend.list_runs(status="paused", limit=count)
         listed.append(time.perf_counter() - start)
     assert len(records) == count, len(records)
     cli: list[float] = []
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    for _ in range(3):
+    for _ in range(sizes.cli_repeats):
         start = time.perf_counter()
         done = await asyncio.to_thread(
             subprocess.run,
@@ -234,7 +255,7 @@ async def _paused(backend: Any, url: str, database: Path, count: int) -> list[Ro
         if done.returncode != 0:
             raise RuntimeError(f"hookloop runs list failed: {done.stderr.strip()[-500:]}")
     latency: list[float] = []
-    for run_id in ids[: min(len(ids), 9)]:
+    for run_id in ids[: sizes.approvals]:
         record = await backend.get_run(run_id)
         start = time.perf_counter()
         await backend.approve(run_id, {c.call_id: Approve() for c in record.pending}, pause_id=record.pause_id)
@@ -247,11 +268,11 @@ async def _paused(backend: Any, url: str, database: Path, count: int) -> list[Ro
         info(
             SECTION,
             f"database size, {count} paused runs",
-            size / 1e6,
-            "count",
+            size,
+            "bytes",
             target="≤ 100 MB",
             passed=size <= 100e6 * count / 500,
-            note=f"MB; {note}" + ("" if count == 500 else ", target scaled"),
+            note=note + ("" if count == 500 else f"; the target scaled to {count} runs"),
         ),
         info(SECTION, f"store list_runs, {count} paused runs", statistics.median(listed) * 1e9, "ns"),
         info(
@@ -279,25 +300,34 @@ async def _paused(backend: Any, url: str, database: Path, count: int) -> list[Ro
 
 
 async def _throughput(sizes: Sizes) -> list[Row]:
+    from bench._postgres import PostgresServer, PostgresUnavailable
     from hookloop.durable.dbos import DBOSBackend
 
-    from bench._postgres import PostgresServer, PostgresUnavailable
-
-    count = {"full": 1000, "quick": 200, "tiny": 10}[sizes.name]
+    count = SIZES[sizes.name].throughput
     try:
         server = await asyncio.to_thread(PostgresServer.start)
     except PostgresUnavailable as exc:
         return [info(SECTION, "throughput on PostgreSQL", 0, "count", note=f"not measured: {exc}")]
     rates: dict[int, float] = {}
+    workers: list[asyncio.subprocess.Process] = []
+    backends: dict[int, Any] = {}
     try:
-        for processes in (1, 2):
-            url = await asyncio.to_thread(server.create_database, f"bench_{processes}")
-            backend = DBOSBackend(url)
-            try:
-                rates[processes] = await _drain(backend, url, count, processes)
-            finally:
-                await backend.close()
+        urls = {n: await asyncio.to_thread(server.create_database, f"bench_{n}") for n in (1, 2)}
+        for n, url in urls.items():
+            backends[n] = await asyncio.to_thread(DBOSBackend, url)
+        # Every worker process starts at once (their start-up is not timed); each database has its own.
+        workers = [await _worker_process(urls[n]) for n in (1, 2, 2)]
+        for n in (1, 2):
+            while len(await asyncio.to_thread(_executors, backends[n])) < n:  # serving: heartbeats written
+                if any(w.returncode is not None for w in workers):
+                    raise RuntimeError("a bench worker process exited before serving")
+                await asyncio.sleep(0.05)
+        for n in (1, 2):
+            rates[n] = await _drain(backends[n], count)
     finally:
+        await _terminate(workers)
+        for backend in backends.values():
+            await backend.close()
         await asyncio.to_thread(server.stop)
     return [
         info(SECTION, f"throughput, {count} short runs, 1 worker process (PostgreSQL)", rates[1], "per_s"),
@@ -310,42 +340,44 @@ async def _throughput(sizes: Sizes) -> list[Row]:
             baseline_label="1 process",
             ratio=rates[2] / rates[1] if rates[1] else 0.0,
             ratio_kind="x",
-            note="runs per second; a tool turn and an answer each; 2 cores shared with the database server",
+            note="runs per second (a tool turn and an answer each), queued while the workers drain them; "
+            "2 cores shared with the database server",
         ),
     ]
 
 
-async def _drain(backend: Any, url: str, count: int, processes: int) -> float:
-    """Start ``processes`` worker processes, queue ``count`` runs, and time until the last one ends."""
+async def _worker_process(url: str) -> asyncio.subprocess.Process:
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + str(ROOT / "src")}
-    workers = [
-        await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bench.durable", "serve", url, env=env, stdin=subprocess.DEVNULL
-        )
-        for _ in range(processes)
-    ]
-    try:
-        while len(await asyncio.to_thread(_executors, backend)) < processes:  # serving: heartbeats written
-            if any(w.returncode is not None for w in workers):
-                raise RuntimeError("a bench worker process exited before serving")
-            await asyncio.sleep(0.05)
-        start = time.perf_counter()
-        ids = [await backend.start("short", worker="bench-short") for _ in range(count)]
-        for run_id in ids:
-            record = await backend.wait(run_id, timeout=900)
-            if record.status != "finished":
-                raise RuntimeError(f"bench run {run_id} ended {record.status}: {record.error}")
-        return count / (time.perf_counter() - start)
-    finally:
-        for w in workers:
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bench.durable", "serve", url, env=env, stdin=subprocess.DEVNULL
+    )
+
+
+async def _terminate(workers: list[asyncio.subprocess.Process]) -> None:
+    """SIGTERM each worker process by its PID, then SIGKILL what has not exited after 30 s."""
+    for w in workers:
+        if w.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 w.terminate()
-        for w in workers:
-            try:
-                await asyncio.wait_for(w.wait(), 30)
-            except TimeoutError:
+    for w in workers:
+        try:
+            await asyncio.wait_for(w.wait(), 30)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
                 w.kill()
-                await w.wait()
+            await w.wait()
+
+
+async def _drain(backend: Any, count: int) -> float:
+    """Queue ``count`` runs for the worker processes serving ``backend``'s database; runs per second until the
+    last one ends."""
+    start = time.perf_counter()
+    ids = [await backend.start("short", worker="bench-short") for _ in range(count)]
+    for run_id in ids:
+        record = await backend.wait(run_id, timeout=1800)
+        if record.status != "finished":
+            raise RuntimeError(f"bench run {run_id} ended {record.status}: {record.error}")
+    return count / (time.perf_counter() - start)
 
 
 def _executors(backend: Any) -> list[str]:
@@ -359,29 +391,51 @@ def _executors(backend: Any) -> list[str]:
 
 
 async def run(sizes: Sizes) -> tuple[list[Row], dict[str, object]]:
+    """The whole section: the SQLite figures, then throughput on PostgreSQL."""
     try:
-        from hookloop.durable.dbos import DBOSBackend
+        from hookloop.durable.dbos import DBOSBackend  # noqa: F401
     except ImportError as exc:
         return [
             info(SECTION, "durable runs", 0, "count", note=f"not measured: pip install 'hookloop[dbos]' ({exc})")
         ], {}
-    count = {"full": 500, "quick": 100, "tiny": 5}[sizes.name]
+    rows, data = await run_sqlite(sizes)
+    started = time.perf_counter()
+    rows += await run_postgres(sizes)
+    data["seconds_postgres"] = round(time.perf_counter() - started, 1)
+    return rows, data
+
+
+async def run_sqlite(sizes: Sizes) -> tuple[list[Row], dict[str, object]]:
+    """A durable turn against DBOS's bare step, and the paused runs — on a SQLite database served here."""
+    from hookloop.durable.dbos import DBOSBackend
+
     rows: list[Row] = []
+    seconds: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="hookloop-bench-durable-") as folder:
         database = Path(folder) / "durable.sqlite"
         url = f"sqlite:///{database}"
-        backend = DBOSBackend(url)
+        backend = await asyncio.to_thread(DBOSBackend, url)
         register(backend)
         _bare_workflow()
         serving = await _serving(backend)
         try:
+            started = time.perf_counter()
             rows += await _turn_overhead(backend, sizes)
-            rows += await _paused(backend, url, database, count)
+            seconds["turn"] = round(time.perf_counter() - started, 1)
+            rows += await _paused(backend, url, database, SIZES[sizes.name])
+            seconds["paused"] = round(time.perf_counter() - started - seconds["turn"], 1)
         finally:
             await _stop(serving)
+            # DBOS.start_workflow_async made DBOS's executor this loop's default one, and stopping DBOS shut
+            # it down: give the loop a fresh one for what follows (the backend's close runs in a thread).
+            asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor())
             await backend.close()
-    rows += await _throughput(sizes)
-    return rows, {"paused_runs": count}
+    return rows, {"paused_runs": SIZES[sizes.name].paused, "seconds_sqlite": seconds}
+
+
+async def run_postgres(sizes: Sizes) -> list[Row]:
+    """Throughput of short runs on PostgreSQL, 2 worker processes against 1."""
+    return await _throughput(sizes)
 
 
 def _serve_main(url: str) -> None:
