@@ -27,7 +27,7 @@ from pathlib import Path
 
 from hookloop import ScriptedClient, Text, ToolUse, Worker, tool
 from hookloop.command_hooks.bridge import CommandHooks
-from hookloop.hooks import AbortInfo, Ask, Continue, Deny, PreToolCallInfo, PreToolCallResult
+from hookloop.hooks import AbortInfo, Ask, Continue, Deny, Pause, PreToolCallInfo, PreToolCallResult
 from hookloop.items import Message
 from hookloop.providers.base import LLMRequest
 from hookloop.providers.scripted import ScriptedTurn
@@ -54,6 +54,14 @@ TURNS = [
     [Text("one more"), ToolUse("step", {"n": 3}, call_id="c3")],
     [Text("all done")],
 ]
+
+TWICE = [
+    *TURNS[:2],
+    [Text("four"), ToolUse("step", {"n": 4}, call_id="c4")],
+    [Text("three again"), ToolUse("step", {"n": 3}, call_id="c5")],
+    [Text("all done")],
+]
+"""With ``twice``: step(3) asks (c3), step(4) pauses (c4, a hook's Pause), then step(3) asks again (c5)."""
 
 
 def _log(path: Path, record: Mapping[str, object]) -> None:
@@ -84,8 +92,10 @@ async def _recorded(url: str, step: str) -> None:
     assert workflow is not None
     client = DBOSClient(system_database_url=url)
     try:
-        while not any(s["function_name"] == step for s in await client.list_workflow_steps_async(workflow)):
-            await asyncio.sleep(0.02)
+        while True:
+            if any(s["function_name"] == step for s in await client.list_workflow_steps_async(workflow)):
+                return
+            await asyncio.sleep(0.02)  # polls the database: no event tells another step was recorded
     finally:
         client.destroy()
 
@@ -98,7 +108,8 @@ def app(options: Mapping[str, object]) -> Worker:
         _log(here / "requests.log", {"index": index, "pid": os.getpid()})
         if _blocked(here, f"model-{index}"):
             threading.Event().wait()  # the process is killed here
-        return ScriptedTurn(blocks=tuple(TURNS[min(index, len(TURNS) - 1)]))
+        turns = TWICE if options.get("twice") else TURNS
+        return ScriptedTurn(blocks=tuple(turns[min(index, len(turns) - 1)]))
 
     @tool
     async def step(n: int, ctx: ToolContext) -> str:
@@ -115,6 +126,8 @@ def app(options: Mapping[str, object]) -> Worker:
     def guard(info: PreToolCallInfo) -> PreToolCallResult:
         if info.arguments.get("n") == 1 and (here / "flip").exists():
             return Deny("flipped")
+        if options.get("twice") and info.arguments.get("n") == 4:
+            return Pause("step 4 waits")
         if options.get("ask") and info.arguments.get("n") == 3:
             return Ask("step 3 needs a person")
         return Continue()

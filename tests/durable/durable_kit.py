@@ -48,13 +48,32 @@ class PgServer:
     as_user: list[str]
     bindir: Path
 
+    def dump(self, database: str) -> bytes:
+        """Everything in ``database`` (pg_dump, data included)."""
+        return subprocess.run(
+            [
+                *self.as_user,
+                str(self.bindir / "pg_dump"),
+                *("-h", "127.0.0.1", "-p", str(self.port)),
+                "-U",
+                "postgres",
+                database,
+            ],
+            check=True,
+            capture_output=True,
+        ).stdout
+
     def url(self, database: str) -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
 
     def psql(self, sql: str) -> None:
         subprocess.run(
-            [*self.as_user, str(self.bindir / "psql"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres"]
-            + ["-d", "postgres", "-v", "ON_ERROR_STOP=1", "-q", "-c", sql],
+            [
+                *self.as_user,
+                str(self.bindir / "psql"),
+                *("-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", "postgres"),
+                *("-v", "ON_ERROR_STOP=1", "-q", "-c", sql),
+            ],
             check=True,
             capture_output=True,
         )
@@ -80,8 +99,8 @@ class Procs:
     _fifo: int | None = None
     _keep: int | None = None
 
-    def worker(self, executor_id: str) -> subprocess.Popen[bytes]:
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SRC), str(HERE)]))
+    def worker(self, executor_id: str, **extra_env: str) -> subprocess.Popen[bytes]:
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SRC), str(HERE)]), **extra_env)
         log = (self.folder / f"worker-{executor_id}.log").open("ab")
         proc = subprocess.Popen(
             [sys.executable, str(APP), "serve", self.url, executor_id], env=env, stdout=log, stderr=log

@@ -115,10 +115,19 @@ class _Segment:
             error = f"no Worker factory registered as {row.worker!r} in this process (DBOSBackend.register)"
             await self._end("failed", error=error, history=row.history, extra={})
             return "failed"
-        steps = await asyncio.to_thread(rt.client.list_workflow_steps, workflow_id(run_id, segment))
-        recorded = {int(s["function_id"]): (str(s["function_name"]), s["output"]) for s in steps}
-        effects = StepEffects(recorded)
-        worker = factory(row.options)
+        try:
+            steps = await asyncio.to_thread(rt.client.list_workflow_steps, workflow_id(run_id, segment))
+            recorded = {int(s["function_id"]): (str(s["function_name"]), s["output"]) for s in steps}
+            effects = StepEffects(recorded)
+            worker = factory(row.options)
+            for grant in row.grants:  # "allow always" answers of earlier pauses hold for the whole run
+                worker._allow_always(str(grant["tool"]), grant.get("rule"), grant.get("arguments") or {})
+        except Exception as exc:
+            _log.error("durable run %s: cannot build its Worker", run_id, exc_info=True)
+            await self._end(
+                "failed", error=f"building the Worker: {type(exc).__name__}: {exc}", history=row.history, extra={}
+            )
+            return "failed"
         worker.timeline.subscribe(effects.on_decision)
         worker.timeline.subscribe(self._keep)
         watcher = asyncio.create_task(self._watch_cancel(worker))

@@ -20,6 +20,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from hookloop._frozen import thaw_object
 from hookloop.checkpoint import AllowAlways, Approve, Reject, ResumeDecision
 
 __all__ = [
@@ -56,6 +57,7 @@ RUNS = sa.Table(
     sa.Column("error", sa.Text, nullable=True),
     sa.Column("cancel", sa.Integer, nullable=False, default=0),
     sa.Column("executor", sa.String(200), nullable=True),
+    sa.Column("grants", sa.Text, nullable=False, default="[]"),
 )
 
 EXECUTORS = sa.Table(
@@ -131,9 +133,11 @@ class Row:
     error: str | None
     cancel: bool
     executor: str | None
+    grants: list[dict[str, Any]]
+    """The run's "allow always" answers ({tool, rule, arguments}): every later segment's Worker gets them."""
 
 
-_JSON_COLUMNS = ("options", "input", "pending", "result", "history", "events")
+_JSON_COLUMNS = ("options", "input", "pending", "result", "history", "events", "grants")
 
 
 def to_row(raw: sa.Row[Any]) -> Row:
@@ -210,7 +214,7 @@ def update(conn: sa.Connection, run_id: str, where: Sequence[sa.ColumnElement[bo
 
 def decision_to_json(decision: ResumeDecision) -> dict[str, object]:
     if isinstance(decision, Approve):
-        edited = None if decision.updated_input is None else json.loads(json.dumps(dict(decision.updated_input)))
+        edited = None if decision.updated_input is None else thaw_object(decision.updated_input)
         return {"type": "approve", "updated_input": edited}
     if isinstance(decision, AllowAlways):
         return {"type": "allow_always", "rule": decision.rule}

@@ -64,7 +64,7 @@ from dbos import DBOS, DBOSClient
 from dbos._serialization import DBOSPortableJSON
 
 from hookloop._checkpoint_auth import resolve_hookloop_home
-from hookloop._frozen import freeze_object
+from hookloop._frozen import freeze_object, thaw_object
 from hookloop.checkpoint import AllowAlways, Approve, Checkpoint, PendingCall, Reject, ResumeDecision
 from hookloop.items import ToolResult, new_id
 from hookloop.stream import Usage
@@ -327,11 +327,18 @@ class DBOSBackend:
                 "decisions": {cid: tables.decision_to_json(d) for cid, d in decisions.items()},
                 "messages": messages,
             }
+            waiting = {str(p["call_id"]): p for p in row.pending}
+            grants = row.grants + [
+                {"tool": waiting[cid]["tool_name"], "rule": d.rule, "arguments": waiting[cid].get("arguments") or {}}
+                for cid, d in decisions.items()
+                if isinstance(d, AllowAlways)
+            ]
             where = [tables.RUNS.c.status == "paused", tables.RUNS.c.pause_id == row.pause_id]
             changed = tables.update(
                 conn,
                 run_id,
                 where,
+                grants=grants,
                 status="queued",
                 segment=row.segment + 1,
                 input=spec,
@@ -432,7 +439,7 @@ def _validate_input(run_id: str, call_id: str, call: Mapping[str, Any], edited: 
     if not isinstance(schema, dict):
         raise StaleDecision(f"{where}: the tool's schema is not known; an edited input cannot be checked")
     try:
-        data = json.loads(json.dumps(dict(edited)))
+        data = json.loads(json.dumps(thaw_object(edited)))
         jsonschema.validate(data, schema)
     except (TypeError, ValueError) as exc:
         raise StaleDecision(f"{where} is not JSON: {exc}") from None
