@@ -282,3 +282,50 @@ def test_bad_database_url_and_bad_flags_are_one_line_errors(project: Project) ->
         assert len(done.stderr.strip().splitlines()) == 1, (args, done.stderr)
         assert "Traceback" not in done.stderr, done.stderr
         assert "secret" not in done.stderr, done.stderr
+
+
+def test_ctrl_c_at_the_terminal_cancels_the_durable_run_it_is_executing(project: Project, tmp_path: Path) -> None:
+    fifo = tmp_path / "started.fifo"
+    os.mkfifo(fifo)
+    command = f"echo started > {fifo}; exec sleep 40"
+    script = tmp_path / "slow.json"
+    script.write_text(
+        json.dumps({"turns": [{"blocks": [{"tool": "Bash", "arguments": {"command": command}, "call_id": "b1"}]}]})
+    )
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    keep = os.open(fifo, os.O_WRONLY)  # no end-of-file before the command writes
+    args = [sys.executable, "-c", CLI, "run", "--durable", project.url, "go", "-m", f"scripted:{script}", "--yes"]
+    master, slave = os.openpty()
+    # setsid --ctty: a new session whose controlling terminal is the pty, as a shell's job would have.
+    proc = subprocess.Popen(
+        ["setsid", "--ctty", *args], stdin=slave, stdout=slave, stderr=slave, cwd=project.dir, env=project.env
+    )
+    os.close(slave)
+    project.started.append(proc)
+    try:
+        readable, _, _ = select.select([reader], [], [], 45)
+        assert readable, "the Bash call never started"
+        os.write(master, b"\x03")  # Ctrl-C at the terminal: SIGINT to the foreground process group
+        output = b""
+        while True:
+            ready, _, _ = select.select([master], [], [], 45)
+            assert ready, f"no exit after Ctrl-C: {output!r}"
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            output += chunk
+        assert proc.wait(timeout=30) == 130, output
+        run_id = re.search(rb"run_[0-9a-f]+", output)
+        assert run_id, output
+        record = project.wait(run_id.group().decode())
+        assert record.status == "cancelled", record
+        [result] = [i for i in project_history(project, record.run_id) if i["type"] == "tool_result"]
+        assert result["is_error"], result  # one result for the interrupted call
+    finally:
+        for fd in (reader, keep, master):
+            os.close(fd)
+    sleepers = subprocess.run(["pgrep", "-f", command], capture_output=True, text=True, check=False)
+    assert sleepers.stdout.strip() == "", "the Bash command outlived the cancelled run"
