@@ -225,7 +225,22 @@ def test_deny_with_a_reason_and_json_output(project: Project) -> None:
 
 
 def test_refusals_name_the_pending_calls(project: Project) -> None:
-    run_id = project.start_paused()
+    started = project.cli(
+        "run",
+        "--durable",
+        project.url,
+        "write hello",
+        "-m",
+        f"scripted:{project.script}",
+        "--output-format",
+        "json",
+        check=3,
+    )
+    [result] = [json.loads(line) for line in started.stdout.splitlines()]
+    assert result["type"] == "result"
+    assert result["status"] == "paused"
+    assert [c["call_id"] for c in result["pending"]] == ["w1"]
+    run_id = result["run_id"]
     unnamed = one_line(project.runs("approve", run_id, check=2))
     assert "w1" in unnamed
     assert "--all" in unnamed

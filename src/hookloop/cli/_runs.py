@@ -324,6 +324,7 @@ def _decide(
             await store.approve(run_id, {}, pause_id=pause_id)
             raise _Refused(f"run {run_id} is {run.status}, not paused: there is nothing to decide", EXIT_REFUSED)
         if pause_id is not None and run.pause_id != pause_id:
+            await store.approve(run_id, {}, pause_id=pause_id)  # the store tells a decided pause from a wrong one
             raise StaleDecision(f"run {run_id}: --pause {pause_id} is not the current pause ({run.pause_id})")
         decisions = decide(run)
         # The pause id read here goes with the decision: if the run moved on in between, the store refuses it.
@@ -507,8 +508,10 @@ def cancel(
         _print_json({"run_id": run_id, "status": after, "was": before, "cancelled": not ended})
     elif ended:
         _err().print(f"run {run_id} already ended ({before}): nothing to cancel", markup=False)
+    elif after == "cancelled":
+        _err().print(f"run {run_id}: cancelled (it was {before})", markup=False)
     else:
-        _err().print(f"run {run_id}: cancelled (was {before}; now {after})", markup=False)
+        _err().print(f"run {run_id}: cancel requested; the worker executing it stops it (now {after})", markup=False)
 
 
 @runs_app.command()
@@ -546,7 +549,7 @@ def resume(
 
 def worker(
     url: str | None = typer.Argument(
-        None, metavar="[URL]", help="The run database (default: $HOOKLOOP_DURABLE_URL, else HOOKLOOP_HOME)."
+        None, metavar="URL", help="The run database (default: $HOOKLOOP_DURABLE_URL, else HOOKLOOP_HOME)."
     ),
 ) -> None:
     """Execute queued durable runs (and recover crashed ones) until stopped; Ctrl-C or SIGTERM stops cleanly.
