@@ -248,7 +248,7 @@ def test_refusals_name_the_pending_calls(project: Project) -> None:
     assert "nope" in stale
     assert "not pending" in stale
     assert "w1" in stale
-    assert "not the current pause" in one_line(project.runs("approve", run_id, "w1", "--pause", "0-old", check=1))
+    assert "not the current" in one_line(project.runs("approve", run_id, "w1", "--pause", "0-old", check=1))
 
 
 def test_approve_with_an_edited_input(project: Project) -> None:
