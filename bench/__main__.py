@@ -23,12 +23,14 @@ from bench import (
     command_hooks,
     dispatch_cost,
     durable,
+    hook_processes,
     interceptors,
     loop_overhead,
     permissions,
     provider_stream,
     sandbox,
     streaming,
+    subagents,
 )
 from bench._measure import FULL, QUICK, TINY, Sizes
 from bench._report import Row, render_markdown, render_table
@@ -40,9 +42,11 @@ SECTIONS: dict[str, SectionRun] = {
     "loop": loop_overhead.run,
     "interceptors": interceptors.run,
     "command_hooks": command_hooks.run,
+    "hook_processes": hook_processes.run,
     "sandbox": sandbox.run,
     "permissions": permissions.run,
     "providers": provider_stream.run,
+    "subagents": subagents.run,
     "durable": durable.run,
 }
 OPT_IN = ("durable",)

@@ -23,8 +23,8 @@ from hookloop.stream import (
 from hookloop.timeline import HookDecision
 
 if TYPE_CHECKING:
+    from hookloop._host import RunHost
     from hookloop.effects import Effects
-    from hookloop.worker import Worker
 
 
 __all__: list[str] = []
@@ -67,7 +67,7 @@ class _RunBase:
 
     def __init__(
         self,
-        worker: Worker,
+        worker: RunHost,
         run_id: str,
         *,
         turn: int = 0,
@@ -76,7 +76,8 @@ class _RunBase:
         run_start: int = 0,
         effects: Effects | None = None,
     ) -> None:
-        self.w = worker
+        self.w: RunHost = worker
+        """The Worker, through the one interface the turn machine may use (:mod:`hookloop._host`)."""
         self.effects = effects
         """The durable backend's effects (None: a plain run performs its effects directly)."""
         self.model_requests = 0
@@ -85,6 +86,8 @@ class _RunBase:
         self.session_id = worker.session_id
         self.turn = turn
         self.forced = forced
+        self.forked = False
+        """A resume with ``fork=True`` (a paused subagent resumes as a fork too)."""
         self.usage = usage or Usage()
         self.run_start = run_start
         self.last_text = ""

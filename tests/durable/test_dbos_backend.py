@@ -16,7 +16,7 @@ import pytest
 
 from durable.durable_kit import HERE, SRC, PgServer, Procs
 from helpers import assert_valid_history
-from hookloop import AllowAlways, Approve, Reject
+from hookloop import AllowAlways, Approve, Finished, Reject
 from hookloop.durable import PauseConsumed, StaleDecision
 from hookloop.durable.dbos import DBOSBackend
 from hookloop.items import Item
@@ -54,16 +54,16 @@ def items(history: tuple[Any, ...]) -> tuple[Item, ...]:
     return tuple(item_from_json(dict(i)) for i in history)
 
 
-async def reference_history(backend: DBOSBackend, procs: Procs, tmp_path: Path) -> list[dict[str, Any]]:
-    """The history of the same run without any crash (in its own folder)."""
+async def reference_history(tmp_path: Path) -> list[dict[str, Any]]:
+    """The history of the same run in a plain Worker, uninterrupted (in its own folder)."""
+    from durable.durable_app import app
+
     folder = tmp_path / "reference"
     folder.mkdir()
-    run_id = await backend.start("go", worker="app", options={"dir": str(folder), "url": procs.url})
-    worker = procs.worker("reference")
-    record = await backend.wait(run_id, timeout=50)
-    procs.kill(worker)
-    assert record.status == "finished", record.error
-    return plain((await backend.get_run(run_id)).history)
+    worker = app({"dir": str(folder)})
+    outcome = await worker.run("go", run_id="run-reference")
+    assert isinstance(outcome, Finished)
+    return plain([item.to_json() for item in worker.history])
 
 
 async def start(backend: DBOSBackend, procs: Procs, **extra: object) -> str:
@@ -108,7 +108,7 @@ async def test_sigkill_during_a_tool_another_process_finishes_the_run(
     detail = await backend.get_run(run_id)
     assert detail.text == "all done"
     assert_valid_history(items(detail.history))
-    assert plain(detail.history) == await reference_history(backend, procs, tmp_path)
+    assert plain(detail.history) == await reference_history(tmp_path)
 
 
 async def test_sigkill_during_a_model_call_the_same_executor_restarts_it(
@@ -120,7 +120,7 @@ async def test_sigkill_during_a_model_call_the_same_executor_restarts_it(
     assert Counter(t["n"] for t in lines(procs.folder / "tools.log")) == {1: 1, 2: 1, 3: 1}
     detail = await backend.get_run(run_id)
     assert_valid_history(items(detail.history))
-    assert plain(detail.history) == await reference_history(backend, procs, tmp_path)
+    assert plain(detail.history) == await reference_history(tmp_path)
 
 
 async def test_sigkill_during_an_external_command_hook(backend: DBOSBackend, procs: Procs, tmp_path: Path) -> None:
@@ -130,7 +130,7 @@ async def test_sigkill_during_an_external_command_hook(backend: DBOSBackend, pro
     assert Counter(t["n"] for t in lines(procs.folder / "tools.log")) == {1: 1, 2: 1, 3: 1}
     assert Counter(r["index"] for r in lines(procs.folder / "requests.log")) == {0: 1, 1: 1, 2: 1}
     detail = await backend.get_run(run_id)
-    assert plain(detail.history) == await reference_history(backend, procs, tmp_path)
+    assert plain(detail.history) == await reference_history(tmp_path)
 
 
 async def test_sigkill_in_a_parallel_batch_after_the_other_call_finished(
@@ -142,7 +142,7 @@ async def test_sigkill_in_a_parallel_batch_after_the_other_call_finished(
     assert Counter(t["n"] for t in tools) == {1: 2, 2: 1, 3: 1}
     assert {t["key"] for t in tools if t["n"] == 1} == {f"{run_id}:c1"}
     detail = await backend.get_run(run_id)
-    assert plain(detail.history) == await reference_history(backend, procs, tmp_path)
+    assert plain(detail.history) == await reference_history(tmp_path)
 
 
 async def test_pause_then_approve_from_another_process_and_a_second_worker_finishes(

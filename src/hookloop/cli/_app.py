@@ -262,9 +262,11 @@ def _session(options: RunOptions, output: str, approval: Approval) -> Session:
 def _register_hooks() -> None:
     from hookloop.cli._doctor import doctor
     from hookloop.cli._hooks_cmd import hooks_app
+    from hookloop.cli._serve import serve
 
     app.add_typer(hooks_app, name="hooks")
     app.command()(doctor)
+    app.command()(serve)
     _register_durable()
 
 

@@ -149,6 +149,7 @@ def record_to_json(record: RunRecord) -> dict[str, object]:
         "reason": record.reason,
         "error": record.error,
         "worker": record.worker,
+        "workspace": record.workspace,
     }
     if isinstance(record, RunDetail):
         data["text"] = record.text

@@ -44,6 +44,7 @@ from hookloop import (
 )
 from hookloop._frozen import dumps, freeze_object
 from hookloop._reaper import guard_descendants
+from hookloop.cli._agents import SUBAGENT_EVENTS, render_subagent
 from hookloop.cli._mcp import run_with_mcp_servers, session_mcp_plan
 from hookloop.command_hooks.config import resolve_hookloop_home
 from hookloop.items import new_id
@@ -204,6 +205,9 @@ def build_worker(options: RunOptions, *, transcript: Path, session_id: str | Non
         session_id=session_id,
     )
     notes = [*sandbox_notes, *install_command_hooks(worker, options, sandbox=sandbox)]
+    from hookloop.cli._agents import add_agent_tool
+
+    notes += add_agent_tool(worker, options.cwd, include_claude=options.include_claude)
     return worker, notes
 
 
@@ -392,7 +396,9 @@ class TextRenderer:
             self.in_text = False
 
     def __call__(self, event: TimelineEvent) -> None:
-        if isinstance(event, TextDelta):
+        if isinstance(event, SUBAGENT_EVENTS):  # nested progress (hookloop.cli._agents)
+            render_subagent(self, event)
+        elif isinstance(event, TextDelta):
             self.in_text = True
             self.out.print(event.text, end="", markup=False, highlight=False, soft_wrap=True)
         elif isinstance(event, ToolStarted):

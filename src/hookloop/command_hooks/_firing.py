@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import dataclasses
 import getpass
 import importlib.metadata
 import logging
@@ -27,7 +28,16 @@ from . import payloads as wire_in
 from .config import HookConfig, dedupe
 from .environment import ENV_FILE_EVENTS, SessionEnvFiles
 from .matchers import matcher_matches
-from .model import TOOL_EVENTS, CommandHandler, ConfiguredHook, HookOutcome, McpToolHandler, PromptHandler
+from .model import (
+    TOOL_EVENTS,
+    CommandHandler,
+    ConfiguredHook,
+    HookOutcome,
+    McpToolHandler,
+    ProcessHandler,
+    PromptHandler,
+)
+from .processes import ProcessPool
 from .rewake import Rewake, rewake_text
 from .runner import RunnerOptions, StreamName, run_all
 from .transcript import TranscriptKeeper
@@ -119,6 +129,11 @@ class Firing:
         self.config = config
         self.rewake_wait = rewake_wait
         self.worker = worker
+        self.processes: ProcessPool | None = None
+        """The running hook processes of ``process`` handlers (closed at each run's end)."""
+        if any(isinstance(hook.handler, ProcessHandler) for hook in config.hooks):
+            self.processes = ProcessPool(output_cap=options.output_cap, kill_grace=options.kill_grace)
+            options = dataclasses.replace(options, processes=self.processes)
         self.options = options
         self.project_dir = project_dir
         self.background_grace = background_grace

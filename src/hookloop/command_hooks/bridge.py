@@ -33,6 +33,10 @@ Cline PostToolUse                      (by ``is_error``)   context)``; ``updated
 Stop                                   on_turn_end         block → ``ContinueWithMessages(reason)``; context
                                                            also continues; stop → ``Finish``; then asyncRewake
                                                            exit-2 messages wake the model (:mod:`.rewake`)
+SubagentStart (matcher: agent type)    subagent_start      context → ``Continue(additional_context)`` for the
+                                                           subagent only (it cannot block)
+SubagentStop (matcher: agent type)     subagent_stop       block → ``ContinueWithMessages(reason)``: the
+                                                           subagent goes on; stop → ``Finish``
 StopFailure                            on_abort            fire-and-forget, for provider errors only
 Notification (both)                    notification        fire-and-forget (never blocks the run)
 PreCompact (both)                      pre_compact         block → ``Cancel`` (no compaction); stop raises
@@ -48,14 +52,17 @@ CwdChanged, FileChanged, ConfigChange  after each tool     Bash's ``cd``; a watc
                                                            applies from the next load; see ``_watch``)
 =====================================  ==================  =====================================================
 
-Setup and InstructionsLoaded (no init mode, no CLAUDE.md loading), the subagent, task, team, worktree and
-elicitation events are never fired (:data:`~hookloop.command_hooks.model.NEVER_FIRED_EVENTS`).
+Setup and InstructionsLoaded (no init mode, no CLAUDE.md loading), the task, team and worktree events are
+never fired (:data:`~hookloop.command_hooks.model.NEVER_FIRED_EVENTS`).
 
 Handler types: ``command`` and ``http`` run through :mod:`~hookloop.command_hooks.runner`; ``prompt`` and
 ``agent`` (a model judges, :mod:`~hookloop.command_hooks._llm_handlers`) and ``mcp_tool`` (a tool of an MCP
 server on the Worker, :mod:`~hookloop.command_hooks._mcp_handler`) run in process, in parallel with the rest. A
 judge's "not ok" on PreToolUse/PostToolUse ends the turn unless ``continueOnBlock``: the run finishes after the
 batch (``stopped_by_hook``).
+
+Inside a subagent (:mod:`hookloop.agents`) the parent's tool hooks fire for the child's calls and every input
+carries ``agent_id`` / ``agent_type``, as in Claude Code.
 
 A hookloop *run* (or resume) is a Claude Code session and a Cline task: SessionStart/TaskStart fire when it starts,
 SessionEnd/TaskComplete/TaskCancel when it ends, and Cline's ``taskId`` is the run id (a resume keeps it).
@@ -81,6 +88,7 @@ output line is a :class:`~hookloop.timeline.HookOutputLine` as it arrives.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import weakref
@@ -101,7 +109,8 @@ from .config import (
 )
 from .discovery import cline_hook_dirs, discover_cline_scripts
 from .dryrun import runner_options
-from .model import ConfiguredHook, Diagnostic, HookSource
+from .model import ConfiguredHook, Diagnostic, HookSource, PythonHandler
+from .python_hooks import install_python_hooks
 from .runner import RunnerOptions
 from .trust import apply_trust, is_trusted
 
@@ -243,9 +252,16 @@ class CommandHooks:
             self._attach_bash(worker)
         if self.config.hooks and worker not in self._installed:
             self._installed.add(worker)
+            config = self.config
+            if any(isinstance(hook.handler, PythonHandler) for hook in config.hooks):
+                install_python_hooks(worker, config.hooks)  # typed hooks of their own, not command firings
+                kept = tuple(hook for hook in config.hooks if not isinstance(hook.handler, PythonHandler))
+                config = dataclasses.replace(config, hooks=kept)
+                if not kept:
+                    return
             EventHooks(
                 worker,
-                self.config,
+                config,
                 project_dir=self.project_dir,
                 options=self.options,
                 background_grace=self.background_grace,

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from dbos import DBOS
 from dbos._context import get_local_dbos_context
 
-from hookloop.effects import DecisionLog, Effect
+from hookloop.effects import DecisionLog, Effect, current_effects
 from hookloop.errors import HookloopError
 from hookloop.timeline import HookDecision
 
@@ -113,7 +113,9 @@ class StepEffects:
         """Effects performed for real in this execution (not replayed)."""
 
     def on_decision(self, event: object) -> None:
-        if isinstance(event, HookDecision):
+        """Timeline subscriber. Decisions of background hooks (emitted where ``current_effects`` is None, see
+        ``command_hooks._firing``) and of hooks cancelled at the end are timing-dependent: not digested."""
+        if isinstance(event, HookDecision) and event.decision != "HookCancelled" and current_effects.get() is self:
             self._decisions.add(event)
 
     def _wake(self) -> None:

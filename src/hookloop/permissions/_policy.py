@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -194,6 +195,17 @@ class PermissionPolicy:
         for directory in directories:
             joined = os.path.join(base, os.path.expanduser(str(directory)))
             self._directories.append(os.path.realpath(joined))
+
+    def copy(self, *, mode: PermissionMode | None = None) -> PermissionPolicy:
+        """An independent copy (rules added to one later never reach the other), in ``mode`` if given — what
+        a subagent runs under. The sandbox gate is shared."""
+        twin = copy.copy(self)
+        twin._directories = list(self._directories)
+        twin._rules = {behavior: list(rules) for behavior, rules in self._rules.items()}
+        twin._verdicts = None
+        if mode is not None:
+            twin.mode = mode
+        return twin
 
     # -- state -------------------------------------------------------------------------------------------------
     @property

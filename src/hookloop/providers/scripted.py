@@ -19,7 +19,7 @@ import json
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, get_args
 
 import anyio
 
@@ -138,8 +138,10 @@ class ScriptedClient:
 
     @classmethod
     def from_file(cls, path: str | Path, *, chunk_size: int = 8, fragment_size: int = 12) -> ScriptedClient:
-        """Load a script from JSON: ``{"turns": [{"blocks": [{"text": …} | {"tool": name, "arguments": {…}} |
-        {"thinking": …, "signature": …}], "usage": {…}?, "stop_reason": …?}]}``."""
+        """Load a script from JSON: ``{"turns": [{"blocks": [{"text": …} | {"tool": name, "arguments": {…},
+        "call_id": …?} | {"thinking": …, "signature": …?}], "usage": {…}?, "stop_reason": …?, "delay": s?,
+        "error": {…}?}]}`` — the whole format is in ``docs/scripted-model.md``. Anything malformed (an unknown key,
+        a wrong type, an unknown stop reason) raises ``ValueError`` naming the file and the JSON path."""
         where = str(path)
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -147,6 +149,7 @@ class ScriptedClient:
             raise ValueError(f"{where}: cannot read script: {exc}") from exc
         if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
             raise ValueError(f"{where}: expected an object with a 'turns' list")
+        _keys(data, frozenset({"turns", "comment"}), where)
         turns: list[TurnSource | Sequence[Block]] = []
         for i, raw in enumerate(data["turns"]):
             turns.append(_turn_from_json(raw, f"{where}: turns[{i}]"))
@@ -221,28 +224,118 @@ class ScriptedClient:
             raise ClientError(error.message, provider=self._provider, retryable=error.retryable)
 
 
-def _turn_from_json(raw: object, where: str) -> ScriptedTurn:
+_STOP_REASONS = frozenset(get_args(StopReason))
+_USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+_TURN_KEYS = frozenset({"blocks", "usage", "stop_reason", "delay", "error", "comment"})
+_BLOCK_KEYS = {
+    "text": frozenset({"text", "comment"}),
+    "tool": frozenset({"tool", "arguments", "call_id", "comment"}),
+    "thinking": frozenset({"thinking", "signature", "comment"}),
+}
+_ERROR_KEYS = frozenset({"message", "after_events", "mode", "retryable", "comment"})
+
+
+def _keys(raw: dict[str, object], allowed: frozenset[str], where: str) -> None:
+    unknown = sorted(set(raw) - allowed)
+    if unknown:
+        names = ", ".join(repr(k) for k in unknown)
+        raise ValueError(f"{where}: unknown key {names}; expected {', '.join(sorted(allowed - {'comment'}))}")
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object" if isinstance(value, dict) else type(value).__name__
+
+
+def _string(raw: dict[str, object], key: str, where: str) -> str:
+    value = raw[key]
+    if not isinstance(value, str):
+        raise ValueError(f"{where}.{key}: expected a string, got {_json_type(value)}")
+    return value
+
+
+def _count(value: object, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{where}: expected a whole number >= 0, got {value!r}")
+    return value
+
+
+def _block_from_json(b: object, where: str) -> Block:
+    if not isinstance(b, dict):
+        raise ValueError(f"{where}: expected an object, got {_json_type(b)}")
+    kinds = [k for k in ("text", "tool", "thinking") if k in b]
+    if len(kinds) != 1:
+        found = f"both {' and '.join(repr(k) for k in kinds)}" if kinds else "none"
+        raise ValueError(f"{where}: expected one of 'text', 'tool', 'thinking' ({found})")
+    kind = kinds[0]
+    _keys(b, _BLOCK_KEYS[kind], where)
+    if kind == "text":
+        return Text(_string(b, "text", where))
+    if kind == "thinking":
+        signature = b.get("signature", "sig-scripted")
+        if signature is not None and not isinstance(signature, str):
+            raise ValueError(f"{where}.signature: expected a string or null, got {_json_type(signature)}")
+        return Thinking(_string(b, "thinking", where), signature)
+    name = _string(b, "tool", where)
+    if not name:
+        raise ValueError(f"{where}.tool: expected a tool name, got an empty string")
+    args = b.get("arguments", {})
+    if not isinstance(args, (dict, str)):
+        raise ValueError(f"{where}.arguments: expected an object or a string, got {_json_type(args)}")
+    call_id = b.get("call_id")
+    if call_id is not None and (not isinstance(call_id, str) or not call_id):
+        raise ValueError(f"{where}.call_id: expected a non-empty string, got {call_id!r}")
+    return ToolUse(name, args, call_id)
+
+
+def _error_from_json(raw: object, where: str) -> ScriptError:
     if not isinstance(raw, dict):
         raise ValueError(f"{where}: expected an object")
-    blocks: list[Block] = []
-    for j, b in enumerate(raw.get("blocks", [])):
-        if not isinstance(b, dict):
-            raise ValueError(f"{where}.blocks[{j}]: expected an object")
-        if "text" in b:
-            blocks.append(Text(str(b["text"])))
-        elif "tool" in b:
-            args = b.get("arguments", {})
-            if not isinstance(args, (dict, str)):
-                raise ValueError(f"{where}.blocks[{j}].arguments: expected an object or a string")
-            blocks.append(ToolUse(str(b["tool"]), args, b.get("call_id")))
-        elif "thinking" in b:
-            blocks.append(Thinking(str(b["thinking"]), b.get("signature", "sig-scripted")))
-        else:
-            raise ValueError(f"{where}.blocks[{j}]: expected one of 'text', 'tool', 'thinking'")
+    _keys(raw, _ERROR_KEYS, where)
+    message = _string(raw, "message", where) if "message" in raw else "injected provider error"
+    after = _count(raw.get("after_events", 0), f"{where}.after_events")
+    mode = raw.get("mode", "raise")
+    if mode not in ("raise", "event"):
+        raise ValueError(f"{where}.mode: expected 'raise' or 'event', got {mode!r}")
+    retryable = raw.get("retryable", False)
+    if not isinstance(retryable, bool):
+        raise ValueError(f"{where}.retryable: expected true or false, got {retryable!r}")
+    return ScriptError(message, after, "event" if mode == "event" else "raise", retryable)
+
+
+def _turn_from_json(raw: object, where: str) -> ScriptedTurn:
+    if not isinstance(raw, dict):
+        raise ValueError(f"{where}: expected an object, got {_json_type(raw)}")
+    _keys(raw, _TURN_KEYS, where)
+    blocks = raw.get("blocks", [])
+    if not isinstance(blocks, list):
+        raise ValueError(f"{where}.blocks: expected a list, got {_json_type(blocks)}")
     usage = raw.get("usage")
+    if usage is not None:
+        if not isinstance(usage, dict):
+            raise ValueError(f"{where}.usage: expected an object, got {_json_type(usage)}")
+        _keys(usage, frozenset(_USAGE_FIELDS), f"{where}.usage")
+        usage = Usage(**{k: _count(usage[k], f"{where}.usage.{k}") for k in _USAGE_FIELDS if k in usage})
+    stop_reason = raw.get("stop_reason")
+    if stop_reason is not None and stop_reason not in _STOP_REASONS:
+        raise ValueError(
+            f"{where}.stop_reason: expected one of {', '.join(sorted(_STOP_REASONS))}, got {stop_reason!r}"
+        )
+    delay = raw.get("delay", 0.0)
+    if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not 0 <= delay < float("inf"):
+        raise ValueError(f"{where}.delay: expected seconds (a number >= 0), got {delay!r}")
+    error = raw.get("error")
     return ScriptedTurn(
-        blocks=tuple(blocks),
-        usage=Usage(**usage) if isinstance(usage, dict) else None,
-        stop_reason=raw.get("stop_reason"),
-        delay=float(raw.get("delay", 0.0)),
+        blocks=tuple(_block_from_json(b, f"{where}.blocks[{j}]") for j, b in enumerate(blocks)),
+        usage=usage,
+        stop_reason=stop_reason,
+        delay=float(delay),
+        error=_error_from_json(error, f"{where}.error") if error is not None else None,
     )
