@@ -44,6 +44,10 @@ def main() -> None:
         from hookloop.cli._print import expand_rule_lists
 
         args = expand_rule_lists(print_mode(sys.argv[1:]))
+        if len(args) > 1 and args[0] == "run":
+            from hookloop.cli._durable import durable_argv
+
+            args = durable_argv(args)  # `--durable` with its URL left out
         code = app(args=args, prog_name="hookloop", standalone_mode=False)
     except Exception as exc:
         # typer vendors click: its exceptions are recognised by shape, not by class.

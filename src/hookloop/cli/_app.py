@@ -147,6 +147,13 @@ def run(
     resume_id: str | None = typer.Option(None, "--resume", "-r", help="Continue the session with this id."),
     verbose: bool = typer.Option(False, "--verbose", help="Show tool results and model requests; json: every message."),
     print_: bool = typer.Option(False, "--print", "-p", help="Print the answer and exit (what run always does)."),
+    durable: str | None = typer.Option(
+        None,
+        "--durable",
+        metavar="[URL]",
+        help="A durable run in the database at URL (default: $HOOKLOOP_DURABLE_URL, else HOOKLOOP_HOME): prints "
+        "the run id, returns when it finishes or pauses; see hookloop runs / hookloop worker.",
+    ),
 ) -> None:
     """Run an agent with the built-in tools (Read, Write, Edit, Bash, Glob, Grep) in a project directory.
 
@@ -201,6 +208,10 @@ def run(
         allowed_tools=allowed,
         disallowed_tools=disallowed,
     )
+    if durable is not None:
+        from hookloop.cli._durable import run_durable
+
+        raise typer.Exit(run_durable(durable, prompt, options, approval_from(yes, deny, "json"), output_format))
     session = _session(options, output_format, approval_from(yes, deny, output_format))
     session.verbose = verbose
     if restored is not None:
@@ -343,6 +354,14 @@ def _register_hooks() -> None:
     app.command()(doctor)
     app.command()(serve)
     app.command()(chat)
+    _register_durable()
+
+
+def _register_durable() -> None:
+    from hookloop.cli._runs import runs_app, worker
+
+    app.add_typer(runs_app, name="runs")
+    app.command()(worker)
 
 
 _register_hooks()
