@@ -15,10 +15,12 @@ from docs_runner import REPO, Ran, run_python
 EXAMPLES = REPO / "examples"
 
 
-def run_example(relative: str, *args: str, tmp_path: Path, cwd: Path | None = None) -> Ran:
+def run_example(
+    relative: str, *args: str, tmp_path: Path, cwd: Path | None = None, timeout: float = 45, stdin: str = ""
+) -> Ran:
     work = cwd or tmp_path / "work"
     work.mkdir(exist_ok=True)
-    return run_python([str(EXAMPLES / relative), *args], cwd=work, root=tmp_path)
+    return run_python([str(EXAMPLES / relative), *args], cwd=work, root=tmp_path, timeout=timeout, stdin=stdin)
 
 
 def ok(ran: Ran) -> str:
@@ -181,3 +183,23 @@ def test_claude_code_hooks(tmp_path: Path) -> None:
     # The scripts are the repository's own files, unmodified and executable (as Claude Code runs them).
     for script in (EXAMPLES / "claude_code_hooks" / "project" / ".claude" / "hooks").iterdir():
         assert os.access(script, os.X_OK), f"{script} is not executable"
+
+
+def test_durable_run(tmp_path: Path) -> None:
+    out = ok(run_example("durable_run.py", tmp_path=tmp_path, timeout=120))
+    assert out.splitlines() == ["paused", "finished"]
+    assert (tmp_path / "work" / "durable-demo.sqlite").is_file()  # the run lives in the database
+
+
+def test_hookserver_guard_py_answers_json_lines(tmp_path: Path) -> None:
+    requests = [
+        {"id": "1", "event": "PreToolUse", "input": {"tool_name": "Bash", "tool_input": {"command": "rm -rf /"}}},
+        {"id": "2", "event": "PreToolUse", "input": {"tool_name": "Bash", "tool_input": {"command": "ls"}}},
+    ]
+    stdin = "".join(json.dumps(r) + "\n" for r in requests)
+    out = ok(run_example("hookserver/guard.py", tmp_path=tmp_path, stdin=stdin))
+    first, second = (json.loads(line) for line in out.splitlines())
+    decision = first["stdout"]["hookSpecificOutput"]
+    assert first["id"] == "1"
+    assert decision["permissionDecision"] == "deny"
+    assert second == {"id": "2", "exit_code": 0, "stdout": "", "stderr": ""}
