@@ -384,6 +384,11 @@ class RunTracker:
             row["costUSD"] = cost_usd([r for r in self.requests if (r.model or r.provider) == name])
         return out
 
+    @property
+    def billed(self) -> bool:
+        """Some request of the run used tokens (a run that failed before any answer has no cost to tell)."""
+        return any(r.usage.input_tokens or r.usage.output_tokens for r in self.requests)
+
     def cost_line(self) -> str:
         """``cost $0.0123`` for the end of a text run; says why when it is unknown."""
         cost = self.cost
@@ -571,7 +576,7 @@ class ClaudeSession(Session):
         self._save_conversation()
         if self.output == "text" or self.tracker is None:
             code = Session._report_stopped(self, status, message, code, path)
-            if self.tracker is not None and self.output == "text" and self.tracker.requests:
+            if self.tracker is not None and self.output == "text" and self.tracker.billed:
                 self.err.print(f"[dim]{self.tracker.cost_line()}[/]", highlight=False)
             return code
         subtype = (
