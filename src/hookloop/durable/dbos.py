@@ -55,29 +55,27 @@ import json
 import os
 import socket
 import time
-from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from dbos import DBOS, DBOSClient
 from dbos._serialization import DBOSPortableJSON
 
-from hookloop._checkpoint_auth import resolve_hookloop_home
-from hookloop._frozen import freeze_object, thaw_object
-from hookloop.checkpoint import AllowAlways, Approve, Checkpoint, PendingCall, Reject, ResumeDecision
+from hookloop._frozen import thaw_object
+from hookloop.checkpoint import AllowAlways, Approve, Checkpoint, Reject, ResumeDecision
 from hookloop.items import ToolResult, new_id
-from hookloop.stream import Usage
 
 from . import _dbos_run as engine_run
 from . import _dbos_tables as tables
+from ._dbos_read import DBOSRuns, default_url, record_of
 from ._dbos_steps import DurableEffectFailed, NondeterministicReplay
-from ._store import PauseConsumed, RunDetail, RunNotFound, RunRecord, RunStatus, StaleDecision
+from ._store import PauseConsumed, RunNotFound, RunRecord, StaleDecision
 
 if TYPE_CHECKING:
     from hookloop.worker import Worker
 
-__all__ = ["DBOSBackend", "DurableEffectFailed", "NondeterministicReplay"]
+__all__ = ["DBOSBackend", "DBOSRuns", "DurableEffectFailed", "NondeterministicReplay", "default_url"]
 
 APP_VERSION = "hookloop-durable-1"
 """The DBOS application version every hookloop process uses (recovery only runs a workflow in the same version)."""
@@ -85,14 +83,7 @@ APP_VERSION = "hookloop-durable-1"
 _ENDED = frozenset({"finished", "failed", "cancelled"})
 
 
-def default_url() -> str:
-    """``sqlite:///$HOOKLOOP_HOME/durable.sqlite`` (the folder is created)."""
-    home = resolve_hookloop_home()
-    home.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return f"sqlite:///{home / 'durable.sqlite'}"
-
-
-class DBOSBackend:
+class DBOSBackend(DBOSRuns):
     """Durable runs in a DBOS database; also a :class:`~hookloop.durable.RunStore` (list, show, approve, cancel).
 
     ``url``: ``sqlite:///path`` or ``postgresql://…`` (default :func:`default_url`). ``executor_id`` names this
@@ -113,7 +104,7 @@ class DBOSBackend:
             raise ValueError(f"DBOSBackend url: expected sqlite:///… or postgresql://…, got {self.url!r}")
         self._dbos_url = self.url.replace("postgresql+psycopg://", "postgresql://", 1)
         DBOS.migrate(self._dbos_url)
-        self._engine = tables.make_engine(self.url)
+        super().__init__(self.url)
         self._client = DBOSClient(system_database_url=self._dbos_url, serializer=DBOSPortableJSON)
         self._key = checkpoint_key if checkpoint_key is not None else tables.shared_key(self._engine)
         self.executor_id = executor_id or f"{socket.gethostname()}-{os.getpid()}-{os.urandom(3).hex()}"
@@ -180,7 +171,7 @@ class DBOSBackend:
             if row is None:
                 raise RunNotFound(f"no run {run_id!r}")
             if row.status not in ("queued", "running"):
-                return _record(row)
+                return record_of(row)
             if deadline is not None and loop.time() >= deadline:
                 raise TimeoutError(f"run {run_id} is still {row.status} after {timeout} s")
             await asyncio.sleep(0.05)
@@ -273,25 +264,6 @@ class DBOSBackend:
             DBOS._recover_pending_workflows(dead)
 
     # -- the store ----------------------------------------------------------------------------------------------
-
-    async def list_runs(self, *, status: RunStatus | None = None, limit: int = 200) -> Sequence[RunRecord]:
-        """The newest runs first (at most ``limit``), optionally only those with ``status``."""
-        rows = await asyncio.to_thread(tables.list_rows, self._engine, status=status, limit=limit)
-        return [_record(r) for r in rows]
-
-    async def get_run(self, run_id: str) -> RunDetail:
-        """One run, whole; :class:`RunNotFound` if there is none."""
-        row = await asyncio.to_thread(tables.get_row, self._engine, run_id)
-        if row is None:
-            raise RunNotFound(f"no run {run_id!r}")
-        base = _record(row)
-        fields = {name: getattr(base, name) for name in RunRecord.__dataclass_fields__}
-        return RunDetail(
-            **fields,
-            events=tuple(row.events),
-            history=tuple(row.history),
-            text=str(row.result.get("text", "")),
-        )
 
     async def approve(
         self,
@@ -462,32 +434,3 @@ def _close_pending(row: tables.Row, key: bytes) -> list[dict[str, Any]]:
         )
         history.append(json.loads(json.dumps(result.to_json())))
     return history
-
-
-def _record(row: tables.Row) -> RunRecord:
-    usage = row.result.get("usage") or {}
-    pending = tuple(
-        PendingCall(
-            call_id=str(p["call_id"]),
-            tool_name=str(p["tool_name"]),
-            arguments=freeze_object(p.get("arguments") or {}),
-            state=p.get("state", "approval"),
-            reason=str(p.get("reason", "")),
-            asked_by=str(p.get("asked_by", "")),
-        )
-        for p in row.pending
-    )
-    return RunRecord(
-        run_id=row.run_id,
-        status=row.status,  # type: ignore[arg-type]
-        created_at=datetime.fromtimestamp(row.created_at, tz=UTC),
-        updated_at=datetime.fromtimestamp(row.updated_at, tz=UTC),
-        prompt=row.prompt,
-        turns=int(row.result.get("turns", 0)),
-        usage=Usage(**{k: int(v) for k, v in usage.items()}),
-        pending=pending,
-        pause_id=row.pause_id,
-        reason=str(row.result.get("reason", "")),
-        error=row.error,
-        worker=row.worker,
-    )
