@@ -32,6 +32,7 @@ _MEMO_FIELDS = (
     "created_at",
     "pending",
     "pause_id",
+    "consumed",
     "result",
     "error",
     "events",

@@ -301,6 +301,9 @@ class TemporalBackend:
         }
         handle = await self._handle(run_id)
         if (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
+            consumed = data.get("consumed") or []
+            if consumed and pause_id in (None, *consumed) and data["status"] != "cancelled":
+                raise PauseConsumed(f"run {run_id}: the pause {pause_id or consumed[-1]} was already decided")
             raise StaleDecision(f"run {run_id} is {data['status']}, not paused")
         try:
             await handle.execute_update("approve", request)
