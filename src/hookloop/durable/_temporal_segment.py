@@ -166,7 +166,9 @@ class Segments:
             delay = 0.1
             while True:
                 try:
-                    kept: str = await handle.execute_update("record", {"segment": segment, "name": name, "output": output})
+                    kept: str = await handle.execute_update(
+                        "record", {"segment": segment, "name": name, "output": output}
+                    )
                     return kept
                 except WorkflowUpdateFailedError as exc:  # the segment ended (cancelled): this attempt is stale
                     raise asyncio.CancelledError(f"recording {name}: {exc.cause}") from None
@@ -183,10 +185,10 @@ class Segments:
             await asyncio.gather(beat, return_exceptions=True)
 
 
-async def _heartbeat(timeout: float) -> None:
+async def _heartbeat(every: float) -> None:
     while True:
         activity.heartbeat()
-        await asyncio.sleep(max(timeout / 3, 0.05))
+        await asyncio.sleep(max(every / 3, 0.05))
 
 
 class _Run:
@@ -251,13 +253,13 @@ class _Run:
                 pending.append(json.loads(json.dumps(call.to_json() | {"input_schema": schema})))
             closed = list(base["history"])
             for call in checkpoint.batch:
-                result = call.result or ToolResult(
+                answer = call.result or ToolResult(
                     call_id=call.call_id,
                     name=call.tool_name,
                     content="not executed: the run was cancelled",
                     is_error=True,
                 )
-                closed.append(json.loads(json.dumps(result.to_json())))
+                closed.append(json.loads(json.dumps(answer.to_json())))
             return base | {
                 "status": "paused",
                 "checkpoint": checkpoint.dumps(key=key),
