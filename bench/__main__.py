@@ -28,6 +28,7 @@ from bench import (
     provider_stream,
     sandbox,
     streaming,
+    temporal,
 )
 from bench._measure import FULL, QUICK, TINY, Sizes
 from bench._report import Row, render_markdown, render_table
@@ -42,7 +43,11 @@ SECTIONS: dict[str, SectionRun] = {
     "sandbox": sandbox.run,
     "permissions": permissions.run,
     "providers": provider_stream.run,
+    "temporal": temporal.run,
 }
+OPT_IN = ("temporal",)
+"""Sections run only when named with --only (a Temporal dev server, minutes)."""
+DEFAULT_SECTIONS = [name for name in SECTIONS if name not in OPT_IN]
 
 
 def machine() -> str:
@@ -71,7 +76,14 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--tiny", action="store_true", help=argparse.SUPPRESS)  # the smoke test's sizes
     parser.add_argument("--json", metavar="FILE", type=Path, help="save rows, raw samples and context as JSON")
     parser.add_argument("--markdown", action="store_true", help="also print the README performance block")
-    parser.add_argument("--only", nargs="+", choices=list(SECTIONS), default=list(SECTIONS), metavar="SECTION")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=list(SECTIONS),
+        default=DEFAULT_SECTIONS,
+        metavar="SECTION",
+        help=f"sections to run (default: all but {', '.join(OPT_IN)}, which run only when named)",
+    )
     return parser.parse_args(argv)
 
 
@@ -82,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{invocation}  —  {machine()}  —  sizes: {sizes.name}", flush=True)
     # What produced the figures: the flags that change the measurement (not --json / --markdown).
     command = "python -m bench" + {"tiny": " --tiny", "quick": " --quick", "full": ""}[sizes.name]
-    if args.only != list(SECTIONS):
+    if args.only != DEFAULT_SECTIONS:
         command += " --only " + " ".join(args.only)
     started = time.perf_counter()
     rows, data = asyncio.run(run_sections(sizes, args.only))
