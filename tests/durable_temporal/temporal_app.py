@@ -14,9 +14,10 @@ A file ``block-<what>`` makes the matching effect block forever after writing a 
 (removing the block file first): the test SIGKILLs the process, and the effect runs normally when it is performed
 again.
 
-``python temporal_app.py approve URL RUN_ID PAUSE_ID`` is a short-lived client process: it approves every pending
-call and leaves with ``os._exit`` once the update returned (temporalio/sdk-python#300: the SDK's runtime can abort
-the interpreter at shutdown after the call succeeded; the exit code must say what the call did).
+``python temporal_app.py approve URL QUEUE RUN_ID PAUSE_ID`` is a short-lived client process: it approves every
+pending call and leaves with ``exit_now`` (``os._exit``) once the update returned (temporalio/sdk-python#300: the
+SDK's runtime can abort the interpreter at shutdown after the call succeeded; the exit code must say what the call
+did).
 """
 
 from __future__ import annotations
@@ -155,8 +156,8 @@ if __name__ == "__main__":
     if verb == "serve":
         asyncio.run(serve(sys.argv[2], sys.argv[3], float(sys.argv[4])))
     elif verb == "approve":
-        code = asyncio.run(approve(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]))
-        sys.stdout.flush()
-        os._exit(code)  # sdk-python#300: do not let the SDK's runtime tear down at interpreter shutdown
+        from hookloop.durable.temporal import exit_now
+
+        exit_now(asyncio.run(approve(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])))  # sdk-python#300
     else:
         raise SystemExit(f"unknown verb {verb!r}")

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
 
 import pytest
 
@@ -71,6 +74,30 @@ async def test_sigkill_the_worker_during_a_tool_another_worker_finishes_the_run(
     assert sorted(int(str(r["index"])) for r in requests) == [0, 1, 2]  # no model request was sent again
     assert {r["pid"] for r in requests if r["index"] == 2} == {second.pid}
     assert len(lines(procs.workdir / "hooks.log")) == 3  # the command hook of step 3 fired once (recorded)
+
+
+async def test_sigkill_during_an_external_command_hook_and_during_a_model_call(procs: Procs) -> None:
+    (procs.workdir / "block-hook-3").touch()
+    (procs.workdir / "block-model-2").touch()
+    first = procs.worker()
+    backend = backend_for(procs)
+    run_id = await backend.start("go", worker="app", options=options(procs))
+    ready = await asyncio.to_thread(read_ready, procs.workdir / "ready.fifo")
+    assert ready["what"] == "hook"
+    kill_group(first)
+    with contextlib.suppress(ProcessLookupError):  # the hook's own process group
+        os.kill(int(str(ready["pid"])), signal.SIGKILL)
+    second = procs.worker()
+    ready = await asyncio.to_thread(read_ready, procs.workdir / "ready.fifo")
+    assert ready["what"] == "model-2"
+    assert ready["pid"] == second.pid
+    kill_group(second)
+    procs.worker()
+    record = await backend.wait(run_id, timeout=50)
+    assert record.status == "finished", record
+    assert tool_runs(procs) == [1, 2, 3]  # step 3 ran once: after its hook, which was interrupted, fired again
+    assert sorted(int(str(r["n"])) for r in lines(procs.workdir / "hooks.log")) == [1, 2, 3, 3]
+    assert sorted(int(str(r["index"])) for r in lines(procs.workdir / "requests.log")) == [0, 1, 2, 2]
 
 
 async def test_pause_then_approve_from_a_short_lived_client_process(procs: Procs) -> None:

@@ -170,8 +170,8 @@ class Segments:
                         "record", {"segment": segment, "name": name, "output": output}
                     )
                     return kept
-                except WorkflowUpdateFailedError as exc:  # the segment ended (cancelled): this attempt is stale
-                    raise asyncio.CancelledError(f"recording {name}: {exc.cause}") from None
+                except WorkflowUpdateFailedError as exc:  # the segment moved on: this attempt is stale
+                    raise DurableEffectFailed(f"recording {name}: {exc.cause}; this attempt is stale") from None
                 except RPCError:  # the server is unreachable: keep trying while the activity lives
                     await asyncio.sleep(delay)
                     delay = min(delay * 2, 2.0)

@@ -35,11 +35,14 @@ worker process by its registered factory.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import urlsplit
 
 from temporalio.client import (
@@ -67,7 +70,7 @@ from ._temporal_workflow import MEMO_KEY, WORKFLOW_NAME, RunWorkflow, initial_st
 if TYPE_CHECKING:
     from hookloop.worker import Worker
 
-__all__ = ["DurableEffectFailed", "NondeterministicReplay", "TemporalBackend", "parse_url"]
+__all__ = ["DurableEffectFailed", "NondeterministicReplay", "TemporalBackend", "exit_now", "parse_url"]
 
 DEFAULT_URL = "temporal://localhost:7233/default"
 
@@ -90,7 +93,18 @@ def parse_url(url: str) -> tuple[str, str]:
 
 
 def workflow_id(run_id: str) -> str:
+    """The workflow id of a run."""
     return f"hookloop-{run_id}"
+
+
+def exit_now(code: int) -> NoReturn:
+    """End a short-lived client process (a CLI verb) with ``code`` once its calls returned: stdout and stderr are
+    flushed, then the process exits without the interpreter's shutdown, where the SDK's native runtime can abort
+    the process after the call succeeded (temporalio/sdk-python#300) and turn a success into a crash."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 class TemporalBackend:
@@ -100,7 +114,8 @@ class TemporalBackend:
     the queue the workers poll (the same on every process of a deployment). ``heartbeat_timeout``: after how
     long without a heartbeat a segment's worker counts as dead and the segment is retried elsewhere.
     ``max_cached_workflows``: how many workflows a serving worker keeps in memory between tasks (a paused run in
-    the cache holds only its JSON state; 0 keeps none). The client connects on first use.
+    the cache holds only its JSON state; 0 keeps none). ``decision_timeout``: how long :meth:`approve` waits for a
+    worker to check and record a decision. The client connects on first use.
     """
 
     def __init__(
@@ -112,6 +127,7 @@ class TemporalBackend:
         checkpoint_key: bytes | None = None,
         heartbeat_timeout: float = 10.0,
         max_cached_workflows: int = 100,
+        decision_timeout: float = 30.0,
     ) -> None:
         self.url = url or DEFAULT_URL
         self.target, self.namespace = parse_url(self.url)
@@ -123,6 +139,7 @@ class TemporalBackend:
         self.task_queue = task_queue
         self.heartbeat_timeout = heartbeat_timeout
         self.max_cached_workflows = max_cached_workflows
+        self.decision_timeout = decision_timeout
         self._key = resolve_key(checkpoint_key)
         self._factories: dict[str, Callable[[Mapping[str, object]], Worker]] = {}
         self._client: Client | None = None
@@ -306,7 +323,12 @@ class TemporalBackend:
                 raise PauseConsumed(f"run {run_id}: the pause {pause_id or consumed[-1]} was already decided")
             raise StaleDecision(f"run {run_id} is {data['status']}, not paused")
         try:
-            await handle.execute_update("approve", request)
+            await asyncio.wait_for(handle.execute_update("approve", request), self.decision_timeout)
+        except TimeoutError:
+            raise TimeoutError(
+                f"run {run_id}: no worker answered the decision within {self.decision_timeout} s (a worker polling "
+                f"the task queue {self.task_queue!r} checks and records it); it may still be taken when one does"
+            ) from None
         except WorkflowUpdateFailedError as exc:
             cause = exc.cause
             message = f"run {run_id}: {getattr(cause, 'message', cause)}"
