@@ -160,7 +160,6 @@ class Segments:
         info = activity.info()
         handle = self.client.get_workflow_handle(info.workflow_id or "", run_id=info.workflow_run_id)
         segment = int(request["segment"])
-        recorded: dict[str, str] = await handle.query("recorded", segment)
 
         async def record(name: str, output: str) -> str:
             delay = 0.1
@@ -176,9 +175,10 @@ class Segments:
                     await asyncio.sleep(delay)
                     delay = min(delay * 2, 2.0)
 
-        effects = RecordingEffects(recorded, record)
         beat = asyncio.create_task(_heartbeat(info.heartbeat_timeout.total_seconds() if info.heartbeat_timeout else 30))
-        try:
+        try:  # heartbeating from the start: the query waits while the workflow's last worker is found dead
+            recorded: dict[str, str] = await handle.query("recorded", segment)
+            effects = RecordingEffects(recorded, record)
             return await _Run(self, request, effects).execute()
         finally:
             beat.cancel()

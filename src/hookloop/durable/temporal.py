@@ -252,6 +252,9 @@ class TemporalBackend:
             workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
             max_cached_workflows=self.max_cached_workflows,
             graceful_shutdown_timeout=_SHUTDOWN,
+            # a run's next workflow task goes to the worker that has it cached; when that worker is dead, to any
+            # worker after this long (the SDK's 10 s would delay every recovery)
+            sticky_queue_schedule_to_start_timeout=timedelta(seconds=min(max(self.heartbeat_timeout, 1.0), 10.0)),
             identity=self.executor_id,
         )
         await worker.run()
