@@ -4,7 +4,8 @@ The Worker factory ``app`` builds, from ``options["dir"]`` (a test's folder):
 
 - a scripted model that answers by the number of model replies already in the history (so a replay that does not
   send a request again still gets the right reply) and logs every request it receives to ``requests.log``;
-- a tool ``step(n)`` that logs ``{n, key, pid}`` to ``tools.log`` (``key``: its idempotency key);
+- a tool ``step(n)`` that logs ``{n, key, pid}`` to ``tools.log`` (``key``: its idempotency key); with ``slow``
+  in the options, ``step(2)`` takes that many seconds;
 - a PreToolUse command hook (a real subprocess) that logs each firing to ``hooks.log``;
 - an in-process pre_tool_call hook that asks for approval of ``step(3)`` when ``ask`` is in the options, and that
   denies ``step(1)`` when the file ``flip`` exists (a hook that is not deterministic);
@@ -90,6 +91,8 @@ def app(options: Mapping[str, object]) -> Worker:
     async def step(n: int, ctx: ToolContext) -> str:
         """Do step n."""
         _log(here / "tools.log", {"n": n, "key": ctx.idempotency_key, "pid": os.getpid()})
+        if n == 2 and options.get("slow"):  # a long tool: longer than the heartbeat timeout
+            await asyncio.sleep(float(str(options["slow"])))
         if _blocked(here, f"tool-{n}"):
             await asyncio.Event().wait()  # the process is killed here, or the run is cancelled
         return f"step {n} done"

@@ -110,6 +110,15 @@ async def test_sigkill_during_a_model_call(procs: Procs) -> None:
     assert sorted(int(str(r["index"])) for r in lines(procs.workdir / "requests.log")) == [0, 1, 2, 2]
 
 
+async def test_a_tool_longer_than_the_heartbeat_timeout_runs_once(procs: Procs) -> None:
+    procs.worker()
+    backend = backend_for(procs)
+    run_id = await backend.start("go", worker="app", options=options(procs, slow=procs.heartbeat * 3))
+    record = await backend.wait(run_id, timeout=50)
+    assert record.status == "finished", record
+    assert tool_runs(procs) == [1, 2, 3]  # the segment heartbeats while the tool runs: it is not retried
+
+
 async def test_pause_then_approve_from_a_short_lived_client_process(procs: Procs) -> None:
     procs.worker()
     backend = backend_for(procs)
