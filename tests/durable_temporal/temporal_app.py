@@ -9,7 +9,8 @@ The Worker factory ``app`` builds, from ``options["dir"]`` (a test's folder):
 - a PreToolUse command hook (a real subprocess) that logs each firing to ``hooks.log``;
 - an in-process pre_tool_call hook that asks for approval of ``step(3)`` when ``ask`` is in the options, and that
   denies ``step(1)`` when the file ``flip`` exists (a hook that is not deterministic);
-- an on_abort hook that logs to ``aborts.log``.
+- an on_abort hook that logs to ``aborts.log``;
+- with ``rules`` in the options (``{"ask": [...], "deny": [...]}``), a permission policy of those rules.
 
 A file ``block-<what>`` makes the matching effect block forever after writing a line to the FIFO ``ready.fifo``
 (removing the block file first): the test SIGKILLs the process, and the effect runs normally when it is performed
@@ -35,6 +36,7 @@ from hookloop import ScriptedClient, Text, ToolUse, Worker, tool
 from hookloop.command_hooks.bridge import CommandHooks
 from hookloop.hooks import AbortInfo, Ask, Continue, Deny, PreToolCallInfo, PreToolCallResult
 from hookloop.items import Message
+from hookloop.permissions import PermissionPolicy
 from hookloop.providers.base import LLMRequest
 from hookloop.providers.scripted import ScriptedTurn
 from hookloop.tools import ToolContext
@@ -97,7 +99,9 @@ def app(options: Mapping[str, object]) -> Worker:
             await asyncio.Event().wait()  # the process is killed here, or the run is cancelled
         return f"step {n} done"
 
-    worker = Worker(ScriptedClient([reply] * 10), tools=[step])
+    rules = options.get("rules")
+    policy = PermissionPolicy(**rules, workspace=here) if isinstance(rules, dict) else None  # type: ignore[arg-type]
+    worker = Worker(ScriptedClient([reply] * 10), tools=[step], permissions=policy)
 
     def guard(info: PreToolCallInfo) -> PreToolCallResult:
         if info.arguments.get("n") == 1 and (here / "flip").exists():

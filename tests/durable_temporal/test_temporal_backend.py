@@ -11,7 +11,7 @@ import signal
 import pytest
 
 from durable_temporal.temporal_kit import Procs, TemporalServer, kill_group, lines, read_ready
-from hookloop.checkpoint import Approve
+from hookloop.checkpoint import AllowAlways, Approve, Reject
 from hookloop.durable import PauseConsumed, RunNotFound, StaleDecision
 from hookloop.durable.temporal import TemporalBackend
 
@@ -117,6 +117,34 @@ async def test_a_tool_longer_than_the_heartbeat_timeout_runs_once(procs: Procs) 
     record = await backend.wait(run_id, timeout=50)
     assert record.status == "finished", record
     assert tool_runs(procs) == [1, 2, 3]  # the segment heartbeats while the tool runs: it is not retried
+
+
+async def test_permission_rules_apply_as_in_a_plain_run(procs: Procs) -> None:
+    procs.worker()
+    backend = backend_for(procs)
+    run_id = await backend.start("go", worker="app", options=options(procs, rules={"ask": ["step"]}))
+    record = await backend.wait(run_id, timeout=40)
+    assert record.status == "paused", record
+    assert sorted(p.call_id for p in record.pending) == ["c1", "c2"]  # the policy asks; nothing ran
+    assert tool_runs(procs) == []
+    await backend.approve(run_id, {"c1": AllowAlways(rule="step"), "c2": Reject("not this one")})
+    record = await backend.wait(run_id, timeout=40)
+    # an ask rule is more restrictive than a session's allow-always, as in a plain run: step(3) asks again
+    assert record.status == "paused", record
+    assert [p.call_id for p in record.pending] == ["c3"]
+    await backend.approve(run_id, {"c3": Approve()}, pause_id=record.pause_id)
+    final = await backend.wait(run_id, timeout=40)
+    assert final.status == "finished", final
+    assert tool_runs(procs) == [1, 3]
+    detail = await backend.get_run(run_id)
+    rejected = [h for h in detail.history if h.get("type") == "tool_result" and h.get("call_id") == "c2"]
+    assert len(rejected) == 1
+    assert "not this one" in json.dumps(rejected[0])
+
+    denied = await backend.start("go", worker="app", options=options(procs, rules={"deny": ["step"]}))
+    record = await backend.wait(denied, timeout=40)
+    assert record.status == "finished", record
+    assert tool_runs(procs) == [1, 3]  # a deny rule: no step ran
 
 
 async def test_pause_then_approve_from_a_short_lived_client_process(procs: Procs) -> None:

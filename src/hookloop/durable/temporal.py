@@ -63,7 +63,7 @@ from hookloop.checkpoint import AllowAlways, Approve, PendingCall, Reject, Resum
 from hookloop.items import new_id
 from hookloop.stream import Usage
 
-from ._store import PauseConsumed, RunDetail, RunNotFound, RunRecord, RunStatus, StaleDecision
+from ._store import PauseConsumed, RunDetail, RunNotFound, RunRecord, RunStatus, RunStore, StaleDecision
 from ._temporal_segment import DurableEffectFailed, NondeterministicReplay, Segments, decision_to_json
 from ._temporal_workflow import MEMO_KEY, WORKFLOW_NAME, RunWorkflow, initial_state
 
@@ -434,3 +434,9 @@ def _record(data: Mapping[str, Any]) -> RunRecord:
         error=data.get("error"),
         worker=str(data.get("worker", "")),
     )
+
+
+if TYPE_CHECKING:
+
+    def _is_a_run_store(backend: TemporalBackend) -> RunStore:  # mypy checks the backend keeps the interface
+        return backend
