@@ -13,7 +13,7 @@ import pytest
 from durable_temporal.temporal_kit import Procs, TemporalServer, kill_group, lines, read_ready
 from hookloop.checkpoint import AllowAlways, Approve, Reject
 from hookloop.durable import PauseConsumed, RunNotFound, StaleDecision
-from hookloop.durable.temporal import TemporalBackend
+from hookloop.durable.temporal import TemporalBackend, workflow_id
 
 pytestmark = pytest.mark.anyio
 
@@ -325,3 +325,18 @@ async def test_sigkill_the_worker_and_the_server_mid_tool_and_mid_pause(
     assert final.status == "finished", final
     assert sorted(int(str(r["n"])) for r in lines(other / "tools.log")) == [1, 2, 3]
     assert sorted(int(str(r["index"])) for r in lines(other / "requests.log")) == [0, 1, 2]
+
+
+async def test_a_workflow_terminated_outside_hookloop_shows_as_failed(procs: Procs) -> None:
+    backend = backend_for(procs)
+    run_id = await backend.start("go", worker="app", options=options(procs))
+    client = await backend.client()
+    await client.get_workflow_handle(workflow_id(run_id)).terminate("an operator ended it")
+    record = await backend.get_run(run_id)
+    assert record.status == "failed"
+    assert record.error is not None
+    assert "TERMINATED" in record.error
+    assert run_id in [r.run_id for r in await backend.list_runs(status="failed")]
+    with pytest.raises(StaleDecision):
+        await backend.approve(run_id, {})
+    await backend.cancel(run_id)  # ended: left as it is

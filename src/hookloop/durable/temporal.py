@@ -272,7 +272,7 @@ class TemporalBackend:
             data = memo.get(MEMO_KEY)
             if not isinstance(data, dict) or "run_id" not in data:
                 continue
-            seen[execution.id] = _record(data)
+            seen[execution.id] = _record(_ended(data, execution.status))
         records = sorted(seen.values(), key=lambda r: r.created_at, reverse=True)
         return [r for r in records if status is None or r.status == status][:limit]
 
@@ -375,15 +375,19 @@ class TemporalBackend:
         data = (await desc.memo()).get(MEMO_KEY)
         if not isinstance(data, dict):
             raise RunNotFound(f"no run {run_id!r} (workflow {handle.id} is not a hookloop run)")
-        if desc.status not in (WorkflowExecutionStatus.RUNNING, WorkflowExecutionStatus.COMPLETED):
-            status = "cancelled" if desc.status == WorkflowExecutionStatus.CANCELED else "failed"
-            error = data.get("error") or f"the workflow ended {desc.status.name if desc.status else 'unknown'}"
-            data = data | {"status": status, "error": error}
-        return data
+        return _ended(data, desc.status)
 
 
 _MEMO_KEYS = ("run_id", "status", "segment", "prompt", "worker", "created_at", "updated_at", "pending", "pause_id")
 _SHUTDOWN = timedelta(seconds=1)
+
+
+def _ended(data: dict[str, Any], status: WorkflowExecutionStatus | None) -> dict[str, Any]:
+    """The memo's record, corrected when the workflow ended outside hookloop (terminated, timed out, failed)."""
+    if status in (WorkflowExecutionStatus.RUNNING, WorkflowExecutionStatus.COMPLETED, None):
+        return data
+    ended = "cancelled" if status == WorkflowExecutionStatus.CANCELED else "failed"
+    return data | {"status": ended, "error": data.get("error") or f"the workflow ended {status.name}"}
 
 
 def _validate_input(run_id: str, call_id: str, call: Mapping[str, Any], edited: Mapping[str, object]) -> None:
