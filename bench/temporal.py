@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import os
 import shutil
 import signal
@@ -47,6 +46,7 @@ from hookloop.providers.scripted import ScriptedTurn
 __all__ = ["run"]
 
 SECTION = "temporal (durable runs)"
+_ROOT = str(Path(__file__).resolve().parents[1])
 
 
 def _binary() -> Path | None:
@@ -112,8 +112,8 @@ def _factory(options: Mapping[str, object]) -> Worker:
     return worker
 
 
-def _rss_kb() -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
+def _rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     return 0
@@ -195,20 +195,14 @@ async def _measure(
                 note=f"marginal per turn, {short} vs {long_} turns, median of {repeats}",
             )
         ]
-        memory: dict[str, float] = {}
-        memory["cache on"] = await _paused_rss(backend, paused_runs)
         serving.cancel()
         await asyncio.gather(serving, return_exceptions=True)
-        uncached = TemporalBackend(url, task_queue=queue + "-nocache", heartbeat_timeout=10, max_cached_workflows=0)
-        uncached.register("bench", _factory)
-        serving = asyncio.create_task(uncached.serve())
-        memory["cache off"] = await _paused_rss(uncached, paused_runs)
+        memory: dict[str, float] = {}
+        for label, cache in (("cache on", 100), ("cache off", 0)):
+            memory[label] = await _paused_rss(url, f"{queue}-{cache}", cache, paused_runs)
         for label, kb in memory.items():
-            rows.append(
-                info(
-                    SECTION, f"worker memory per paused run ({label})", kb, "count", note=f"KB RSS, {paused_runs} runs"
-                )
-            )
+            note = f"KB RSS of the serving process, {paused_runs} runs"
+            rows.append(info(SECTION, f"worker memory per paused run ({label})", kb, "count", note=note))
         data: dict[str, object] = {"per_turn_ns": per_turn, "paused_kb_per_run": memory, "turns": [short, long_]}
         return rows, data
     finally:
@@ -217,21 +211,40 @@ async def _measure(
         await asyncio.gather(serving, bare, return_exceptions=True)
 
 
-async def _paused_rss(backend: Any, n: int) -> float:
-    """Resident memory the serving process gained per paused run (after a warm-up pause and a collection)."""
-    first = await backend.start("go", worker="bench", options={"turns": 1, "ask": True})
-    await backend.wait(first, timeout=60)
-    gc.collect()
-    before = _rss_kb()
-    ids = [await backend.start("go", worker="bench", options={"turns": 1, "ask": True}) for _ in range(n)]
-    for run_id in ids:
-        record = await backend.wait(run_id, timeout=60)
-        assert record.status == "paused", record
-    gc.collect()
-    after = _rss_kb()
-    for run_id in [first, *ids]:
-        await backend.cancel(run_id)
-    return max(after - before, 0) / n
+async def _paused_rss(url: str, queue: str, cache: int, n: int) -> float:
+    """Resident memory a serving worker process gained per paused run (after a warm-up pause); read from
+    /proc, so nothing of the client's side is counted."""
+    from hookloop.durable.temporal import TemporalBackend
+
+    backend = TemporalBackend(url, task_queue=queue, heartbeat_timeout=10)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([_ROOT, env.get("PYTHONPATH", "")])
+    argv = [sys.executable, "-m", "bench.temporal", url, queue, str(cache)]
+    proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, start_new_session=True)  # noqa: ASYNC220
+    try:
+        first = await backend.start("go", worker="bench", options={"turns": 1, "ask": True})
+        await backend.wait(first, timeout=120)
+        before = _rss_kb(proc.pid)
+        ids = [await backend.start("go", worker="bench", options={"turns": 1, "ask": True}) for _ in range(n)]
+        for run_id in ids:
+            record = await backend.wait(run_id, timeout=120)
+            assert record.status == "paused", record
+        after = _rss_kb(proc.pid)
+        for run_id in [first, *ids]:
+            await backend.cancel(run_id)
+        return max(after - before, 0) / n
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+async def _serve(url: str, queue: str, cache: int) -> None:
+    from hookloop.durable.temporal import TemporalBackend
+
+    backend = TemporalBackend(url, task_queue=queue, heartbeat_timeout=10, max_cached_workflows=cache)
+    backend.register("bench", _factory)
+    await backend.serve()
 
 
 try:
@@ -250,3 +263,7 @@ try:
 
 except ImportError:  # without the temporal extra the section reports it could not measure
     pass
+
+
+if __name__ == "__main__":  # a serving worker process for the paused-memory figure
+    asyncio.run(_serve(sys.argv[1], sys.argv[2], int(sys.argv[3])))
