@@ -22,12 +22,15 @@ from pathlib import Path
 from bench import (
     command_hooks,
     dispatch_cost,
+    durable,
+    hook_processes,
     interceptors,
     loop_overhead,
     permissions,
     provider_stream,
     sandbox,
     streaming,
+    subagents,
     temporal,
 )
 from bench._measure import FULL, QUICK, TINY, Sizes
@@ -40,13 +43,17 @@ SECTIONS: dict[str, SectionRun] = {
     "loop": loop_overhead.run,
     "interceptors": interceptors.run,
     "command_hooks": command_hooks.run,
+    "hook_processes": hook_processes.run,
     "sandbox": sandbox.run,
     "permissions": permissions.run,
     "providers": provider_stream.run,
+    "subagents": subagents.run,
+    "durable": durable.run,
     "temporal": temporal.run,
 }
-OPT_IN = ("temporal",)
-"""Sections run only when named with --only (a Temporal dev server, minutes)."""
+OPT_IN = ("durable", "temporal")
+"""Sections run only when named with --only (minutes, a PostgreSQL server or a Temporal dev server, worker
+processes)."""
 DEFAULT_SECTIONS = [name for name in SECTIONS if name not in OPT_IN]
 
 

@@ -7,7 +7,7 @@ from typing import Literal, TypeAlias
 
 __all__ = ["Row", "Unit", "absolute", "faster", "info", "render_markdown", "render_table", "share", "times"]
 
-Unit: TypeAlias = Literal["ns", "per_s", "turn", "count"]
+Unit: TypeAlias = Literal["ns", "per_s", "turn", "count", "bytes"]
 RatioKind: TypeAlias = Literal["x", "percent", "faster", ""]
 
 
@@ -163,7 +163,11 @@ def format_value(value: float, unit: Unit) -> str:
     if unit == "per_s":
         if value >= 1_000_000:
             return f"{value / 1_000_000:.2f} M/s"
+        if value < 1_000:  # durable runs per second
+            return f"{value:.1f}/s"
         return f"{value / 1_000:.0f} k/s"
+    if unit == "bytes":
+        return f"{value / 1e6:.2f} MB" if value >= 1e5 else f"{value / 1e3:.1f} kB"
     if unit == "turn":  # value: ns per turn
         per_second = 1e9 / value if value else 0.0
         return f"{per_second / 1000:.2f} k/s ({value / 1000:.0f} µs)"

@@ -66,6 +66,8 @@ PASS_RESULTS: dict[str, object] = {
     "pre_compact": Continue(),
     "post_compact": None,
     "post_tool_batch": Continue(),
+    "subagent_start": None,
+    "subagent_stop": Finish(),
 }
 
 

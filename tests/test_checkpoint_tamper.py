@@ -97,7 +97,7 @@ async def test_a_checkpoint_made_with_another_key_says_so_and_loads_with_that_ke
     paused = await paused_run(tmp_path)
     other = b"another machine's key, 32 bytes!"
     text = paused.checkpoint.dumps(key=other)
-    with pytest.raises(CheckpointError, match=r"made with another key .*Pass its key \(key=\.\.\.\)") as caught:
+    with pytest.raises(CheckpointError, match=r"made with another key .*key=") as caught:
         Checkpoint.loads(text, key=KEY)
     assert key_id(other) in str(caught.value)
     assert "checkpoint.key" in str(caught.value)

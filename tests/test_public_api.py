@@ -49,7 +49,7 @@ def test_all_lists_are_sorted_and_complete() -> None:
 
 
 def test_every_event_is_declared_with_input_results_and_docs() -> None:
-    assert len(ALL_EVENTS) == 16
+    assert len(ALL_EVENTS) == 18  # 16 + subagent_start, subagent_stop
     names = [e.name for e in ALL_EVENTS]
     assert len(set(names)) == len(names)
     for event in ALL_EVENTS:

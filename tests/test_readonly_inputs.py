@@ -146,7 +146,7 @@ class Attack:
         self._try(lambda: object.__setattr__(obj, "__class__", evil_cls), path, leaf=False)
 
 
-_IDS = re.compile(r"\b(?:run|session|item)_[0-9a-f]{24}\b")
+_IDS = re.compile(r"\b(?:(?:run|session|item)_[0-9a-f]{24}|a[0-9a-f]{16})\b")  # a…: a subagent's id
 
 
 def normalised_transcript(path: Path) -> list[Any]:
@@ -157,6 +157,8 @@ def normalised_transcript(path: Path) -> list[Any]:
     for line in lines:
         if "seconds" in line:
             line["seconds"] = 0
+        if "transcript_path" in line:  # a subagent's own transcript, beside each run's
+            line["transcript_path"] = 0
     return lines
 
 
@@ -202,6 +204,12 @@ async def _run(event: HookEvent[Any, Any], hook: Callable[[Any], Any], transcrip
         worker.add_interceptor(Compaction(threshold_tokens=1, strategy="drop", keep_recent_steps=1))
     if event.name == "notification":
         worker.notify("the build finished", source="ci")
+    if event.name in ("subagent_start", "subagent_stop"):  # the hooked point is inside an Agent call
+        from hookloop.agents import AgentTool
+
+        delegate = ToolUse("Agent", {"description": "d", "prompt": "do it", "subagent_type": "general-purpose"})
+        worker.client = ScriptedClient([[Text("delegating"), delegate], *turns, [Text("parent done")]])
+        worker.add_tool(AgentTool())
     if event.name == "on_abort":
         worker.add_hook(POST_TOOL_CALL, lambda info: Abort("stop here"))
         with pytest.raises(Exception, match="stop here"):

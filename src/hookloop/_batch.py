@@ -11,6 +11,7 @@ from time import perf_counter
 from typing import Any, TypeAlias
 
 from hookloop._frozen import EMPTY, FrozenDict, freeze_object, thaw_object
+from hookloop._nested import NestedCall, NestedOutcome, current_agent, nested_call
 from hookloop._run_base import _RunBase, cap_text
 from hookloop.checkpoint import AllowAlways, Approve, Checkpoint, PendingCall, Reject, ResumeDecision
 from hookloop.effects import Effect
@@ -49,6 +50,7 @@ from hookloop.interceptors._base import (
 )
 from hookloop.items import ContentPart, Item, TextPart, ToolCall, ToolResult, adopt_parts, item_from_json
 from hookloop.outcome import Outcome, Paused
+from hookloop.stream import Usage
 from hookloop.timeline import HookDecision, ToolEnded, ToolStarted
 from hookloop.tools._base import Tool, ToolContext, ToolFailure, ToolInputError, ToolOutput, render_output
 
@@ -62,6 +64,9 @@ class _Call:
         "args",
         "asked_by",
         "call",
+        "child",
+        "child_decisions",
+        "child_usage",
         "denied",
         "executed",
         "input_edited_by",
@@ -88,6 +93,10 @@ class _Call:
         self.input_edited_by: str | None = None
         self.seconds = 0.0
         self.structured: FrozenDict | None = None
+        self.child: Checkpoint | None = None
+        """A subagent call: the paused child's checkpoint (to pause with, or to resume)."""
+        self.child_decisions: dict[str, ResumeDecision] | None = None
+        self.child_usage: Usage | None = None
 
     def fail(self, message: str, **meta: object) -> None:
         self.state = "done"
@@ -113,6 +122,7 @@ class _Call:
             reason=self.reason,
             asked_by=self.asked_by,
             result=self.result,
+            child=self.child if self.state == "subagent" else None,
         )
 
 
@@ -161,6 +171,12 @@ class _ToolBatch(_RunBase):
             for c in calls:
                 if c.executed:
                     await self._post(c)
+            if any(c.state == "subagent" for c in calls):  # a subagent paused: the batch pauses with it
+                for c in calls:
+                    if c.executed:
+                        c.state, c.executed = "done", False
+                paused = True
+                return self._pause_batch(calls)  # the subagent notified (the parent's notification hooks ran)
             if w.hooks.chains[POST_TOOL_BATCH.index]:
                 await self._post_batch(calls)
             return None
@@ -211,6 +227,8 @@ class _ToolBatch(_RunBase):
                 arguments=c.args,
                 meta=tool_meta_view(meta),
                 permission_mode=w.permission_mode,
+                agent_id=None if (frame := current_agent.get()) is None else frame.agent_id,
+                agent_type=None if frame is None else frame.agent_type,
             )
             edits: list[tuple[Handler, Any]] = []
             decided = await self.hooks(PRE_TOOL_CALL, info, edits, call.call_id)
@@ -319,7 +337,7 @@ class _ToolBatch(_RunBase):
 
     def _pause_batch(self, calls: list[_Call]) -> Paused:
         w = self.w
-        waiting = [c for c in calls if c.state in ("approval", "paused")]
+        waiting = [c for c in calls if c.state in ("approval", "paused", "subagent")]
         reason = "; ".join(
             f"{c.call.name}: {c.reason}" if c.reason else f"{c.call.name}: approval needed ({c.asked_by})"
             for c in waiting
@@ -359,13 +377,18 @@ class _ToolBatch(_RunBase):
             tool_name=call.name,
             turn=self.turn,
             workspace=w.workspace,
-            read_filter=None if policy is None else policy.read_filter(tool.meta.name, c.args),
+            read_filter=None if policy is None and not w._outer_policies else w._read_filter(tool.meta.name, c.args),
             emit=timeline.emit if timeline.subscribers else None,
         )
         if timeline.subscribers:
             timeline.emit(ToolStarted(call_id=call.call_id, tool_name=call.name, arguments=c.args))
         started = perf_counter()
-        if self.effects is None:
+        if tool.meta.performs_effects:
+            answer = await self._execute_nested(c, tool, ctx)
+            if c.child is not None:  # the subagent paused: this call waits in the checkpoint
+                c.state, c.reason, c.asked_by = "subagent", c.child.reason, f"subagent {call.name!r}"
+                return
+        elif self.effects is None:
             answer = await _answer(tool, c.validated, ctx, w.tool_timeout)
         else:
             answer = await self.effects.perform(
@@ -411,6 +434,30 @@ class _ToolBatch(_RunBase):
                 )
             )
 
+    async def _execute_nested(self, c: _Call, tool: Tool, ctx: ToolContext) -> _ToolAnswer:
+        """A tool that performs its own effects (a subagent): called directly, with what it needs from this run;
+        its usage rolls up into the run's, and a child that paused leaves its checkpoint in ``c.child``."""
+        assert c.validated is not None
+        resume, c.child = c.child, None
+        token = nested_call.set(
+            NestedCall(
+                worker=self.w,
+                run_id=self.run_id,
+                call_id=c.call.call_id,
+                turn=self.turn,
+                resume=resume,
+                decisions=c.child_decisions,
+                fork=self.forked,
+            )
+        )
+        try:
+            answer = await _answer(tool, c.validated, ctx, None, c)
+        finally:
+            nested_call.reset(token)
+        if c.child_usage is not None:
+            self.usage = self.usage + c.child_usage
+        return answer
+
     async def _post(self, c: _Call) -> None:
         """post_tool_call: interceptors, then hooks (Continue edits, Abort, Stop)."""
         w = self.w
@@ -451,6 +498,8 @@ class _ToolBatch(_RunBase):
                 is_error=is_error,
                 seconds=c.seconds,
                 structured=c.structured if content == result.content else None,
+                agent_id=None if (frame := current_agent.get()) is None else frame.agent_id,
+                agent_type=None if frame is None else frame.agent_type,
             )
             edits: list[tuple[Handler, Any]] = []
             decided = await self.hooks(POST_TOOL_CALL, info, edits, result.call_id)
@@ -549,6 +598,9 @@ class _ToolBatch(_RunBase):
             if c.tool is None:
                 c.fail(f"tool {pending.tool_name!r} is not available in the resuming Worker")
                 continue
+            if pending.state == "subagent" and pending.child is not None:
+                self._resume_child(c, pending.child, decisions)
+                continue
             decision = decisions.get(pending.call_id)
             if pending.needs_decision:
                 waiting[pending.call_id] = (pending.state, pending.reason, pending.asked_by)
@@ -578,10 +630,30 @@ class _ToolBatch(_RunBase):
             for c in calls:
                 if c.state == "ready" and c.call.call_id in waiting:
                     c.state, c.reason, c.asked_by = waiting[c.call.call_id]
+                elif c.state == "ready" and c.child is not None:
+                    c.state = "subagent"
             outcome = self._pause_batch(calls)
             await self._notify_pause(outcome)
             return outcome
         return await self._run_tool_batch(calls, planned=True)
+
+    def _resume_child(self, c: _Call, child: Checkpoint, decisions: Mapping[str, ResumeDecision]) -> None:
+        """A call whose subagent paused: it runs again and resumes the child with the decisions meant for it
+        (``<call id>/<child call id>``, the prefix taken off). The call was cleared when it started; it is still
+        checked against the current policy: a deny now denies it (the child is abandoned)."""
+        assert c.tool is not None
+        if not self._validate(c):
+            return
+        if not c.tool.meta.performs_effects:
+            c.fail(f"tool {c.call.name!r} of the resuming Worker does not run subagents; the paused one is abandoned")
+            return
+        behavior, reason, decided_by = self.w._decide_permission(c.tool, c.args, [])
+        if behavior == "deny":
+            c.deny(reason, decided_by)
+            return
+        prefix = f"{c.call.call_id}/"
+        c.child = child
+        c.child_decisions = {k[len(prefix) :]: v for k, v in decisions.items() if k.startswith(prefix)}
 
 
 def _structured(value: Mapping[str, object]) -> FrozenDict | None:
@@ -619,8 +691,12 @@ _ToolAnswer: TypeAlias = tuple[str, bool, tuple[ContentPart, ...], FrozenDict | 
 """What one tool execution answered: (content, is_error, parts, structured) — a tool effect's outcome."""
 
 
-async def _answer(tool: Tool, validated: Any, ctx: ToolContext, limit: float | None) -> _ToolAnswer:
-    """Run the tool once and turn whatever it returns or raises into its answer (a failure is an error answer)."""
+async def _answer(
+    tool: Tool, validated: Any, ctx: ToolContext, limit: float | None, nested: _Call | None = None
+) -> _ToolAnswer:
+    """Run the tool once and turn whatever it returns or raises into its answer (a failure is an error answer).
+    ``nested``: the call of a tool that performs its own effects; a :class:`NestedOutcome` leaves its usage and
+    paused child there."""
     name = ctx.tool_name
     try:
         if limit is None:
@@ -628,6 +704,10 @@ async def _answer(tool: Tool, validated: Any, ctx: ToolContext, limit: float | N
         else:
             async with asyncio.timeout(limit):
                 value = await tool.execute(validated, ctx)
+        if isinstance(value, NestedOutcome):
+            if nested is not None:
+                nested.child_usage, nested.child = value.usage, value.paused
+            value = value.output
         content, is_error, parts = render_output(value)
         structured = (
             _structured(value.structured) if isinstance(value, ToolOutput) and value.structured is not None else None

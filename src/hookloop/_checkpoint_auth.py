@@ -186,6 +186,6 @@ def _recorded_at(entry: Path) -> str:
 
 def _replayed(nonce: str, when: str, where: str) -> CheckpointError:
     return CheckpointError(
-        f"checkpoint {nonce} was already resumed at {when} {where}; a checkpoint is resumed once "
-        "(pass fork=True to resume it again as a new run, with new idempotency keys)"
+        f"checkpoint {nonce} was already resumed at {when} {where}; a checkpoint is resumed once",
+        hint="pass fork=True to resume it again as a new run, with new idempotency keys",
     )

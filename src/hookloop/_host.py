@@ -100,6 +100,15 @@ class RunHost(Protocol):
         (behavior, reason, decided_by)."""
         ...
 
+    _outer_policies: tuple[PermissionPolicy, ...]
+    """While the Worker runs as a subagent: the policies of the Workers it runs inside (each call must pass them
+    too, in :meth:`_decide_permission`); empty otherwise."""
+
+    def _read_filter(self, tool_name: str, arguments: Mapping[str, object]) -> Any:
+        """The read filter for one call (:class:`hookloop.tools.ReadFilter`): this Worker's policy's and, inside a
+        subagent, its parents'; None when nothing restricts reading."""
+        ...
+
     def _allow_always(self, tool_name: str, rule: str | None, arguments: Mapping[str, object] | None = None) -> None:
         """Remember an "allow always" answer for the rest of the session."""
         ...

@@ -86,6 +86,8 @@ class _RunBase:
         self.session_id = worker.session_id
         self.turn = turn
         self.forced = forced
+        self.forked = False
+        """A resume with ``fork=True`` (a paused subagent resumes as a fork too)."""
         self.usage = usage or Usage()
         self.run_start = run_start
         self.last_text = ""

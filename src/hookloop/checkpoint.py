@@ -30,7 +30,7 @@ import os
 import secrets
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal, TypeAlias
 
@@ -59,7 +59,7 @@ MAX_CHECKPOINT_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 256
 """The deepest JSON nesting a checkpoint may have."""
 
-CallState: TypeAlias = Literal["ready", "approval", "paused", "done"]
+CallState: TypeAlias = Literal["ready", "approval", "paused", "done", "subagent"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,7 +68,9 @@ class PendingCall:
 
     ``state``: ``ready`` (cleared to run), ``approval`` (a rule or hook asked: needs a decision), ``paused``
     (a hook paused on it: needs a decision), ``done`` (already answered, ``result`` holds the answer).
-    ``asked_by`` names the rule or hook that asked or paused.
+    ``asked_by`` names the rule or hook that asked or paused. ``subagent``: the call runs a subagent that
+    paused; ``child`` is the subagent's own checkpoint (authenticated with this one), and its calls that need a
+    decision appear in :attr:`Checkpoint.pending` as ``<this call id>/<child call id>``.
     """
 
     call_id: str
@@ -78,6 +80,7 @@ class PendingCall:
     reason: str = ""
     asked_by: str = ""
     result: ToolResult | None = None
+    child: Checkpoint | None = None
 
     @property
     def needs_decision(self) -> bool:
@@ -92,6 +95,7 @@ class PendingCall:
             "reason": self.reason,
             "asked_by": self.asked_by,
             "result": None if self.result is None else self.result.to_json(),
+            **({} if self.child is None else {"child": self.child._body()}),
         }
 
 
@@ -156,8 +160,25 @@ class Checkpoint:
 
     @property
     def pending(self) -> tuple[PendingCall, ...]:
-        """The calls that need a decision to resume."""
-        return tuple(c for c in self.batch if c.needs_decision)
+        """The calls that need a decision to resume — a paused subagent's as ``<call id>/<child call id>``."""
+        found: list[PendingCall] = []
+        for c in self.batch:
+            if c.child is not None:
+                found.extend(replace(p, call_id=f"{c.call_id}/{p.call_id}") for p in c.child.pending)
+            elif c.needs_decision:
+                found.append(c)
+        return tuple(found)
+
+    def open_calls(self) -> frozenset[str]:
+        """The ids of the calls not answered yet (a paused subagent's prefixed as in :attr:`pending`): a resume
+        decision may name any of them."""
+        ids: set[str] = set()
+        for c in self.batch:
+            if c.child is not None:
+                ids.update(f"{c.call_id}/{i}" for i in c.child.open_calls())
+            elif c.state != "done":
+                ids.add(c.call_id)
+        return frozenset(ids)
 
     def _body(self) -> dict[str, JSONValue]:
         u = self.usage
@@ -352,8 +373,8 @@ def _verify(data: Mapping[str, object], key: bytes) -> None:
     if isinstance(made_with, str) and made_with != mine:
         raise CheckpointError(
             f"checkpoint.mac: made with another key (key id {made_with[:16]!r}; this key is {mine!r}) — or "
-            f"changed after it was written. Made on another machine? Pass its key (key=...) or copy its "
-            f"$HOOKLOOP_HOME/{auth.KEY_FILE}"
+            f"changed after it was written. Made on another machine? Copy its $HOOKLOOP_HOME/{auth.KEY_FILE}",
+            hint="or pass its key=",
         )
     raise CheckpointError(
         "checkpoint.mac: the checkpoint was changed after it was written (MAC mismatch); it cannot be resumed"
@@ -366,7 +387,7 @@ _TOP = frozenset(
         "turn", "forced_continuations", "usage", "run_start", "cache_prefix", "options", "key_id", "mac",
     }
 )  # fmt: skip
-_CALL = frozenset({"call_id", "tool_name", "arguments", "state", "reason", "asked_by", "result"})
+_CALL = frozenset({"call_id", "tool_name", "arguments", "state", "reason", "asked_by", "result", "child"})
 _USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
@@ -405,8 +426,8 @@ def _parse_call(raw: object, i: int, calls: Mapping[str, ToolCall], answered: se
         raise CheckpointError(f"{where}: expected an object, got {type(raw).__name__}")
     _unknown(raw, _CALL, where)
     state = raw.get("state")
-    if state not in ("ready", "approval", "paused", "done"):
-        raise CheckpointError(f"{where}.state: expected ready, approval, paused or done, got {state!r}")
+    if state not in ("ready", "approval", "paused", "done", "subagent"):
+        raise CheckpointError(f"{where}.state: expected ready, approval, paused, done or subagent, got {state!r}")
     call_id = _str_field(raw, "call_id", where)
     tool_name = _str_field(raw, "tool_name", where)
     call = calls.get(call_id)
@@ -427,6 +448,17 @@ def _parse_call(raw: object, i: int, calls: Mapping[str, ToolCall], answered: se
         result = parsed
     if (state == "done") != (result is not None):
         raise CheckpointError(f"{where}.result: a done call needs its result, and only a done call has one")
+    child_raw = raw.get("child")
+    if (state == "subagent") != (child_raw is not None):
+        raise CheckpointError(f"{where}.child: a subagent call needs its child checkpoint, and only it has one")
+    child = None
+    if child_raw is not None:
+        if not isinstance(child_raw, Mapping):
+            raise CheckpointError(f"{where}.child: expected an object, got {type(child_raw).__name__}")
+        try:
+            child = _parse(child_raw)
+        except CheckpointError as exc:
+            raise CheckpointError(f"{where}.child: {exc}") from None
     return PendingCall(
         call_id=call_id,
         tool_name=tool_name,
@@ -435,6 +467,7 @@ def _parse_call(raw: object, i: int, calls: Mapping[str, ToolCall], answered: se
         reason=_str_field(raw, "reason", where),
         asked_by=_str_field(raw, "asked_by", where),
         result=result,
+        child=child,
     )
 
 

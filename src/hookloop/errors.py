@@ -42,7 +42,28 @@ __all__ = [
 
 
 class HookloopError(Exception):
-    """Root of every error hookloop raises."""
+    """Root of every error hookloop raises.
+
+    ``hint`` (optional) is advice for code that calls the library (``pass api_key=``, ``fork=True``): it is
+    part of ``str(error)``; :attr:`message` is the error without it — what the command line shows, with its
+    own advice (a flag, a variable) instead.
+    """
+
+    hint: str | None = None
+
+    def __init__(self, *args: object, hint: str | None = None) -> None:
+        super().__init__(*args)
+        if hint is not None:
+            self.hint = hint
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        return f"{text} ({self.hint})" if self.hint else text
+
+    @property
+    def message(self) -> str:
+        """The error without the library :attr:`hint`."""
+        return super().__str__()
 
 
 class WorkerError(HookloopError):

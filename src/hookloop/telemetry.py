@@ -8,6 +8,7 @@ following the OpenTelemetry GenAI semantic conventions::
     │                                      gen_ai.usage.input_tokens / output_tokens, gen_ai.response.finish_reasons
     ├─ hook pre_tool_call                  hookloop.hook.name / source / decision / reason (timed by the hook)
     └─ execute_tool <name>                 gen_ai.operation.name=execute_tool, gen_ai.tool.name, gen_ai.tool.call.id
+       └─ invoke_agent <subagent type>     a subagent's run (hookloop.agents), nested the same way under its call
 
 Errors set the span status (a failed model request, a tool error result, a run that did not finish)::
 
@@ -33,6 +34,9 @@ from hookloop.timeline import (
     ModelRequestStarted,
     RunEnded,
     RunStarted,
+    SubagentEnded,
+    SubagentEvent,
+    SubagentStarted,
     TimelineEvent,
     ToolEnded,
     ToolStarted,
@@ -55,6 +59,9 @@ class OpenTelemetry:
         self._run: Span | None = None
         self._model: Span | None = None
         self._tools: dict[str, Span] = {}
+        self._parent: Span | None = None
+        """A subagent's telemetry: the span of the call that runs it."""
+        self._agents: dict[str, OpenTelemetry] = {}
 
     def install(self, worker: Worker) -> Callable[[], None]:
         """Subscribe to ``worker``'s timeline; returns a function that stops the telemetry."""
@@ -65,8 +72,21 @@ class OpenTelemetry:
         return self.tracer.start_span(name, context=context, kind=kind, start_time=start_time)
 
     def __call__(self, event: TimelineEvent) -> None:
-        if isinstance(event, RunStarted):
-            self._run = self.tracer.start_span(f"invoke_agent {self.agent_name}", kind=SpanKind.INTERNAL)
+        if isinstance(event, SubagentEvent):
+            nested = self._agents.get(event.agent_id)
+            if nested is not None:
+                nested(event.event)
+        elif isinstance(event, SubagentStarted):
+            nested = OpenTelemetry(self.tracer, agent_name=event.agent_type)
+            nested._parent = self._tools.get(event.call_id, self._run)
+            self._agents[event.agent_id] = nested
+        elif isinstance(event, SubagentEnded):
+            self._agents.pop(event.agent_id, None)
+        elif isinstance(event, RunStarted):
+            context = trace.set_span_in_context(self._parent) if self._parent is not None else None
+            self._run = self.tracer.start_span(
+                f"invoke_agent {self.agent_name}", context=context, kind=SpanKind.INTERNAL
+            )
             self._run.set_attributes(
                 {
                     "gen_ai.operation.name": "invoke_agent",

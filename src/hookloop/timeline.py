@@ -39,6 +39,9 @@ __all__ = [
     "ModelRequestStarted",
     "RunEnded",
     "RunStarted",
+    "SubagentEnded",
+    "SubagentEvent",
+    "SubagentStarted",
     "Timeline",
     "TimelineEvent",
     "ToolEnded",
@@ -168,6 +171,43 @@ class ItemAppended:
     item: Item
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubagentStarted:
+    """A subagent started (or resumed) for tool call ``call_id``: its own events follow as
+    :class:`SubagentEvent`, and its own transcript, if any, is ``transcript_path``."""
+
+    call_id: str
+    agent_id: str
+    agent_type: str
+    description: str
+    depth: int
+    transcript_path: str | None = None
+    resumed: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubagentEnded:
+    """The subagent of ``call_id`` ended: ``outcome`` as in :class:`RunEnded`, with the usage of its whole run."""
+
+    call_id: str
+    agent_id: str
+    agent_type: str
+    outcome: Literal["finished", "paused", "aborted", "cancelled", "error"]
+    usage: Usage | None = None
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubagentEvent:
+    """One event of a subagent's own timeline, on its parent's (a subagent's subagent's event arrives wrapped
+    twice): how a UI shows nested progress."""
+
+    call_id: str
+    agent_id: str
+    depth: int
+    event: TimelineEvent
+
+
 TimelineEvent: TypeAlias = (
     StreamEvent
     | RunStarted
@@ -182,6 +222,9 @@ TimelineEvent: TypeAlias = (
     | ToolProgress
     | ToolServerLog
     | ItemAppended
+    | SubagentStarted
+    | SubagentEnded
+    | SubagentEvent
 )
 Subscriber: TypeAlias = Callable[[TimelineEvent], object]
 
@@ -246,7 +289,7 @@ def _transcript_record(event: TimelineEvent) -> dict[str, JSONValue] | None:
         return None
     if isinstance(event, HookDecision) and event.decision == "Continue" and event.reason is None:
         return None
-    if isinstance(event, HookStarted):
+    if isinstance(event, (HookStarted, SubagentEvent)):  # a subagent keeps its own transcript
         return None
     return event_to_json(event)
 
@@ -278,6 +321,9 @@ def event_to_json(event: TimelineEvent) -> dict[str, JSONValue]:
     tool_progress       call_id, tool, progress, total, message
     server_log          server, level, logger, data
     run_ended           run_id, outcome, detail
+    subagent_started    call_id, agent_id, agent_type, description, depth, transcript_path, resumed
+    subagent_ended      call_id, agent_id, agent_type, outcome, input_tokens, output_tokens, seconds
+    subagent_event      call_id, agent_id, depth, event (the subagent's own event, this schema)
     ==================  ============================================================================
     """
     match event:
@@ -371,6 +417,36 @@ def event_to_json(event: TimelineEvent) -> dict[str, JSONValue]:
             }
         case RunEnded():
             return {"type": "run_ended", "run_id": event.run_id, "outcome": event.outcome, "detail": event.detail}
+        case SubagentStarted():
+            return {
+                "type": "subagent_started",
+                "call_id": event.call_id,
+                "agent_id": event.agent_id,
+                "agent_type": event.agent_type,
+                "description": event.description,
+                "depth": event.depth,
+                "transcript_path": event.transcript_path,
+                "resumed": event.resumed,
+            }
+        case SubagentEnded():
+            return {
+                "type": "subagent_ended",
+                "call_id": event.call_id,
+                "agent_id": event.agent_id,
+                "agent_type": event.agent_type,
+                "outcome": event.outcome,
+                "input_tokens": None if event.usage is None else event.usage.input_tokens,
+                "output_tokens": None if event.usage is None else event.usage.output_tokens,
+                "seconds": round(event.seconds, 6),
+            }
+        case SubagentEvent():
+            return {
+                "type": "subagent_event",
+                "call_id": event.call_id,
+                "agent_id": event.agent_id,
+                "depth": event.depth,
+                "event": event_to_json(event.event),
+            }
         case TextDelta():
             return {"type": "text_delta", "index": event.index, "text": event.text}
         case ToolCallDelta():

@@ -136,7 +136,12 @@ class Worker:
     :attr:`max_pause_continuations` pauses in a row, then the run fails with :class:`ClientError`.
 
     Args:
-        client: the model client (``ScriptedClient`` offline, or a provider client).
+        client: the model client (``ScriptedClient`` offline, or a provider client), or a model string as
+            ``hookloop run --model`` takes it (``"anthropic:claude-sonnet-4-6"``, ``"openai:gpt-4o"``,
+            ``"sonnet"``, ``"gpt-4o"``; see :func:`hookloop.providers.client_from_model_string`): the client is
+            built at once, and a string that names no usable model (unknown provider, API key not set, SDK
+            missing) raises :class:`~hookloop.providers.ModelSpecError` (a ``ValueError``) here, never at
+            run time. Any other object without a ``stream`` method raises ``TypeError``.
         tools: tools and tool servers.
         system: the system prompt.
         model: passed to the client in each request.
@@ -164,7 +169,7 @@ class Worker:
 
     def __init__(
         self,
-        client: LLMClient,
+        client: LLMClient | str,
         *,
         tools: Iterable[Tool | ToolServer] = (),
         system: str | None = None,
@@ -184,7 +189,17 @@ class Worker:
         checkpoint_key: bytes | None = None,
         checkpoint_ledger: str | Path | None = None,
     ) -> None:
-        self.client = client
+        if isinstance(client, str):
+            from hookloop.providers.select import client_from_model_string
+
+            client, named = client_from_model_string(client)
+            model = model or named
+        elif not callable(getattr(client, "stream", None)):
+            raise TypeError(
+                f"Worker(client=...): expected a model client (an LLMClient, such as ScriptedClient or "
+                f"AnthropicClient) or a model string such as 'anthropic:claude-sonnet-4-6', got {type(client).__name__}"
+            )
+        self.client: LLMClient = client
         self.model = model
         self.max_tokens = max_tokens
         self.max_turns = max_turns
@@ -220,6 +235,9 @@ class Worker:
         self._thread: int | None = None
         self._paused: Checkpoint | None = None
         self._session_allowed: set[str] = set()
+        self._outer_policies: tuple[PermissionPolicy, ...] = ()
+        """While the Worker runs as a subagent: the policies of the Workers it runs inside. Every call must
+        pass each of them too (the strictest decision wins), so a subagent never gets more than its parent."""
         self._transcript: TranscriptWriter | None = None
         if transcript is not None:
             self._transcript = TranscriptWriter(transcript)
@@ -272,6 +290,18 @@ class Worker:
     def add_interceptor(self, interceptor: object) -> None:
         """Append a privileged interceptor (runs before hooks at each point it implements)."""
         self._interceptors.add(interceptor)
+
+    def as_tool(self, name: str, description: str, *, max_depth: int = 3) -> Tool:
+        """This Worker as a tool another Worker may call: each call runs this Worker on the tool's ``prompt``
+        as a subagent, in a fresh conversation (its history is replaced), and answers with its last reply.
+
+        The calling Worker's rules follow it (:mod:`hookloop.agents`): every call this Worker makes must also
+        pass the caller's permission policy, the caller's tool hooks, approvers, ``subagent_start`` and
+        ``subagent_stop`` hooks fire for it, its usage rolls up, and its pause pauses the caller. A Worker runs
+        one run at a time, so calls of this tool run one after another (``ToolMeta.sequential``)."""
+        from hookloop.agents import WorkerTool
+
+        return WorkerTool(self, name=name, description=description, max_depth=max_depth)
 
     def subscribe(self, fn: Callable[[TimelineEvent], object]) -> Callable[[], None]:
         """Follow the timeline; returns a function that unsubscribes."""
@@ -383,7 +413,33 @@ class Worker:
     def _decide_permission(
         self, tool: Tool, arguments: FrozenDict, votes: Sequence[tuple[str, str, str]]
     ) -> tuple[str, str, str]:
-        """Merge the rules, the mode and the hooks' votes: (behavior, reason, decided_by)."""
+        """Merge the rules, the mode and the hooks' votes: (behavior, reason, decided_by); a subagent's call
+        must also pass the policy of each Worker it runs inside (no hook votes there: the strictest wins)."""
+        decided = self._decide_own(tool, arguments, votes)
+        if not self._outer_policies or decided[0] == "deny":
+            return decided
+        for outer in self._outer_policies:
+            cwd = getattr(tool, "cwd", None)
+            o = outer.decide(
+                tool.meta.name, arguments, read_only=tool.meta.read_only, cwd=cwd if isinstance(cwd, Path) else None
+            )
+            if o.behavior == "deny":
+                return "deny", o.reason, f"parent policy: {o.decided_by}"
+            if o.behavior == "ask" and decided[0] == "allow":
+                decided = ("ask", o.reason, f"parent policy: {o.decided_by}")
+        return decided
+
+    def _read_filter(self, tool_name: str, arguments: Mapping[str, object]) -> Any:
+        """The read filter for one call: this Worker's policy's and, inside a subagent, its parents'."""
+        policies = (self.permissions, *self._outer_policies) if self._outer_policies else (self.permissions,)
+        filters = [f for p in policies if p is not None and (f := p.read_filter(tool_name, arguments)) is not None]
+        if len(filters) <= 1:
+            return filters[0] if filters else None
+        return _AnyFilter(tuple(filters))
+
+    def _decide_own(
+        self, tool: Tool, arguments: FrozenDict, votes: Sequence[tuple[str, str, str]]
+    ) -> tuple[str, str, str]:
         policy = self.permissions
         name = tool.meta.name
         if policy is None:
@@ -482,7 +538,8 @@ class Worker:
         :attr:`checkpoint_key`, else the per-user key); one loaded with ``verify=False`` is refused.
 
         ``decisions`` maps call ids to :class:`Approve`, :class:`AllowAlways` or :class:`Reject`; every pending
-        call needs one, and any other call of the batch that is not done may get one. The checkpoint's call
+        call needs one, and any other call of the batch that is not done may get one (a paused subagent's calls
+        as ``<call id>/<child call id>``: the resume continues inside the subagent). The checkpoint's call
         states are not trusted: every call that is not done is planned again against the *current* permission
         policy on the arguments that will execute (an ``Approve(updated_input=...)``'s, validated): a deny rule
         denies it whatever the decision; a call the policy asks about runs only with an approving decision (or
@@ -510,7 +567,7 @@ class Worker:
         missing = [c.call_id for c in checkpoint.pending if c.call_id not in decisions]
         if missing:
             raise ValueError(f"resume needs a decision for every pending call; missing: {', '.join(missing)}")
-        open_calls = {c.call_id for c in checkpoint.batch if c.state != "done"}
+        open_calls = checkpoint.open_calls()
         unknown = [k for k in decisions if k not in open_calls]
         if unknown:
             raise ValueError(f"resume got decisions for calls that are not pending: {', '.join(unknown)}")
@@ -539,6 +596,7 @@ class Worker:
             effects=effects,
         )
         run.last_sent = len(self._history)
+        run.forked = fork
         extra: tuple[Item, ...] = (Message.user(messages),) if isinstance(messages, str) else tuple(messages or ())
 
         async def body() -> Outcome:
@@ -753,6 +811,18 @@ class Worker:
         """Close the transcript file, if any."""
         if self._transcript is not None:
             self._transcript.close()
+
+
+class _AnyFilter:
+    """Several read filters as one: a path any of them denies is denied."""
+
+    __slots__ = ("filters",)
+
+    def __init__(self, filters: tuple[Any, ...]) -> None:
+        self.filters = filters
+
+    def denies(self, path: str) -> bool:
+        return any(f.denies(path) for f in self.filters)
 
 
 async def _shielded(hooks: Awaitable[None]) -> None:

@@ -119,9 +119,11 @@ def test_command_prints_the_table_markdown_and_json(tmp_path: Path, capsys: pyte
         "loop",
         "interceptors",
         "command_hooks",
+        "hook_processes",
         "sandbox",
         "permissions",
         "providers",
+        "subagents",
     }
     statuses = {row["status"] for row in report["rows"]}
     assert statuses <= {"", "PASS", "MISS"}
@@ -140,3 +142,16 @@ def test_permissions_section_times_a_1kb_command_against_the_target() -> None:
     assert rows[0].target == rows[1].target == "≤ 200.00 µs"
     assert data["characters"] == len(permissions.COMMAND) == 1000
     assert data["behavior"] == "allow"  # every subcommand of the realistic command is covered by a rule
+
+
+def test_hook_processes_section_measures_the_round_trip_and_checks_for_leaks() -> None:
+    from bench import hook_processes
+
+    rows, data = asyncio.run(hook_processes.run(TINY))
+    _check_rows(rows, "hook processes")
+    targets = {row.measure: row.target for row in rows if row.target}
+    assert targets["1 persistent hook, round trip through run_all"] == "≤ 200.00 µs"
+    leak = data["leak"]
+    assert isinstance(leak, dict)
+    assert leak["children"] <= 0  # the pool's processes were all stopped and reaped
+    assert leak["fds"] <= 0

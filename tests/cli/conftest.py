@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,3 +25,8 @@ def env(tmp_path: Path) -> dict[str, str]:
         "COLUMNS": "250",
         "NO_COLOR": "1",
     }
+
+
+# The helper modules here (screen_helpers) are imported by name: pytest's importlib mode does not put this
+# directory on sys.path.
+sys.path.insert(0, str(Path(__file__).parent))

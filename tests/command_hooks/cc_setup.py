@@ -78,8 +78,12 @@ class Setup:
         return done
 
     def hooks_test(self, event: str, payload: dict[str, Any], *extra: str) -> dict[str, Any]:
-        done = self.cli("hooks", "test", event, "--input", "-", "--format", "json", *extra, stdin=json.dumps(payload))
+        args = ("hooks", "test", event, "--input", "-", "--format", "json", *extra)
+        done = self.cli(*args, stdin=json.dumps(payload), check=False)
         report: dict[str, Any] = json.loads(done.stdout)
+        # exit 1 exactly when a hook did not answer (could not run, crashed, timed out)
+        failed = any(run["outcome"] != "ok" for run in report["hooks"])
+        assert done.returncode == (1 if failed else 0), done.stderr + done.stdout
         return report
 
     def load(self, *, trust_project: bool = False) -> CommandHooks:

@@ -72,8 +72,8 @@ DIAGNOSTIC_CASES: list[tuple[str, object, list[tuple[str, str, str]], list[str]]
     ),
     (
         "known-but-not-fired",
-        settings("SubagentStop", {"hooks": [cmd("s")]}),
-        [("info", "hooks.SubagentStop", "hookloop does not fire SubagentStop")],
+        settings("TeammateIdle", {"hooks": [cmd("s")]}),
+        [("info", "hooks.TeammateIdle", "hookloop does not fire TeammateIdle")],
         ["s"],
     ),
     ("hooks-not-object", {"hooks": []}, [("error", "hooks", "expected an object")], []),

@@ -403,8 +403,8 @@ def test_context_is_capped_with_a_visible_marker() -> None:
 
 
 def test_unknown_event_is_rejected() -> None:
-    with pytest.raises(ValueError, match="SubagentStop"):
-        translate_claude("SubagentStop", 0, "", "")
+    with pytest.raises(ValueError, match="TeammateIdle"):
+        translate_claude("TeammateIdle", 0, "", "")
 
 
 # --- HTTP ------------------------------------------------------------------------------------------------------

@@ -104,14 +104,15 @@ def test_scripted_reads_a_script_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("anthropic:claude-sonnet-4-6", "ANTHROPIC_API_KEY is not set; pass api_key= or set it"),
-        ("openai:gpt-4.1", "OPENAI_API_KEY is not set; pass api_key= or set it"),
-        ("openai-responses:o4-mini", "OPENAI_API_KEY is not set; pass api_key= or set it"),
+        ("anthropic:claude-sonnet-4-6", "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY="),
+        ("openai:gpt-4.1", "OPENAI_API_KEY is not set: export OPENAI_API_KEY="),
+        ("openai-responses:o4-mini", "OPENAI_API_KEY is not set: export OPENAI_API_KEY="),
         ("openai-compatible:llama3.1", "needs a server URL: openai-compatible:<model>@http://localhost:11434/v1"),
         ("anthropic:", "names no model after anthropic:"),
         ("gemini:pro", "expected one of anthropic:<model>, openai:<model>, openai-responses:<model>, "
          "openai-compatible:<model>, scripted:<file>"),
-        ("claude-sonnet-4-6", "unknown model 'claude-sonnet-4-6'"),
+        ("llama3", "unknown model 'llama3': say which provider serves it"),
+        ("claude-sonnet-4-6", "ANTHROPIC_API_KEY is not set"),  # a well-known name needs no prefix
     ],
 )  # fmt: skip
 def test_errors_name_what_is_missing(spec: str, message: str) -> None:

@@ -14,7 +14,7 @@ from mcp_helpers import SLOW_START, Misbehaving, alive, misbehaving, results
 from hookloop import ScriptedClient, Text, ToolUse, Worker
 from hookloop.permissions import PermissionPolicy
 from hookloop.tools import ToolFailure
-from hookloop.tools.mcp import MCPServer, MCPServerError
+from hookloop.tools.mcp import DEFAULT_INIT_TIMEOUT, MCPServer, MCPServerError, default_init_timeout
 
 pytestmark = pytest.mark.anyio
 
@@ -37,11 +37,18 @@ async def test_a_server_that_never_answers_initialize_fails_after_init_timeout_a
     assert mb.running() == []
 
 
-async def test_the_default_init_timeout_is_five_seconds(mb: Misbehaving) -> None:
+async def test_the_default_init_timeout_is_thirty_seconds_or_claude_codes_mcp_timeout(
+    mb: Misbehaving, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MCP_TIMEOUT", raising=False)
+    assert default_init_timeout() == DEFAULT_INIT_TIMEOUT == 30.0
+    monkeypatch.setenv("MCP_TIMEOUT", "nonsense")
+    assert default_init_timeout() == 30.0
+    monkeypatch.setenv("MCP_TIMEOUT", "1500")  # milliseconds, as Claude Code reads it
     started = time.monotonic()
-    with anyio.fail_after(40), pytest.raises(MCPServerError, match=r"within 5\.0 seconds"):
+    with anyio.fail_after(40), pytest.raises(MCPServerError, match=r"within 1\.5 seconds"):
         await MCPServer.open_stdio("silent", mb.command, mb.args("silent"))
-    assert time.monotonic() - started >= 5
+    assert time.monotonic() - started >= 1.5
 
 
 async def test_a_server_dying_during_initialize_is_reported_with_its_status_and_stderr(mb: Misbehaving) -> None:

@@ -11,13 +11,18 @@ from typing import assert_type
 from hookloop import Finished, Outcome, Paused, ScriptedClient, Worker
 from hookloop.hooks import (
     PRE_TOOL_CALL,
+    SUBAGENT_START,
+    SUBAGENT_STOP,
     Abort,
     Continue,
+    ContinueWithMessages,
     Finish,
     PostToolCallInfo,
     PreToolCallInfo,
     PreToolCallResult,
     Skip,
+    SubagentStartInfo,
+    SubagentStopInfo,
     TurnEndInfo,
 )
 from hookloop.stream import TextDelta
@@ -75,3 +80,19 @@ async def outcome() -> None:
         assert_type(result.text, str)
     else:
         assert_type(result, Paused)
+
+
+# subagent events: typed like the others
+def subagent_stop(info: SubagentStopInfo) -> Finish | ContinueWithMessages:
+    return Finish() if info.stop_hook_active else ContinueWithMessages([])
+
+
+def subagent_start(info: SubagentStartInfo) -> Continue:
+    return Continue(additional_context=info.agent_type)
+
+
+worker.add_hook(SUBAGENT_STOP, subagent_stop)
+worker.add_hook(SUBAGENT_START, subagent_start)
+worker.hooks.subagent_stop(subagent_stop)
+worker.add_hook(SUBAGENT_STOP, guard)  # type: ignore[arg-type]
+worker.add_hook(SUBAGENT_START, subagent_stop)  # type: ignore[arg-type]

@@ -2,32 +2,64 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 __all__ = ["main"]
 
 
+_ROOT_OPTIONS = frozenset({"-h", "--help", "-v", "--version", "--install-completion", "--show-completion"})
+
+
+def print_mode(argv: list[str]) -> list[str]:
+    """Claude Code's command line: ``claude -p PROMPT [flags]`` prints, ``claude [flags]`` talks. So
+    ``hookloop -p …`` (or flags first, ``-p`` among them) is ``hookloop run …``, and flags without a command
+    (``hookloop -c``, ``hookloop --model M``) are ``hookloop chat …``."""
+    if not argv or argv[0] in _ROOT_OPTIONS or not argv[0].startswith("-"):
+        return argv
+    if argv[0] in ("-p", "--print"):
+        return ["run", *argv[1:]]
+    if "-p" in argv or "--print" in argv:
+        return ["run", *argv]
+    return ["chat", *argv]
+
+
 def main() -> None:
     """Entry point of the ``hookloop`` console script.
 
-    Usage errors (unknown flags, missing arguments, bad values) print one line and exit with code 2.
+    Usage errors (unknown flags, missing arguments, bad values) print one line and exit with code 2; an
+    unexpected exception prints one line too and exits with code 1 (``HOOKLOOP_DEBUG=1``: the traceback).
     """
     try:
         from hookloop.cli._app import app
     except ImportError as exc:  # typer/rich missing
         print(f"hookloop: the command line needs the cli extra: pip install 'hookloop[cli]' ({exc})", file=sys.stderr)
         raise SystemExit(2) from None
+    # prog_name: the name in usage lines and the shell-completion variable (_HOOKLOOP_COMPLETE), whether this
+    # runs as the console script, `python -m hookloop` or `python -c …`.
     if len(sys.argv) <= 1:
-        app()  # prints the help
+        app(prog_name="hookloop")  # prints the help (or answers a shell-completion request)
         return
     try:
-        code = app(standalone_mode=False)
+        from hookloop.cli._print import expand_rule_lists
+
+        args = expand_rule_lists(print_mode(sys.argv[1:]))
+        if len(args) > 1 and args[0] == "run":
+            from hookloop.cli._durable import durable_argv
+
+            args = durable_argv(args)  # `--durable` with its URL left out
+        code = app(args=args, prog_name="hookloop", standalone_mode=False)
     except Exception as exc:
         # typer vendors click: its exceptions are recognised by shape, not by class.
         format_message = getattr(exc, "format_message", None)
         exit_code = getattr(exc, "exit_code", None)
         if format_message is None or not isinstance(exit_code, int):
-            raise
+            if os.environ.get("HOOKLOOP_DEBUG"):
+                raise
+            # A defect, not a usage error: still one line (HOOKLOOP_DEBUG=1 shows the traceback).
+            message = " ".join(f"{type(exc).__name__}: {exc}".split())
+            print(f"hookloop: internal error: {message} (HOOKLOOP_DEBUG=1 shows the traceback)", file=sys.stderr)
+            raise SystemExit(1) from None
         ctx = getattr(exc, "ctx", None)
         if type(exc).__name__.startswith("NoArgsIsHelp") and ctx is not None:  # a group without a command
             print(ctx.get_help())

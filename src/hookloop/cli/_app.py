@@ -10,23 +10,25 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from hookloop.cli._print import ClaudeSession, mcp_config_paths, read_prompt, split_tool_rules, system_prompt
 from hookloop.cli._resume import load_cli_checkpoint, resume_options
 from hookloop.cli._session import (
     EXIT_USAGE,
     Approval,
     OutputFormat,
     RunOptions,
-    Session,
     UsageError,
 )
+from hookloop.cli._store import find_session
 
 app = typer.Typer(
     name="hookloop",
     help="An LLM agent runtime whose loop you extend with hooks. Try `hookloop demo`.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
@@ -34,7 +36,9 @@ MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
 
 
 def fail(message: str) -> typer.Exit:
-    Console(stderr=True, soft_wrap=True).print(f"hookloop: {message}", markup=False, highlight=False)
+    from hookloop.cli._errors import print_error
+
+    print_error(message)
     return typer.Exit(EXIT_USAGE)
 
 
@@ -55,13 +59,30 @@ def check_choice(name: str, value: str | None, choices: tuple[str, ...]) -> None
 
 
 @app.callback()
-def _root() -> None:
-    """hookloop: run agents; hang logic on every point of the loop."""
+def _root(
+    version: bool = typer.Option(
+        False, "--version", "-v", is_eager=True, callback=lambda value: print_version(value), help="Show the version."
+    ),
+) -> None:
+    """hookloop: run agents; hang logic on every point of the loop.
+
+    `hookloop -p PROMPT` runs one prompt and prints the answer (as `hookloop run`); `hookloop chat` talks
+    (flags without a command, as in `hookloop -c`, start a chat).
+    """
+
+
+def print_version(value: bool) -> None:
+    if value:
+        from hookloop.cli._print import version_line
+
+        print(version_line())
+        raise typer.Exit(0)
 
 
 @app.command()
 def demo(
     yes: bool = typer.Option(False, "--yes", "-y", help="Answer approval prompts with 'allow once'."),
+    keep: bool = typer.Option(False, "--keep", help="Keep the temporary project (removed at the end otherwise)."),
 ) -> None:
     """Run a whole agent session offline: scripted model, tools, hooks, an approval — streamed to the terminal."""
     from hookloop.cli.demo import run_demo
@@ -70,18 +91,19 @@ def demo(
     if not yes and not console.is_interactive:
         yes = True  # no terminal to ask in: behave as --yes, and say so
         console.print("[dim](no interactive terminal: approvals are answered as with --yes)[/]")
-    raise typer.Exit(asyncio.run(run_demo(console, yes=yes)))
+    raise typer.Exit(asyncio.run(run_demo(console, yes=yes, keep=keep)))
 
 
 @app.command()
 def run(
-    prompt: str = typer.Argument(..., help="What the agent should do."),
+    prompt: str | None = typer.Argument(None, help="What the agent should do; '-' (or nothing) reads it from stdin."),
     model: str | None = typer.Option(
         None,
         "--model",
         "-m",
         help="PROVIDER:MODEL — anthropic:<m>, openai:<m>, openai-responses:<m>, openai-compatible:<m>@<url>, "
-        'scripted:<file>. Default: $HOOKLOOP_MODEL, else "model" in a settings file.',
+        "scripted:<file> — or a well-known name (claude-sonnet-4-6, gpt-4o) or a Claude Code alias (sonnet, opus, "
+        'haiku). Default: $HOOKLOOP_MODEL, $ANTHROPIC_MODEL, else "model" in a settings file.',
     ),
     cwd: Path = typer.Option(Path("."), "--cwd", help="The project directory the tools work in."),
     permission_mode: str | None = typer.Option(None, "--permission-mode", help=f"One of {', '.join(MODES)}."),
@@ -97,17 +119,40 @@ def run(
     yes: bool = typer.Option(False, "--yes", help="Approve every permission ask once, without asking."),
     deny: bool = typer.Option(False, "--deny", help="Deny every permission ask."),
     checkpoint_dir: Path | None = typer.Option(None, "--checkpoint-dir", help="Where paused runs are saved."),
-    system: str | None = typer.Option(None, "--system", help="Replace the default system prompt."),
+    system: str | None = typer.Option(None, "--system", "--system-prompt", help="Replace the default system prompt."),
     sandbox: bool = typer.Option(
         False,
         "--sandbox",
         help="Run Bash commands and project hooks in the OS sandbox; refuse to start without one (`hookloop doctor`).",
     ),
-    mcp_config: list[Path] = typer.Option(
-        [], "--mcp-config", help='An MCP config file ({"mcpServers": …}, Claude Code\'s format); repeatable.'
+    mcp_config: list[str] = typer.Option(
+        [], "--mcp-config", help='An MCP config file or JSON ({"mcpServers": …}, Claude Code\'s format); repeatable.'
     ),
     strict_mcp_config: bool = typer.Option(
         False, "--strict-mcp-config", help="Use only the --mcp-config servers (not .mcp.json or settings)."
+    ),
+    allowed_tools: list[str] = typer.Option(
+        [],
+        "--allowedTools",
+        "--allowed-tools",
+        help='Allow rules: "Bash(git log:*)" Read (comma or space separated).',
+    ),
+    disallowed_tools: list[str] = typer.Option(
+        [], "--disallowedTools", "--disallowed-tools", help="Deny rules; a bare tool name also hides the tool."
+    ),
+    append_system_prompt: str | None = typer.Option(
+        None, "--append-system-prompt", help="Add this to the end of the system prompt."
+    ),
+    continue_: bool = typer.Option(False, "--continue", "-c", help="Continue the latest session in this directory."),
+    resume_id: str | None = typer.Option(None, "--resume", "-r", help="Continue the session with this id."),
+    verbose: bool = typer.Option(False, "--verbose", help="Show tool results and model requests; json: every message."),
+    print_: bool = typer.Option(False, "--print", "-p", help="Print the answer and exit (what run always does)."),
+    durable: str | None = typer.Option(
+        None,
+        "--durable",
+        metavar="[URL]",
+        help="A durable run in the database at URL (default: $HOOKLOOP_DURABLE_URL, else HOOKLOOP_HOME): prints "
+        "the run id, returns when it finishes or pauses; see hookloop runs / hookloop worker.",
     ),
 ) -> None:
     """Run an agent with the built-in tools (Read, Write, Edit, Bash, Glob, Grep) in a project directory.
@@ -118,14 +163,35 @@ def run(
     Permission asks are put to you in the terminal; without a terminal (and without --yes/--deny) the run
     pauses, writes a checkpoint and exits with code 3. Ctrl-C cancels cleanly (exit 130; SIGTERM the same, exit
     143); twice quits at once.
+
+    As `claude -p`: `hookloop -p PROMPT` is this command; the prompt may come from stdin ('-', or piped input
+    added after it); --output-format json prints Claude Code's result fields (result, subtype, is_error,
+    num_turns, duration_ms, total_cost_usd, usage, session_id, …), stream-json its system/assistant/user/result
+    messages among hookloop's events. The session is saved: -c continues the latest one here, --resume ID one.
     """
     check_choice("--output-format", output_format, OUTPUT_FORMATS)
     check_choice("--permission-mode", permission_mode, MODES)
+    try:
+        restored = find_session(cwd, resume_id) if continue_ or resume_id is not None else None
+        allowed, disallowed = split_tool_rules(allowed_tools), split_tool_rules(disallowed_tools)
+    except UsageError as exc:
+        raise fail(str(exc)) from None
     model = (
-        model or os.environ.get("HOOKLOOP_MODEL") or _settings_model(cwd.resolve(), settings, not no_claude_settings)
+        model
+        or os.environ.get("HOOKLOOP_MODEL")
+        or os.environ.get("ANTHROPIC_MODEL")
+        or (restored.options.model if restored is not None else None)
+        or _settings_model(cwd.resolve(), settings, not no_claude_settings)
     )
     if not model:
-        raise fail('no model: pass --model PROVIDER:MODEL, set HOOKLOOP_MODEL, or put "model" in a settings file')
+        raise fail(
+            "no model: pass --model (e.g. --model sonnet or --model openai:gpt-4o), set HOOKLOOP_MODEL, or put "
+            '"model" in a settings file'
+        )
+    try:
+        prompt = read_prompt(prompt)
+    except UsageError as exc:
+        raise fail(str(exc)) from None
     options = RunOptions(
         model=model,
         cwd=cwd.resolve(),
@@ -135,32 +201,52 @@ def run(
         include_claude=not no_claude_settings,
         trust_project_hooks=trust_project_hooks,
         checkpoint_dir=checkpoint_dir.resolve() if checkpoint_dir else None,
-        system=system,
+        system=system_prompt(system, append_system_prompt),
         sandbox=sandbox,
-        mcp_config=[p.resolve() for p in mcp_config],
+        mcp_config=mcp_config_paths(mcp_config),
         strict_mcp_config=strict_mcp_config,
+        allowed_tools=allowed,
+        disallowed_tools=disallowed,
     )
+    if durable is not None:
+        from hookloop.cli._durable import run_durable
+
+        raise typer.Exit(run_durable(durable, prompt, options, approval_from(yes, deny, "json"), output_format))
     session = _session(options, output_format, approval_from(yes, deny, output_format))
+    session.verbose = verbose
+    if restored is not None:
+        session.session_id, session.restored = restored.session_id, restored
+        if restored.options.model == options.model:  # the scripted model plays on where the session left it
+            options.scripted_position = restored.options.scripted_position
 
     async def start(worker: Any) -> Any:
         return await worker.run(prompt)
 
-    raise typer.Exit(session.execute(start))
+    raise typer.Exit(session.execute(session.wrap(start)))
 
 
 def _settings_model(cwd: Path, extra: list[Path], include_claude: bool) -> str | None:
-    """The ``model`` of the highest-precedence settings file that names one in PROVIDER:MODEL form (Claude
-    Code's own ``"model": "sonnet"`` aliases are not hookloop model strings and are ignored)."""
+    """The ``model`` of the highest-precedence settings file that sets one — ``PROVIDER:MODEL``, a well-known
+    name (``claude-sonnet-4-6``, ``gpt-4o``) or a Claude Code alias (``sonnet``, ``opus``, ``haiku``); one that
+    names no model hookloop can run is an error naming the file."""
+    from hookloop.cli._errors import describe_error
+    from hookloop.providers.select import ModelSpecError, resolve_model_string
     from hookloop.settings import SettingsError, read_settings_layers
 
     try:
         layers = read_settings_layers(cwd, extra=extra, include_claude=include_claude)
-    except SettingsError:
-        return None  # reported properly when the session loads its settings
-    for _, data in reversed(layers):
+    except SettingsError as exc:
+        raise fail(describe_error(exc)) from None
+    for path, data in reversed(layers):
         value = data.get("model")
-        if isinstance(value, str) and ":" in value:
-            return value
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value.strip():
+            raise fail(f'{path}: "model": expected a model name such as "sonnet" or "openai:gpt-4o"')
+        try:
+            return resolve_model_string(value)
+        except ModelSpecError as exc:
+            raise fail(f'{path}: "model": {describe_error(exc)}') from None
     return None
 
 
@@ -203,7 +289,15 @@ def resume(
             trust_project_hooks=trust_project_hooks,
         )
     except UsageError as exc:
-        raise fail(f"{checkpoint}: {exc}" if not str(exc).startswith(str(checkpoint)) else str(exc)) from None
+        raise fail(str(exc) if str(checkpoint) in str(exc) else f"{checkpoint}: {exc}") from None
+    if saved.pause_kind == "turn_end" and not saved.pending and message is None:
+        # Nothing waits for a decision (a Ctrl-C or on_turn_end checkpoint): without a message the run would
+        # finish at once, doing nothing. Refused before the checkpoint is consumed, so it can be retried.
+        import shlex
+
+        again = shlex.join(["hookloop", "resume", str(checkpoint), "--message", "what to do next"])
+        raise fail(f"{checkpoint}: the run stopped ({saved.reason}) with nothing waiting for a decision; "
+                   f"continue it with a message: {again}")  # fmt: skip
     # MCP servers run code: like the settings, they come from this invocation, never from the checkpoint.
     options.mcp_config, options.strict_mcp_config = [p.resolve() for p in mcp_config], strict_mcp_config
     if saved_options is not None and saved_options.mcp_config and not options.mcp_config:
@@ -234,26 +328,40 @@ def resume(
         return await worker.resume(saved, decisions, messages=message, fork=fork)
 
     try:
-        code = session.execute(start)
+        code = session.execute(session.wrap(start))
     except UsageError as exc:
-        console.print(f"hookloop: {exc}", markup=False, highlight=False)
+        from hookloop.cli._errors import print_error
+
+        print_error(exc, console)
         code = EXIT_USAGE
     raise typer.Exit(code)
 
 
-def _session(options: RunOptions, output: str, approval: Approval) -> Session:
+def _session(options: RunOptions, output: str, approval: Approval) -> ClaudeSession:
     out = Console(soft_wrap=True, highlight=False)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     fmt: OutputFormat = "json" if output == "json" else "stream-json" if output == "stream-json" else "text"
-    return Session(options=options, output=fmt, approval=approval, out=out, err=err)
+    return ClaudeSession(options=options, output=fmt, approval=approval, out=out, err=err)
 
 
 def _register_hooks() -> None:
+    from hookloop.cli._chat import chat
     from hookloop.cli._doctor import doctor
     from hookloop.cli._hooks_cmd import hooks_app
+    from hookloop.cli._serve import serve
 
     app.add_typer(hooks_app, name="hooks")
     app.command()(doctor)
+    app.command()(serve)
+    app.command()(chat)
+    _register_durable()
+
+
+def _register_durable() -> None:
+    from hookloop.cli._runs import runs_app, worker
+
+    app.add_typer(runs_app, name="runs")
+    app.command()(worker)
 
 
 _register_hooks()

@@ -21,11 +21,18 @@ def doctor(
     from hookloop.settings import SettingsError, read_settings_layers
 
     out = Console(highlight=False, soft_wrap=True)
+    if not cwd.is_dir():
+        from hookloop.cli._errors import print_error
+
+        print_error(f"--cwd {cwd}: not a directory")
+        raise typer.Exit(2)
     try:
         layers = read_settings_layers(cwd.resolve(), include_claude=not no_claude_settings)
         sandbox = Sandbox.from_settings(layers, workspace=cwd.resolve())
     except (SettingsError, SandboxConfigError) as exc:
-        Console(stderr=True).print(f"hookloop: {exc}", markup=False, highlight=False)
+        from hookloop.cli._errors import print_error
+
+        print_error(exc)
         raise typer.Exit(2) from None
     availability = sandbox.availability
     state = "available" if availability.available else "NOT available"

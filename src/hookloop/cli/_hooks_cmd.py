@@ -8,9 +8,11 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from hookloop._frozen import dumps
+from hookloop.cli._settings_check import Problem, settings_problems
 from hookloop.command_hooks.config import HookConfig, load_hook_config, resolve_hookloop_home
 from hookloop.command_hooks.model import (
     NEVER_FIRED_EVENTS,
@@ -19,10 +21,11 @@ from hookloop.command_hooks.model import (
     ConfiguredHook,
     HttpHandler,
     McpToolHandler,
+    ProcessHandler,
     PromptHandler,
+    PythonHandler,
 )
 from hookloop.command_hooks.trust import apply_trust, is_trusted, project_config_digest, trust, untrust
-from hookloop.permissions import PermissionConfigError
 
 hooks_app = typer.Typer(
     name="hooks",
@@ -37,6 +40,31 @@ NO_CLAUDE = typer.Option(False, "--no-claude-settings", help="Ignore .claude/ se
 
 def _load(cwd: Path, no_claude: bool) -> HookConfig:
     return load_hook_config(cwd.resolve(), include_claude=not no_claude)
+
+
+def _problems(cwd: Path, no_claude: bool, config: HookConfig, *, check_commands: bool = False) -> list[Problem]:
+    from hookloop.settings import settings_files
+
+    files = settings_files(cwd.resolve(), include_claude=not no_claude)
+    return settings_problems(cwd.resolve(), config, files, check_commands=check_commands)
+
+
+def _refuse_broken_settings(cwd: Path, no_claude: bool, config: HookConfig) -> None:
+    """Broken settings are errors here too: each on one line of stderr, then exit 2 pointing at validate
+    (a command that shows or runs hooks must not answer as if there were none)."""
+    errors = [p for p in _problems(cwd, no_claude, config) if p.severity == "error"]
+    if not errors:
+        return
+    from hookloop.cli._errors import error_console, one_line
+
+    console = error_console()
+    for problem in errors:
+        console.print(f"error: {one_line(problem.text)}", markup=False)
+    console.print(
+        f"hookloop: the settings have {len(errors)} error(s); nothing was run — see `hookloop hooks validate`",
+        markup=False,
+    )
+    raise typer.Exit(2)
 
 
 def _runnable(cwd: Path, no_claude: bool, trust_project: bool, console: Console) -> HookConfig:
@@ -83,17 +111,25 @@ def describe_handler(hook: ConfiguredHook) -> str:
         return handler.prompt + (f" (model {handler.model})" if handler.model else "")
     if isinstance(handler, McpToolHandler):
         return f"{handler.server}/{handler.tool}"
+    if isinstance(handler, ProcessHandler):
+        return " ".join([handler.command, *(handler.args or ())])
+    if isinstance(handler, PythonHandler):
+        return handler.callable
     assert isinstance(handler, ClineScript)
     return handler.path
 
 
 def handler_type(hook: ConfiguredHook) -> str:
-    """``command``, ``http``, ``prompt``, ``agent``, ``mcp_tool`` or ``cline``."""
+    """``command``, ``http``, ``prompt``, ``agent``, ``mcp_tool``, ``process``, ``python`` or ``cline``."""
     handler = hook.handler
     if isinstance(handler, PromptHandler):
         return handler.kind
     if isinstance(handler, McpToolHandler):
         return "mcp_tool"
+    if isinstance(handler, ProcessHandler):
+        return "process"
+    if isinstance(handler, PythonHandler):
+        return "python"
     return "cline" if isinstance(handler, ClineScript) else "http" if isinstance(handler, HttpHandler) else "command"
 
 
@@ -109,8 +145,10 @@ def list_hooks(
     no_claude_settings: bool = NO_CLAUDE,
     output_format: str = typer.Option("table", "--format", help="table or json"),
 ) -> None:
-    """The effective hooks: event, matcher, what runs, timeout, the file it comes from, and trust state."""
+    """The effective hooks: event, matcher, what runs, timeout, the file it comes from, and trust state.
+    Settings with errors are refused (exit 2; `hookloop hooks validate` says more)."""
     config = _load(cwd, no_claude_settings)
+    _refuse_broken_settings(cwd, no_claude_settings, config)
     trusted = is_trusted(cwd.resolve())
     rows = []
     for hook in config.hooks:
@@ -155,28 +193,29 @@ def list_hooks(
 
 
 @hooks_app.command()
-def validate(cwd: Path = PROJECT, no_claude_settings: bool = NO_CLAUDE) -> None:
-    """Check every settings file (hooks and permissions); problems are reported with file and JSON path.
-    Exit code 1 when any error is found."""
-    from hookloop.cli._session import RunOptions, UsageError, build_policy, settings_layers
-
+def validate(
+    cwd: Path = PROJECT,
+    no_claude_settings: bool = NO_CLAUDE,
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show notes too (merged copies, trust, …)."),
+) -> None:
+    """Check every settings file once: hooks (events, fields, matchers, and that each command's program or
+    script exists and is executable), permissions (rules, unknown keys), sandbox, model. Problems are reported
+    with file and JSON path. Exit code 1 when any error is found."""
     config = _load(cwd, no_claude_settings)
     console = Console(soft_wrap=True, highlight=False)
-    errors = 0
-    for diagnostic in config.diagnostics:
-        colour = {"error": "red", "warning": "yellow"}.get(diagnostic.severity, "dim")
-        console.print(f"[{colour}]{diagnostic.severity}[/]: {diagnostic}", markup=True)
-        errors += diagnostic.severity == "error"
+    problems = _problems(cwd, no_claude_settings, config, check_commands=True)
     for hook in config.hooks:
         if hook.protocol == "claude" and hook.event in NEVER_FIRED_EVENTS:
             where = f"{hook.source.path}: {hook.json_path}"
-            console.print(f"[yellow]warning[/]: {where}: hookloop never fires {hook.event}; this hook never runs")
-    options = RunOptions(model="-", cwd=cwd.resolve(), include_claude=not no_claude_settings)
-    try:
-        build_policy(options, settings_layers(options))
-    except (UsageError, PermissionConfigError) as exc:
-        console.print(f"[red]error[/]: {exc}")
-        errors += 1
+            problems.append(Problem("warning", f"{where}: hookloop never fires {hook.event}; this hook never runs"))
+    errors = 0
+    for problem in problems:
+        if problem.severity == "info" and not verbose:
+            continue
+        colour = {"error": "red", "warning": "yellow"}.get(problem.severity, "dim")
+        console.print(f"[{colour}]{problem.severity}[/]: ", end="")
+        console.print(problem.text, markup=False)
+        errors += problem.severity == "error"
     if errors:
         console.print(f"{errors} error(s)")
         raise typer.Exit(1)
@@ -254,22 +293,28 @@ def hooks_test(
         raise typer.BadParameter(f"{timeout}: expected a positive number of seconds", param_hint="--timeout")
     payload = _read_json_input(input_file)
     console = Console(soft_wrap=True, highlight=False, stderr=output_format == "json")
+    _refuse_broken_settings(cwd, no_claude_settings, _load(cwd, no_claude_settings))
     config = _runnable(cwd, no_claude_settings, trust_project_hooks, console)
     options = runner_options(config)
     report = asyncio.run(
         try_event(config, event, payload, project_dir=cwd.resolve(), tool=tool, options=options, hook_timeout=timeout)
     )
+    failed = [run for run in report.runs if not run.outcome.ok]
     if output_format == "json":
         print(json.dumps(report.to_json(), indent=2))
+        if failed:
+            raise typer.Exit(1)
         return
     if not report.runs:
         console.print(f"no hook matches {event}" + (f" for {report.target}" if report.target else ""))
     for run in report.runs:
         data = run.to_json()
+        verdict = f"[bold]{run.decision.kind}[/]" + (f": {escape(run.decision.reason)}" if run.decision.reason else "")
+        if not run.outcome.ok:
+            verdict = f"[red]could not run ({run.outcome.error_kind})[/]"
         console.print(
-            f"[bold]{data['command']}[/]  [dim]{data['source']} [{data['layer']}][/]\n"
-            f"  exit {data['exit_code']} · {data['outcome']} · {data['duration_ms']:.1f} ms → "
-            f"[bold]{run.decision.kind}[/]" + (f": {run.decision.reason}" if run.decision.reason else "")
+            f"[bold]{escape(str(data['command']))}[/]  [dim]{escape(str(data['source']))} [{data['layer']}][/]\n"
+            f"  exit {data['exit_code']} · {data['outcome']} · {data['duration_ms']:.1f} ms → {verdict}"
         )
         for stream in ("stdout", "stderr"):
             text = str(data[stream]).rstrip()
@@ -289,6 +334,15 @@ def hooks_test(
         console.print(f"  CLAUDE_ENV_FILE ({report.env_file}) for later Bash commands:", markup=False)
         for line in report.env_exports.splitlines()[:40]:
             console.print(f"    {line}", markup=False)
+    if failed:
+        for run in failed:
+            console.print("[red]hook did not answer[/]: ", end="")
+            console.print(run.outcome.error or f"{run.hook.name}: {run.outcome.error_kind}", markup=False)
+        console.print(
+            f"[red]{len(failed)} hook(s) could not run, crashed or timed out[/]: the merged decision above is "
+            "reached without them (see `hookloop hooks validate`)"
+        )
+        raise typer.Exit(1)
 
 
 @hooks_app.command("replay")
@@ -308,6 +362,7 @@ def replay_cmd(
 
     if output_format not in ("table", "json"):
         raise typer.BadParameter(f"{output_format!r}: expected table or json", param_hint="--format")
+    _refuse_broken_settings(cwd, no_claude_settings, _load(cwd, no_claude_settings))
     try:
         steps = read_transcript(transcript)
         options = RunOptions(model="-", cwd=cwd.resolve(), include_claude=not no_claude_settings)

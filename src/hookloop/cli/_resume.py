@@ -9,6 +9,7 @@ from pathlib import Path
 from hookloop import Checkpoint, CheckpointError
 from hookloop._frozen import thaw_object
 from hookloop.checkpoint import parse_json, read_limited
+from hookloop.cli._errors import describe_error
 from hookloop.cli._session import CLI_FORMAT, RunOptions, UsageError
 from hookloop.permissions import PermissionMode
 
@@ -29,7 +30,8 @@ def load_cli_checkpoint(path: Path) -> tuple[Checkpoint, RunOptions | None]:
             )
         checkpoint = Checkpoint.from_json(data)
     except CheckpointError as exc:
-        raise UsageError(f"{path}: {exc}") from None
+        text = describe_error(exc)
+        raise UsageError(text if str(path) in text else f"{path}: {text}") from None
     options = checkpoint.options
     if "hookloop_cli" not in options:
         return checkpoint, None
@@ -79,6 +81,7 @@ def resume_options(
     current.model = model or saved.model
     current.max_turns, current.system = saved.max_turns, saved.system
     current.checkpoint_dir, current.scripted_position = saved.checkpoint_dir, saved.scripted_position
+    current.disallowed_tools = list(saved.disallowed_tools)  # a restriction the run was started with stays
     notes = []
     if saved.permission_mode != permission_mode:
         notes.append(

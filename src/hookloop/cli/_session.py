@@ -13,17 +13,16 @@ import contextlib
 import dataclasses
 import json
 import os
+import shlex
 import signal
 import sys
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from rich.console import Console
-from rich.status import Status
 from rich.text import Text as RichText
 
 from hookloop import (
@@ -44,24 +43,16 @@ from hookloop import (
 )
 from hookloop._frozen import dumps, freeze_object
 from hookloop._reaper import guard_descendants
+from hookloop.cli._errors import describe_error, one_line, print_error
 from hookloop.cli._mcp import run_with_mcp_servers, session_mcp_plan
+from hookloop.cli._render import TextRenderer as TextRenderer  # re-exported: the run, resume and demo renderer
 from hookloop.command_hooks.config import resolve_hookloop_home
 from hookloop.items import new_id
 from hookloop.outcome import Outcome
 from hookloop.permissions import PermissionConfigError, PermissionMode, PermissionPolicy, suggest_rule
 from hookloop.permissions._types import MODES as PERMISSION_MODES
 from hookloop.settings import SettingsError, read_settings_layers
-from hookloop.stream import TextDelta
-from hookloop.timeline import (
-    HookDecision,
-    HookOutputLine,
-    HookStarted,
-    RunEnded,
-    TimelineEvent,
-    ToolEnded,
-    ToolStarted,
-    event_to_json,
-)
+from hookloop.timeline import event_to_json
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED, EXIT_CANCELLED, EXIT_TERMINATED = 0, 1, 2, 3, 130, 143
 _STOP_SIGNALS = {signal.SIGINT: ("Ctrl-C", EXIT_CANCELLED), signal.SIGTERM: ("SIGTERM", EXIT_TERMINATED)}
@@ -96,6 +87,10 @@ class RunOptions:
     """``--mcp-config`` files (trusted: the user named them)."""
     strict_mcp_config: bool = False
     """``--strict-mcp-config``: only the ``--mcp-config`` servers (no ``.mcp.json``, no settings ``mcpServers``)."""
+    allowed_tools: list[str] = field(default_factory=list)
+    """``--allowedTools`` rules: allow rules of the highest-precedence layer (a settings deny still wins)."""
+    disallowed_tools: list[str] = field(default_factory=list)
+    """``--disallowedTools`` rules: deny rules (a resume keeps them: they only narrow)."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -112,6 +107,8 @@ class RunOptions:
             "sandbox": self.sandbox,
             "mcp_config": [str(p) for p in self.mcp_config],
             "strict_mcp_config": self.strict_mcp_config,
+            "allowed_tools": list(self.allowed_tools),
+            "disallowed_tools": list(self.disallowed_tools),
         }
 
     @classmethod
@@ -134,6 +131,9 @@ class RunOptions:
         mcp_config = get("mcp_config", list, [])
         if not all(isinstance(p, str) for p in mcp_config):
             raise UsageError("checkpoint.options.mcp_config: expected a list of paths")
+        rules = {name: get(name, list, []) for name in ("allowed_tools", "disallowed_tools")}
+        if not all(isinstance(r, str) for listed in rules.values() for r in listed):
+            raise UsageError("checkpoint.options.allowed_tools/disallowed_tools: expected lists of rules")
         return cls(
             model=get("model", str),
             cwd=Path(get("cwd", str)),
@@ -148,6 +148,8 @@ class RunOptions:
             sandbox=get("sandbox", bool, False),
             mcp_config=[Path(p) for p in mcp_config],
             strict_mcp_config=get("strict_mcp_config", bool, False),
+            allowed_tools=rules["allowed_tools"],
+            disallowed_tools=rules["disallowed_tools"],
         )
 
 
@@ -164,9 +166,12 @@ def home() -> Path:
 def settings_layers(options: RunOptions) -> list[tuple[str, Mapping[str, object]]]:
     """The settings files that exist, lowest precedence first, then each ``--settings`` file."""
     try:
-        return read_settings_layers(options.cwd, extra=options.settings, include_claude=options.include_claude)
+        layers = read_settings_layers(options.cwd, extra=options.settings, include_claude=options.include_claude)
     except SettingsError as exc:
         raise UsageError(str(exc)) from exc
+    from hookloop.cli._print import tool_rule_layers  # --allowedTools / --disallowedTools, highest precedence
+
+    return [*layers, *tool_rule_layers(options.allowed_tools, options.disallowed_tools)]
 
 
 def build_policy(options: RunOptions, layers: Sequence[tuple[str, Mapping[str, object]]]) -> PermissionPolicy:
@@ -188,7 +193,7 @@ def build_worker(options: RunOptions, *, transcript: Path, session_id: str | Non
     try:
         client, model = client_from_model_string(options.model)
     except (ModelSpecError, ValueError) as exc:  # ValueError: a scripted model file that cannot be read
-        raise UsageError(str(exc)) from exc
+        raise UsageError(describe_error(exc)) from exc
     if isinstance(client, ScriptedClient) and options.scripted_position:
         client.advance(options.scripted_position)
     sandbox, sandbox_notes = build_sandbox(options, layers, policy)
@@ -204,6 +209,9 @@ def build_worker(options: RunOptions, *, transcript: Path, session_id: str | Non
         session_id=session_id,
     )
     notes = [*sandbox_notes, *install_command_hooks(worker, options, sandbox=sandbox)]
+    from hookloop.cli._agents import add_agent_tool
+
+    notes += add_agent_tool(worker, options.cwd, include_claude=options.include_claude)
     return worker, notes
 
 
@@ -247,6 +255,7 @@ def install_command_hooks(worker: Worker, options: RunOptions, *, sandbox: Any =
         trust_project=options.trust_project_hooks,
         extra_settings=options.settings,
         options=None if sandbox is None else bridge.RunnerOptions(sandbox=sandbox),
+        log=False,  # the returned notes and the renderer say it; the library's log would repeat it
     )
     hooks.install(worker)
     return [
@@ -297,7 +306,11 @@ class TerminalApprover:
         rule = suggest_rule(call.tool_name, call.arguments, self.workspace)
         always = f"  [a] allow always (adds {rule})" if rule is not None else ""
         while True:
-            answer = (await _read_line(f"  [y] allow once{always}  [n] deny › ")).strip().lower()
+            line = await _read_line(f"  [y] allow once{always}  [n] deny › ")
+            if line is None:  # Ctrl-D: no answer is a denial, and nothing else is read for it
+                self.console.print("\n  no answer (end of input): denied", highlight=False)
+                return Reject("denied at the terminal (no answer: end of input)")
+            answer = line.strip().lower()
             if answer in ("y", "yes"):
                 return Approve()
             if answer in ("a", "always") and rule is not None:
@@ -306,8 +319,10 @@ class TerminalApprover:
                 self.console.print("  no single narrow rule covers this call; answer y or n", highlight=False)
                 continue
             if answer in ("n", "no", "d", "deny"):
-                reason = (await _read_line("  reason (optional) › ")).strip()
-                return Reject(reason or "denied at the terminal")
+                reason = await _read_line("  reason (optional) › ")
+                if reason is None:
+                    self.console.print()
+                return Reject((reason or "").strip() or "denied at the terminal")
             self.console.print("  please answer y, a or n" if rule is not None else "  please answer y or n")
 
 
@@ -330,21 +345,23 @@ class DomainApprover:
                 self.pause_spinner()
                 question = f"\n[bold magenta]network[/] a sandboxed command wants to reach [bold]{host}[/]"
                 self.console.print(question, highlight=False)
-                answer = (await _read_line("  allow it for this session? [y/n] › ")).strip().lower()
-                self.answers[host] = answer in ("y", "yes")
+                answer = await _read_line("  allow it for this session? [y/n] › ")
+                self.answers[host] = (answer or "").strip().lower() in ("y", "yes")
             return self.answers[host]
 
 
-async def _read_line(prompt: str) -> str:
-    """input() in a daemon thread, so a Ctrl-C (which cancels the run) never waits for the person."""
+async def _read_line(prompt: str) -> str | None:
+    """input() in a daemon thread, so a Ctrl-C (which cancels the run) never waits for the person. ``None``
+    at the end of input (Ctrl-D, a closed stdin)."""
     loop = asyncio.get_running_loop()
-    future: asyncio.Future[str] = loop.create_future()
+    future: asyncio.Future[str | None] = loop.create_future()
 
     def read() -> None:
+        line: str | None
         try:
             line = input(prompt)
         except EOFError:
-            line = "n"
+            line = None
 
         def deliver() -> None:
             if not future.done():
@@ -357,80 +374,6 @@ async def _read_line(prompt: str) -> str:
 
 
 # -- output ---------------------------------------------------------------------------------------------
-
-
-class TextRenderer:
-    """Streams the model's text to stdout; tool calls, hook decisions and spinners go to stderr."""
-
-    def __init__(self, out: Console, err: Console) -> None:
-        self.out, self.err = out, err
-        self.status: Status | None = None
-        self.running: dict[str, tuple[str, float]] = {}
-        self.in_text = False
-
-    def _spinner(self) -> None:
-        if not self.running:
-            self.stop_spinner()
-            return
-        names = ", ".join(name for name, _ in self.running.values())
-        started = min(t for _, t in self.running.values())
-        text = f"running {names} ({time.monotonic() - started:.1f}s)"
-        if self.status is None:
-            self.status = self.err.status(text)
-            self.status.start()
-        else:
-            self.status.update(text)
-
-    def stop_spinner(self) -> None:
-        if self.status is not None:
-            self.status.stop()
-            self.status = None
-
-    def _end_text(self) -> None:
-        if self.in_text:
-            self.out.print()
-            self.in_text = False
-
-    def __call__(self, event: TimelineEvent) -> None:
-        if isinstance(event, TextDelta):
-            self.in_text = True
-            self.out.print(event.text, end="", markup=False, highlight=False, soft_wrap=True)
-        elif isinstance(event, ToolStarted):
-            self._end_text()
-            args = dumps(event.arguments, ensure_ascii=False)
-            self.err.print(f"[yellow]●[/] {event.tool_name} {args[:200]}", highlight=False)
-            self.running[event.call_id] = (event.tool_name, time.monotonic())
-            self._spinner()
-        elif isinstance(event, ToolEnded):
-            self.running.pop(event.call_id, None)
-            self._spinner()
-            mark = "[red]error[/]" if event.is_error else "[green]ok[/]"
-            self.err.print(f"  └ {event.tool_name} {mark} ({event.seconds:.2f}s)")
-        elif isinstance(event, HookStarted):
-            self.running[f"hook:{event.hook}:{event.call_id}"] = (Path(event.hook.split()[0]).name, time.monotonic())
-            self._spinner()
-        elif isinstance(event, HookDecision):
-            if self.running.pop(f"hook:{event.hook}:{event.call_id}", None) is not None:
-                self._spinner()
-            if event.decision in ("Continue", "Finish") and event.reason is None:
-                return
-            if event.source == "command hooks":
-                return  # the command-hook bridge reports each script itself; this is their merged answer
-            self._end_text()
-            colour = "red" if event.decision in ("Deny", "Abort", "Cancel", "HookFailed", "Reject") else "magenta"
-            reason = f": {event.reason}" if event.reason else ""
-            self.err.print(
-                f"  [{colour}]hook[/] {event.hook} [dim]({event.source})[/] on {event.event} → "
-                f"[{colour}]{event.decision}[/]{reason} [dim]{event.seconds * 1000:.0f} ms[/]",
-                highlight=False,
-            )
-        elif isinstance(event, HookOutputLine):
-            if event.stream == "stderr":
-                self._end_text()
-                self.err.print(RichText(f"  {event.hook} │ {event.line}", style="dim"))
-        elif isinstance(event, RunEnded):
-            self._end_text()
-            self.stop_spinner()
 
 
 def json_line(data: Mapping[str, object]) -> None:
@@ -478,6 +421,7 @@ class Session:
     """The first stop signal received (SIGINT or SIGTERM): names the cancellation and sets the exit code."""
     mcp: Any = None
     """The MCP servers to open around the run (:class:`hookloop.cli._mcp.MCPPlan`)."""
+    renderer: TextRenderer | None = None
 
     @property
     def transcript(self) -> Path:
@@ -503,13 +447,13 @@ class Session:
             self.mcp = session_mcp_plan(self.options, self.approval, self.err)
             notes.extend(self.mcp.notes)
         except UsageError as exc:
-            self.err.print(f"hookloop: {exc}", markup=False, highlight=False)
+            print_error(exc, self.err)
             return EXIT_USAGE
         for note in notes:
-            self.err.print(f"[yellow]{note}[/]", highlight=False)
+            self.err.print(RichText(one_line(note), style="yellow"))
         renderer: TextRenderer | None = None
         if self.output == "text":
-            renderer = TextRenderer(self.out, self.err)
+            renderer = self.renderer = TextRenderer(self.out, self.err)
             worker.subscribe(renderer)
         elif self.output == "stream-json":
             worker.subscribe(lambda event: json_line(event_to_json(event)))
@@ -517,18 +461,18 @@ class Session:
         if fixed is not None:
             worker.approvers.append(fixed)
         elif self.approval == "ask":
-            stop = renderer.stop_spinner if renderer is not None else (lambda: None)
+            stop = renderer.pause if renderer is not None else (lambda: None)
             workspace = worker.permissions.workspace if worker.permissions is not None else None
             worker.approvers.append(TerminalApprover(self.err, stop, workspace=workspace))
         guard_descendants()  # subreaper + watchdog: nothing a tool or hook starts outlives this process
         sandbox = getattr(worker.permissions, "sandbox", None)
         if sandbox is not None:
-            stop = renderer.stop_spinner if renderer is not None else (lambda: None)
+            stop = renderer.pause if renderer is not None else (lambda: None)
             sandbox.ask_domain = DomainApprover(self.approval, self.err, stop).ask
         try:
             return asyncio.run(self._drive(worker, start))
         except CheckpointError as exc:  # a checkpoint refused (replayed, unreadable key) or not writable
-            self.err.print(f"hookloop: {exc}", markup=False, highlight=False)
+            print_error(exc, self.err)
             return EXIT_USAGE
         finally:
             worker.close()
@@ -542,9 +486,13 @@ class Session:
             self.interrupts += 1
             if self.interrupts == 1:
                 self.stopped_by = signum
+                if self.renderer is not None:
+                    self.renderer.pause()
                 self.err.print(f"\n[yellow]cancelling ({_STOP_SIGNALS[signum][0]})… (Ctrl-C again to quit at once)[/]")
                 worker.cancel()
             else:
+                if self.renderer is not None:
+                    self.renderer.stop_spinner()  # leave the terminal with its cursor shown
                 kill_child_groups()  # tools and hooks lead their own process groups: take them along
                 os._exit(_STOP_SIGNALS[signum][1])
 
@@ -560,7 +508,7 @@ class Session:
                 "cancelled", f"{how}; transcript {self.transcript}; checkpoint {path}", code, path
             )
         except WorkerError as exc:
-            return self._report_stopped("error", f"{type(exc).__name__}: {exc}", EXIT_FAILED, None)
+            return self._report_stopped("error", describe_error(exc), EXIT_FAILED, None)
         finally:
             for signum in _STOP_SIGNALS:
                 loop.remove_signal_handler(signum)
@@ -595,8 +543,16 @@ class Session:
             )
         return EXIT_OK
 
+    def resume_command(self, path: Path) -> str:
+        """The shell command that resumes the checkpoint at ``path`` (quoted: paths may hold spaces), with
+        ``--cwd`` when the run worked elsewhere than this shell's directory."""
+        words = ["hookloop", "resume", str(path)]
+        if self.options.cwd.resolve() != Path.cwd().resolve():
+            words += ["--cwd", str(self.options.cwd)]
+        return shlex.join(words)
+
     def _report_paused(self, outcome: Paused, path: Path) -> int:
-        command = f"hookloop resume {path}"
+        command = self.resume_command(path)
         if self.output == "text":
             self.err.print(f"\n[bold magenta]paused[/]: {outcome.reason}", highlight=False)
             for call in outcome.pending:
@@ -626,8 +582,14 @@ class Session:
         return EXIT_PAUSED
 
     def _report_stopped(self, status: str, message: str, code: int, path: Path | None) -> int:
+        command = None if path is None else f"{self.resume_command(path)} --message {shlex.quote('…')}"
         if self.output == "text":
-            self.err.print(f"[red]{message}[/]", highlight=False, markup=True)
+            self.err.print(RichText(f"hookloop: {message}" if status == "error" else message, style="red"))
+            if command is not None:
+                self.err.print(RichText(f"continue it with:\n  {command}", style="yellow"))
         else:
-            json_line(self._result(status, error=message, checkpoint_path=None if path is None else str(path)))
+            fields: dict[str, object] = {"checkpoint_path": None if path is None else str(path)}
+            if command is not None:
+                fields["resume_command"] = command
+            json_line(self._result(status, error=message, **fields))
         return code

@@ -9,13 +9,17 @@ What it sets up, so a newcomer sees every layer once:
   hook that sends the model back once until its answer is a summary;
 - an application interceptor that masks secrets in tool output before the model (or any hook) sees it;
 - an ``ask`` rule that pauses the run for approval: the checkpoint is written, read back, and resumed once you
-  answer (``--yes`` answers "allow once").
+  answer (``--yes`` answers "allow once"). The model reads the answer from its history, as a real one would:
+  declined, the file stays and the summary says so.
+
+The temporary project is removed at the end (also after Ctrl-C or an error) unless ``--keep``.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -33,16 +37,20 @@ from hookloop import (
     Paused,
     ResumeDecision,
     ScriptedClient,
+    ScriptedTurn,
     Text,
+    ToolCall,
     ToolResult,
     ToolUse,
     Worker,
 )
 from hookloop._frozen import dumps
-from hookloop.cli._session import TerminalApprover, TextRenderer
+from hookloop.cli._render import TextRenderer
+from hookloop.cli._session import TerminalApprover
 from hookloop.command_hooks.bridge import CommandHooks
 from hookloop.interceptors import ToolResultView
 from hookloop.permissions import PermissionPolicy
+from hookloop.providers.base import LLMRequest
 from hookloop.timeline import HookDecision, ItemAppended, TimelineEvent, ToolEnded
 from hookloop.tools.builtin import Workspace, builtin_tools
 
@@ -128,7 +136,52 @@ def make_project() -> Path:
     return root
 
 
+def scratch_removed(request: LLMRequest) -> bool:
+    """Whether ``rm notes.tmp`` ran, as the model sees it: its call has a result that is not an error (a
+    denied or declined call is answered with an error result)."""
+    calls = {
+        item.call_id
+        for item in request.items
+        if isinstance(item, ToolCall) and item.arguments.get("command") == "rm notes.tmp"
+    }
+    return any(isinstance(item, ToolResult) and item.call_id in calls and not item.is_error for item in request.items)
+
+
+def record_change(request: LLMRequest) -> ScriptedTurn:
+    line = "- removed notes.tmp" if scratch_removed(request) else "- kept notes.tmp (its removal was declined)"
+    return ScriptedTurn(
+        [
+            Text("Recording the change."),
+            ToolUse("Write", {"file_path": "CHANGES.md", "content": f"# Changes   \n{line}   \n"}),
+        ]
+    )
+
+
+def report(request: LLMRequest) -> ScriptedTurn:
+    if scratch_removed(request):
+        return ScriptedTurn([Text("Done. I removed notes.tmp and wrote CHANGES.md.")])
+    return ScriptedTurn([Text("Done. You declined removing notes.tmp, so it is still there; I wrote CHANGES.md.")])
+
+
+def summary(request: LLMRequest) -> ScriptedTurn:
+    scratch = (
+        "- removed the scratch file notes.tmp (approved)"
+        if scratch_removed(request)
+        else "- kept the scratch file notes.tmp (you declined its removal)"
+    )
+    return ScriptedTurn(
+        [
+            Text(
+                f"Summary:\n{scratch}\n- kept build/ (rm -rf is blocked here)\n- recorded the change in "
+                "CHANGES.md\n- config.ini holds an API key (masked)"
+            )
+        ]
+    )
+
+
 def model() -> ScriptedClient:
+    """The scripted model: the first two turns are fixed; the rest read the history (was the removal
+    approved?), so what it says matches what happened."""
     return ScriptedClient(
         [
             [
@@ -141,17 +194,9 @@ def model() -> ScriptedClient:
                 ToolUse("Bash", {"command": "rm -rf build"}),
                 ToolUse("Bash", {"command": "rm notes.tmp"}),
             ],
-            [
-                Text("Recording the change."),
-                ToolUse("Write", {"file_path": "CHANGES.md", "content": "# Changes   \n- removed notes.tmp   \n"}),
-            ],
-            [Text("Done. I removed notes.tmp and wrote CHANGES.md.")],
-            [
-                Text(
-                    "Summary:\n- removed the scratch file notes.tmp (approved)\n- kept build/ (rm -rf is blocked "
-                    "here)\n- recorded the change in CHANGES.md\n- config.ini holds an API key (masked)"
-                )
-            ],
+            record_change,
+            report,
+            summary,
         ],
         chunk_size=6,
     )
@@ -174,15 +219,17 @@ class Tally:
             )
         elif isinstance(event, ToolEnded):
             self.tools.append(event.is_error)
-        elif isinstance(event, HookDecision) and not (
-            event.decision in ("Continue", "Finish") and event.reason is None
+        elif (
+            isinstance(event, HookDecision)
+            and event.source != "command hooks"  # the bridge's merged answer: each script is counted already
+            and not (event.decision in ("Continue", "Finish") and event.reason is None)
         ):
             self.decisions[event.decision] += 1
 
 
-async def decide(console: Console, paused: Paused, yes: bool) -> dict[str, ResumeDecision]:
+async def decide(console: Console, paused: Paused, yes: bool, renderer: TextRenderer) -> dict[str, ResumeDecision]:
     decisions: dict[str, ResumeDecision] = {}
-    approver = TerminalApprover(console, lambda: None)
+    approver = TerminalApprover(console, renderer.pause)
     for call in paused.pending:
         if yes:
             console.print(
@@ -196,10 +243,20 @@ async def decide(console: Console, paused: Paused, yes: bool) -> dict[str, Resum
     return decisions
 
 
-async def run_demo(console: Console, *, yes: bool) -> int:
-    """Run the demo; returns the process exit code."""
+async def run_demo(console: Console, *, yes: bool, keep: bool = False) -> int:
+    """Run the demo; returns the process exit code. The temporary project is removed at the end — after
+    Ctrl-C or an error too — unless ``keep``."""
     root = make_project()
-    console.print(f"[bold]hookloop demo[/] — an offline agent session in [dim]{root}[/]")
+    try:
+        return await _run(console, root, yes=yes, keep=keep)
+    finally:
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+async def _run(console: Console, root: Path, *, yes: bool, keep: bool) -> int:
+    where = "kept after the run" if keep else "removed after the run; --keep keeps it"
+    console.print(f"[bold]hookloop demo[/] — an offline agent session in [dim]{root}[/] ({where})")
     console.print(
         "[dim]model: scripted · tools: built-in · hooks: .hookloop/settings.json (3 command hooks, trusted for "
         "this fresh project) · interceptor: MaskSecrets · rules: allow Glob/Read/Write(./CHANGES.md), ask "
@@ -216,21 +273,26 @@ async def run_demo(console: Console, *, yes: bool) -> int:
         workspace=root,
         transcript=root / ".hookloop" / "transcript.jsonl",
     )
-    hooks = CommandHooks.load(root, include_claude=False, include_cline=False, trust_project=True, home=root)
-    hooks.install(worker)
-    tally = Tally(console)
-    worker.subscribe(TextRenderer(console, console))
-    worker.subscribe(tally)
-    console.print(f"[bold]user[/] {PROMPT}", highlight=False)
-    started = time.perf_counter()
-    outcome: Any = await worker.run(PROMPT)
-    while isinstance(outcome, Paused):
-        saved = outcome.checkpoint.save(root / ".hookloop" / "paused.checkpoint.json")
-        console.print(f"\n[bold magenta]run paused[/] — {outcome.reason}", highlight=False)
-        console.print(f"  [dim]checkpoint written to {saved}; resuming from that file[/]", highlight=False)
-        decisions = await decide(console, outcome, yes)
-        outcome = await worker.resume(Checkpoint.load(saved), decisions)
-    worker.close()
+    try:
+        hooks = CommandHooks.load(
+            root, include_claude=False, include_cline=False, trust_project=True, home=root, log=False
+        )
+        hooks.install(worker)
+        tally = Tally(console)
+        renderer = TextRenderer(console, console)
+        worker.subscribe(renderer)
+        worker.subscribe(tally)
+        console.print(f"[bold]user[/] {PROMPT}", highlight=False)
+        started = time.perf_counter()
+        outcome: Any = await worker.run(PROMPT)
+        while isinstance(outcome, Paused):
+            saved = outcome.checkpoint.save(root / ".hookloop" / "paused.checkpoint.json")
+            console.print(f"\n[bold magenta]run paused[/] — {outcome.reason}", highlight=False)
+            console.print(f"  [dim]checkpoint written to {saved}; resuming from that file[/]", highlight=False)
+            decisions = await decide(console, outcome, yes, renderer)
+            outcome = await worker.resume(Checkpoint.load(saved), decisions)
+    finally:
+        worker.close()
     assert isinstance(outcome, Finished)
     elapsed = time.perf_counter() - started
 
@@ -246,7 +308,9 @@ async def run_demo(console: Console, *, yes: bool) -> int:
     table.add_row("hook log", (root / ".hookloop" / "changes.log").read_text().strip())
     table.add_row("tokens", f"{outcome.usage.input_tokens} in / {outcome.usage.output_tokens} out")
     table.add_row("wall time", f"{elapsed * 1000:.0f} ms")
-    table.add_row("transcript", str(worker.transcript_path))
+    table.add_row("project", str(root) if keep else f"{root} (removed; --keep keeps it)")
+    if keep:
+        table.add_row("transcript", str(worker.transcript_path))
     console.print()
     console.print(table)
     return 0

@@ -29,6 +29,8 @@ from hookloop.hooks.events import (
     PRE_TOOL_CALL,
     SESSION_END,
     SESSION_START,
+    SUBAGENT_START,
+    SUBAGENT_STOP,
 )
 from hookloop.hooks.results import (
     Abort,
@@ -48,6 +50,8 @@ from hookloop.hooks.results import (
     PromptSubmitResult,
     SessionStartResult,
     Stop,
+    SubagentStartResult,
+    SubagentStopResult,
 )
 from hookloop.hooks.summaries import (
     AbortInfo,
@@ -60,6 +64,8 @@ from hookloop.hooks.summaries import (
     PromptSubmitInfo,
     SessionEndInfo,
     SessionStartInfo,
+    SubagentStartInfo,
+    SubagentStopInfo,
     TurnEndInfo,
 )
 from hookloop.items import Message
@@ -111,6 +117,10 @@ class EventHooks(WatchedEvents):
             w.denial_observers.append(self.permission_denied)
         if self.has("Stop") or self.any_rewake:
             add(ON_TURN_END, self.turn_end, name=HOOK_NAME, source=_SOURCE)
+        if self.has("SubagentStart"):
+            add(SUBAGENT_START, self.subagent_start, name=HOOK_NAME, source=_SOURCE)
+        if self.has("SubagentStop"):
+            add(SUBAGENT_STOP, self.subagent_stop, name=HOOK_NAME, source=_SOURCE)
         if self.has("StopFailure"):
             add(ON_ABORT, self.abort, name=HOOK_NAME, source=_SOURCE)
         if self.has("Notification", "Notification"):
@@ -230,7 +240,8 @@ class EventHooks(WatchedEvents):
                     decision = replace(decision, updated_input=freeze_object(mapped))
                 except ClineMappingError as exc:
                     reason = f"the PreToolUse hook {hook.name} rewrote the input in a way hookloop cannot map: {exc}"
-                    _log.warning("command hooks: %s", reason)
+                    if self.log_failures:  # else the deny's reason on the timeline says it
+                        _log.warning("command hooks: %s", reason)
                     decision = replace(decision, kind="deny", reason=reason, updated_input=None)
             decisions.append(decision)
         return replace(fired, decisions=tuple(decisions), merged=merge_decisions(decisions))
@@ -346,6 +357,43 @@ class EventHooks(WatchedEvents):
         meta = {"source": "hook_context", "hook": HOOK_NAME, "event": "Stop"}
         return ContinueWithMessages([Message.user("\n\n".join(texts), meta=meta)])
 
+    async def subagent_start(self, info: SubagentStartInfo) -> SubagentStartResult:
+        """SubagentStart (matcher: the agent type): context for the subagent only; it cannot block."""
+        hooks = self.select("SubagentStart", target=info.agent_type)
+        if not hooks:
+            return None
+        facts = self.claude_facts(info.session_id)
+        payload = wire_in.subagent_start_input(facts, agent_id=info.agent_id, agent_type=info.agent_type)
+        fired = await self.fire(hooks, payload, None, session_id=info.session_id, call_id=info.call_id)
+        blocks = context_blocks(fired, "SubagentStart")
+        return Continue(additional_context="\n\n".join(blocks)) if blocks else None
+
+    async def subagent_stop(self, info: SubagentStopInfo) -> SubagentStopResult:
+        """SubagentStop (matcher: the agent type): ``decision: block`` sends the subagent back to work with the
+        reason; ``continue: false`` lets it stop."""
+        hooks = self.select("SubagentStop", target=info.agent_type)
+        if not hooks:
+            return _FINISH
+        payload = wire_in.subagent_stop_input(
+            self.claude_facts(info.session_id),
+            agent_id=info.agent_id,
+            agent_type=info.agent_type,
+            agent_transcript_path=info.transcript_path or "",
+            stop_hook_active=info.stop_hook_active,
+            last_assistant_message=info.last_assistant_text,
+        )
+        merged = (await self.fire(hooks, payload, None, session_id=info.session_id, call_id=info.call_id)).merged
+        if merged.kind == "stop":
+            return _FINISH
+        texts: list[str] = []
+        if merged.kind == "block":
+            texts.append(f"SubagentStop hook feedback:\n{merged.reason or 'keep going'}")
+        texts.extend(merged.additional_context)
+        if not texts:
+            return _FINISH
+        meta = {"source": "hook_context", "hook": HOOK_NAME, "event": "SubagentStop"}
+        return ContinueWithMessages([Message.user("\n\n".join(texts), meta=meta)])
+
     async def abort(self, info: AbortInfo) -> None:
         error = wire_in.stop_failure_error(info.error_type)
         if error is None:
@@ -425,6 +473,8 @@ class EventHooks(WatchedEvents):
             finally:
                 if info.reason != "paused":  # a paused call's PreToolUse context is delivered when it resumes
                     self.pending_context.clear()
+                if self.processes is not None:
+                    await self.processes.close()  # hook processes live for one run (they restart lazily)
 
 
 class PermissionRequestApprover:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import dataclasses
 import getpass
 import importlib.metadata
 import logging
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from hookloop._frozen import JSONValue
+from hookloop.effects import current_effects
 from hookloop.errors import Aborted
 from hookloop.timeline import HookDecision, HookOutputLine, HookStarted
 
@@ -25,7 +28,16 @@ from . import payloads as wire_in
 from .config import HookConfig, dedupe
 from .environment import ENV_FILE_EVENTS, SessionEnvFiles
 from .matchers import matcher_matches
-from .model import TOOL_EVENTS, CommandHandler, ConfiguredHook, HookOutcome, McpToolHandler, PromptHandler
+from .model import (
+    TOOL_EVENTS,
+    CommandHandler,
+    ConfiguredHook,
+    HookOutcome,
+    McpToolHandler,
+    ProcessHandler,
+    PromptHandler,
+)
+from .processes import ProcessPool
 from .rewake import Rewake, rewake_text
 from .runner import RunnerOptions, StreamName, run_all
 from .transcript import TranscriptKeeper
@@ -103,6 +115,9 @@ class Firing:
     """The machinery of one Worker's command hooks: selection, running, reporting, background tasks, payload
     facts. The per-event hooks are in :mod:`hookloop.command_hooks._events`."""
 
+    log_failures: bool = True
+    """Log each hook that could not run or misbehaved (``CommandHooks(log=False)`` turns it off)."""
+
     def __init__(
         self,
         worker: Worker,
@@ -117,6 +132,11 @@ class Firing:
         self.config = config
         self.rewake_wait = rewake_wait
         self.worker = worker
+        self.processes: ProcessPool | None = None
+        """The running hook processes of ``process`` handlers (closed at each run's end)."""
+        if any(isinstance(hook.handler, ProcessHandler) for hook in config.hooks):
+            self.processes = ProcessPool(output_cap=options.output_cap, kill_grace=options.kill_grace)
+            options = dataclasses.replace(options, processes=self.processes)
         self.options = options
         self.project_dir = project_dir
         self.background_grace = background_grace
@@ -395,7 +415,7 @@ class Firing:
             if not (timeline.subscribers or decision.errors or decision.system_message):
                 continue  # nobody listens and there is nothing to warn about
             name, reason, loud = _describe(hook, outcome, decision)
-            if loud:
+            if loud and self.log_failures:
                 _log.warning("%s hook %s (%s): %s: %s", hook.event, hook.name, _source(hook), name, reason)
             for message in decision.system_message:
                 _log.info("%s hook %s says: %s", hook.event, hook.name, message)
@@ -438,8 +458,14 @@ class Firing:
     # -- background tasks ---------------------------------------------------------------------------------
 
     def spawn(self, work: Coroutine[Any, Any, object]) -> asyncio.Task[Any]:
-        """Start fire-and-forget work in a task this installation owns (drained at session_end)."""
-        task = asyncio.get_running_loop().create_task(work)
+        """Start fire-and-forget work in a task this installation owns (drained at session_end).
+
+        The task runs outside the run's durable effects (``current_effects`` is None in it): a background hook
+        fires at a time no replay can reproduce, so a durable backend cannot record it as a step in order; it
+        runs best-effort, again on a replay (see :mod:`hookloop.durable.dbos`)."""
+        context = contextvars.copy_context()
+        context.run(current_effects.set, None)
+        task = asyncio.get_running_loop().create_task(work, context=context)
         self.background.add(task)
         task.add_done_callback(self._finished)
         return task

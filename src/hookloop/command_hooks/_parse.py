@@ -14,6 +14,7 @@ from .matchers import is_match_all, matcher_error
 from .model import (
     CLAUDE_EVENTS,
     MATCHER_EVENTS,
+    OWN_HANDLER_TYPES,
     SUPPORTED_EVENTS,
     CommandHandler,
     ConfiguredHook,
@@ -28,7 +29,7 @@ __all__ = ["Parser", "child"]
 
 _MILLISECONDS_SUSPECT = 1000.0
 _MODEL_HANDLER_TYPES = frozenset({"mcp_tool", "prompt", "agent"})
-_TYPE_NAMES = '"command", "http", "prompt", "agent" or "mcp_tool"'
+_TYPE_NAMES = '"command", "http", "prompt", "agent", "mcp_tool" (or hookloop\'s own "process", "python")'
 _COMMAND_FIELDS = frozenset(
     {"type", "command", "args", "timeout", "if", "failClosed", "async", "asyncRewake", "shell", "statusMessage"}
     | {"rewakeMessage", "rewakeSummary"}  # asyncRewake's message prefix; the summary is display-only
@@ -182,17 +183,21 @@ class Parser:
             return
         for index, entry in enumerate(handlers):
             entry_path = child(hooks_path, index)
-            handler = self.handler(entry, entry_path)
+            handler = self.handler(entry, entry_path, event)
             if handler is not None:
                 yield ConfiguredHook(
                     event=event, matcher=matcher, handler=handler, source=self.source, json_path=entry_path
                 )
 
-    def handler(self, entry: object, path: str) -> Handler | None:
+    def handler(self, entry: object, path: str, event: str = "") -> Handler | None:
         if not isinstance(entry, dict):
             self.expected(path, "a handler object", entry)
             return None
         kind = entry.get("type")
+        if kind in OWN_HANDLER_TYPES:
+            from ._own_handlers import own_handler
+
+            return own_handler(self, str(kind), event, entry, path)
         if kind == "command":
             return self.command(entry, path)
         if kind == "http":

@@ -33,6 +33,10 @@ Cline PostToolUse                      (by ``is_error``)   context)``; ``updated
 Stop                                   on_turn_end         block → ``ContinueWithMessages(reason)``; context
                                                            also continues; stop → ``Finish``; then asyncRewake
                                                            exit-2 messages wake the model (:mod:`.rewake`)
+SubagentStart (matcher: agent type)    subagent_start      context → ``Continue(additional_context)`` for the
+                                                           subagent only (it cannot block)
+SubagentStop (matcher: agent type)     subagent_stop       block → ``ContinueWithMessages(reason)``: the
+                                                           subagent goes on; stop → ``Finish``
 StopFailure                            on_abort            fire-and-forget, for provider errors only
 Notification (both)                    notification        fire-and-forget (never blocks the run)
 PreCompact (both)                      pre_compact         block → ``Cancel`` (no compaction); stop raises
@@ -48,14 +52,17 @@ CwdChanged, FileChanged, ConfigChange  after each tool     Bash's ``cd``; a watc
                                                            applies from the next load; see ``_watch``)
 =====================================  ==================  =====================================================
 
-Setup and InstructionsLoaded (no init mode, no CLAUDE.md loading), the subagent, task, team, worktree and
-elicitation events are never fired (:data:`~hookloop.command_hooks.model.NEVER_FIRED_EVENTS`).
+Setup and InstructionsLoaded (no init mode, no CLAUDE.md loading), the task, team and worktree events are
+never fired (:data:`~hookloop.command_hooks.model.NEVER_FIRED_EVENTS`).
 
 Handler types: ``command`` and ``http`` run through :mod:`~hookloop.command_hooks.runner`; ``prompt`` and
 ``agent`` (a model judges, :mod:`~hookloop.command_hooks._llm_handlers`) and ``mcp_tool`` (a tool of an MCP
 server on the Worker, :mod:`~hookloop.command_hooks._mcp_handler`) run in process, in parallel with the rest. A
 judge's "not ok" on PreToolUse/PostToolUse ends the turn unless ``continueOnBlock``: the run finishes after the
 batch (``stopped_by_hook``).
+
+Inside a subagent (:mod:`hookloop.agents`) the parent's tool hooks fire for the child's calls and every input
+carries ``agent_id`` / ``agent_type``, as in Claude Code.
 
 A hookloop *run* (or resume) is a Claude Code session and a Cline task: SessionStart/TaskStart fire when it starts,
 SessionEnd/TaskComplete/TaskCancel when it ends, and Cline's ``taskId`` is the run id (a resume keeps it).
@@ -81,6 +88,7 @@ output line is a :class:`~hookloop.timeline.HookOutputLine` as it arrives.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import weakref
@@ -101,7 +109,8 @@ from .config import (
 )
 from .discovery import cline_hook_dirs, discover_cline_scripts
 from .dryrun import runner_options
-from .model import ConfiguredHook, Diagnostic, HookSource
+from .model import ConfiguredHook, Diagnostic, HookSource, PythonHandler
+from .python_hooks import install_python_hooks
 from .runner import RunnerOptions
 from .trust import apply_trust, is_trusted
 
@@ -129,6 +138,10 @@ class CommandHooks:
         rewake_wait: at most how many seconds a turn end waits for ``asyncRewake`` handlers still running
             (``None``, the default: as long as they run, each bounded by its own timeout); see
             :mod:`hookloop.command_hooks.rewake`.
+        log: log the error and warning :attr:`diagnostics` (on the first install) and each hook that could not
+            run or misbehaved to the ``hookloop.command_hooks.bridge`` logger, so a skipped or failed hook is
+            never silent. A caller that shows the diagnostics and the timeline's ``HookDecision`` events itself
+            (the command line does) passes False, so nothing is said twice.
     """
 
     def __init__(
@@ -143,8 +156,10 @@ class CommandHooks:
         hookloop_home: Path | None = None,
         transcript_dir: str | os.PathLike[str] | None = None,
         rewake_wait: float | None = None,
+        log: bool = True,
     ) -> None:
         opts = runner_options(config, options, hookloop_home=hookloop_home)
+        self.log = log
         self.config = config
         self.project_dir = str(Path(project_dir).resolve())
         self.options = opts
@@ -173,12 +188,14 @@ class CommandHooks:
         extra_settings: Sequence[str | os.PathLike[str]] = (),
         transcript_dir: str | os.PathLike[str] | None = None,
         rewake_wait: float | None = None,
+        log: bool = True,
     ) -> CommandHooks:
         """Load every settings layer and hook folder for ``project_dir`` (see
         :func:`~hookloop.command_hooks.config.load_hook_config`) and apply trust: project-level hooks of an
         untrusted (new or changed) configuration are left out with a warning diagnostic, unless
         ``trust_project`` — the explicit non-interactive trust, which records nothing and says so in an info
-        diagnostic. ``extra_settings`` are settings files named explicitly (``--settings``): the highest layers,
+        diagnostic. ``log``: see the class. ``extra_settings`` are settings files named explicitly
+        (``--settings``): the highest layers,
         trusted like the user's own (the user chose them). ``transcript_dir`` and ``rewake_wait`` are passed on
         (see the class). ``home`` and ``hookloop_home`` default to the user's;
         tests point them at temporary folders. Never raises for bad configuration content (it becomes
@@ -216,6 +233,7 @@ class CommandHooks:
             hookloop_home=own_home,
             transcript_dir=transcript_dir,
             rewake_wait=rewake_wait,
+            log=log,
         )
 
     @property
@@ -233,8 +251,8 @@ class CommandHooks:
         """Register the in-process hooks on ``worker``: one ``"command hooks"`` hook per hookloop event some
         configured hook needs, and an approver for PermissionRequest hooks. A configuration without hooks
         registers nothing; a second install on the same Worker does nothing. The first install logs every error
-        and warning diagnostic (a skipped hook is never silent)."""
-        if not self._reported:
+        and warning diagnostic (a skipped hook is never silent), unless ``log=False``."""
+        if not self._reported and self.log:
             self._reported = True
             for diagnostic in self._diagnostics:
                 if diagnostic.severity != "info":
@@ -243,15 +261,24 @@ class CommandHooks:
             self._attach_bash(worker)
         if self.config.hooks and worker not in self._installed:
             self._installed.add(worker)
-            EventHooks(
+            config = self.config
+            if any(isinstance(hook.handler, PythonHandler) for hook in config.hooks):
+                install_python_hooks(worker, config.hooks)  # typed hooks of their own, not command firings
+                kept = tuple(hook for hook in config.hooks if not isinstance(hook.handler, PythonHandler))
+                config = dataclasses.replace(config, hooks=kept)
+                if not kept:
+                    return
+            events = EventHooks(
                 worker,
-                self.config,
+                config,
                 project_dir=self.project_dir,
                 options=self.options,
                 background_grace=self.background_grace,
                 transcript_dir=self.transcript_dir,
                 rewake_wait=self.rewake_wait,
-            ).register(self.settings_files)
+            )
+            events.log_failures = self.log
+            events.register(self.settings_files)
 
     def _attach_bash(self, worker: Worker) -> None:
         """Give the Worker's Bash tools the settings ``env`` block and the session env files that

@@ -61,7 +61,9 @@ from .model import (
     Handler,
     HookSource,
     McpToolHandler,
+    ProcessHandler,
     PromptHandler,
+    PythonHandler,
 )
 from .plugins import enabled_plugins, load_plugin_hooks
 
@@ -253,6 +255,10 @@ def dedup_key(hook: ConfiguredHook) -> tuple[object, ...] | None:
             handler.tool,
             None if handler.input is None else dumps(handler.input),
         )
+    if isinstance(handler, ProcessHandler):
+        return (hook.event, "process", handler.command, handler.args)
+    if isinstance(handler, PythonHandler):
+        return (hook.event, "python", handler.callable)
     return (hook.event, "http", handler.url)
 
 

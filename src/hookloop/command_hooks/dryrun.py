@@ -19,7 +19,15 @@ from hookloop.command_hooks import payloads as wire_in
 from hookloop.command_hooks.config import HookConfig, dedupe, resolve_hookloop_home
 from hookloop.command_hooks.environment import ENV_FILE_EVENTS, SessionEnvFiles
 from hookloop.command_hooks.matchers import match_target
-from hookloop.command_hooks.model import TOOL_EVENTS, CommandHandler, ConfiguredHook, HookOutcome, HttpHandler
+from hookloop.command_hooks.model import (
+    TOOL_EVENTS,
+    CommandHandler,
+    ConfiguredHook,
+    HookOutcome,
+    HttpHandler,
+    ProcessHandler,
+)
+from hookloop.command_hooks.processes import ProcessPool
 from hookloop.command_hooks.runner import RunnerOptions, run_all
 from hookloop.command_hooks.translate import CommandDecision, merge_decisions, translate_outcome
 from hookloop.errors import HookloopError
@@ -265,7 +273,15 @@ async def try_event(
     env_file = None
     if opts.session_env_files is not None and claude_event in ENV_FILE_EVENTS:
         env_file = extra["CLAUDE_ENV_FILE"] = opts.session_env_files.path_for(session, claude_event)
-    outcomes = await run_all(hooks, body, project_dir=cwd, cline_payload=cline_body, options=opts, extra_env=extra)
+    pool = None
+    if opts.processes is None and any(isinstance(h.handler, ProcessHandler) for h in hooks):
+        pool = ProcessPool(output_cap=opts.output_cap, kill_grace=opts.kill_grace)  # started for this try only
+        opts = replace(opts, processes=pool)
+    try:
+        outcomes = await run_all(hooks, body, project_dir=cwd, cline_payload=cline_body, options=opts, extra_env=extra)
+    finally:
+        if pool is not None:
+            await pool.close()
     runs = tuple(
         HookRun(hook=h, outcome=o, decision=translate_outcome(h, o)) for h, o in zip(hooks, outcomes, strict=True)
     )
@@ -276,7 +292,7 @@ async def try_event(
 
 def _with_timeout(hook: ConfiguredHook, timeout: float) -> ConfiguredHook:
     handler = hook.handler
-    if isinstance(handler, (CommandHandler, HttpHandler)):
+    if isinstance(handler, (CommandHandler, HttpHandler, ProcessHandler)):
         return replace(hook, handler=replace(handler, timeout=timeout))
     return hook
 

@@ -21,6 +21,7 @@ __all__ = [
     "MATCHER_EVENTS",
     "NEVER_FIRED_EVENTS",
     "OUTPUT_CAP",
+    "OWN_HANDLER_TYPES",
     "SUPPORTED_EVENTS",
     "TOOL_EVENTS",
     "ClineScript",
@@ -33,7 +34,9 @@ __all__ = [
     "HookSource",
     "HttpHandler",
     "McpToolHandler",
+    "ProcessHandler",
     "PromptHandler",
+    "PythonHandler",
     "Severity",
     "SourceKind",
 ]
@@ -49,6 +52,8 @@ SUPPORTED_EVENTS: tuple[str, ...] = (
     "PostToolBatch",
     "Notification",
     "Stop",
+    "SubagentStart",
+    "SubagentStop",
     "StopFailure",
     "PreCompact",
     "PostCompact",
@@ -89,7 +94,7 @@ an unknown name is an error."""
 
 NEVER_FIRED_EVENTS: frozenset[str] = CLAUDE_EVENTS - frozenset(SUPPORTED_EVENTS)
 """Documented Claude Code events hookloop has no moment for (``Setup``: no init/maintenance mode;
-``InstructionsLoaded``: hookloop loads no CLAUDE.md; subagent, task, team, worktree, elicitation … events):
+``InstructionsLoaded``: hookloop loads no CLAUDE.md; task, team, worktree … events):
 their hooks load and never run (``hookloop hooks list`` marks them, ``hooks validate`` warns)."""
 
 MATCHER_EVENTS: frozenset[str] = frozenset(
@@ -288,7 +293,39 @@ class McpToolHandler:
     fail_closed: bool = False
 
 
-Handler: TypeAlias = CommandHandler | HttpHandler | ClineScript | PromptHandler | McpToolHandler
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProcessHandler:
+    """``{"type": "process", "command": ...}`` (hookloop's own settings only): a hook process hookloop starts
+    once and talks to in JSON lines — one request per firing, one answer each, pipelined (see
+    :mod:`hookloop.command_hooks.processes`). ``command`` is a shell string, or an executable plus ``args``."""
+
+    command: str
+    args: tuple[str, ...] | None = None
+    timeout: float | None = None
+    condition: str | None = None
+    fail_closed: bool = False
+    status_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PythonHandler:
+    """``{"type": "python", "callable": "package.module:function"}`` (hookloop's own settings only): a typed
+    in-process hook (it receives the event's frozen summary and returns a hook result), registered on the
+    Worker like :meth:`hookloop.Worker.add_hook` (see :mod:`hookloop.command_hooks.python_hooks`)."""
+
+    callable: str
+    fail_closed: bool = False
+    """When the callable cannot be imported: the event's calls are denied (tool events) instead of the hook
+    being left out with a warning."""
+
+
+OWN_HANDLER_TYPES = frozenset({"process", "python"})
+"""Handler types only hookloop knows: accepted only in hookloop's own settings files (``.hookloop/``), never in
+``.claude/settings.json``, which Claude Code would then reject."""
+
+Handler: TypeAlias = (
+    CommandHandler | HttpHandler | ClineScript | PromptHandler | McpToolHandler | ProcessHandler | PythonHandler
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -322,6 +359,11 @@ class ConfiguredHook:
             return f"{handler.kind}: {handler.prompt}"
         if isinstance(handler, McpToolHandler):
             return f"mcp_tool: {handler.server}/{handler.tool}"
+        if isinstance(handler, PythonHandler):
+            return f"python: {handler.callable}"
+        if isinstance(handler, ProcessHandler):
+            command = handler.command if handler.args is None else shlex.join([handler.command, *handler.args])
+            return f"process: {command}"
         if handler.args is not None:
             return shlex.join([handler.command, *handler.args])
         return handler.command
@@ -334,12 +376,12 @@ class ConfiguredHook:
     @property
     def timeout(self) -> float | None:
         handler = self.handler
-        return None if isinstance(handler, ClineScript) else handler.timeout
+        return None if isinstance(handler, (ClineScript, PythonHandler)) else handler.timeout
 
     @property
     def condition(self) -> str | None:
         handler = self.handler
-        return None if isinstance(handler, ClineScript) else handler.condition
+        return None if isinstance(handler, (ClineScript, PythonHandler)) else handler.condition
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

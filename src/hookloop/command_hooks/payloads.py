@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from hookloop._frozen import JSONValue, to_json_default
+from hookloop._nested import current_agent
 from hookloop.hooks.summaries import SessionEndReason
 
 from .cline_tools import cline_tool
@@ -61,6 +62,8 @@ from .wire import (
     SessionStartInput,
     StopFailureInput,
     StopInput,
+    SubagentStartInput,
+    SubagentStopInput,
     UserPromptSubmitInput,
 )
 
@@ -121,6 +124,8 @@ PERMISSION_MODE_EVENTS: frozenset[str] = frozenset(
         "PostToolUseFailure",
         "PostToolBatch",
         "Stop",
+        "SubagentStart",
+        "SubagentStop",
     }
 )
 """Claude Code events whose input carries ``permission_mode`` ("not on all events": the turn and tool events)."""
@@ -196,6 +201,10 @@ def _common(facts: ClaudeFacts, event: str) -> dict[str, object]:
     if event in PERMISSION_MODE_EVENTS:
         data["permission_mode"] = facts.permission_mode
     data["hook_event_name"] = event
+    agent = current_agent.get()
+    if agent is not None:  # a hook firing inside a subagent (Claude Code: only there)
+        data["agent_id"] = agent.agent_id
+        data["agent_type"] = agent.agent_type
     return data
 
 
@@ -365,6 +374,31 @@ def notification_input(facts: ClaudeFacts, message: str, notification_type: str)
 
 def stop_input(facts: ClaudeFacts, *, stop_hook_active: bool, last_assistant_message: str) -> StopInput:
     data = _common(facts, "Stop")
+    data["stop_hook_active"] = stop_hook_active
+    data["last_assistant_message"] = last_assistant_message
+    return data  # type: ignore[return-value]
+
+
+def subagent_start_input(facts: ClaudeFacts, *, agent_id: str, agent_type: str) -> SubagentStartInput:
+    data = _common(facts, "SubagentStart")
+    data["agent_id"] = agent_id
+    data["agent_type"] = agent_type
+    return data  # type: ignore[return-value]
+
+
+def subagent_stop_input(
+    facts: ClaudeFacts,
+    *,
+    agent_id: str,
+    agent_type: str,
+    agent_transcript_path: str,
+    stop_hook_active: bool,
+    last_assistant_message: str,
+) -> SubagentStopInput:
+    data = _common(facts, "SubagentStop")
+    data["agent_id"] = agent_id
+    data["agent_type"] = agent_type
+    data["agent_transcript_path"] = agent_transcript_path
     data["stop_hook_active"] = stop_hook_active
     data["last_assistant_message"] = last_assistant_message
     return data  # type: ignore[return-value]

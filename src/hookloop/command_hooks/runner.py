@@ -67,7 +67,7 @@ import sys
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
 from hookloop import _reaper
 from hookloop._spawn import spawn_group
@@ -86,11 +86,16 @@ from .model import (
     HookOutcome,
     HttpHandler,
     McpToolHandler,
+    ProcessHandler,
     PromptHandler,
+    PythonHandler,
     hook_effect,
     outcome_from_json,
     outcome_to_json,
 )
+
+if TYPE_CHECKING:
+    from .processes import ProcessPool
 
 __all__ = [
     "CLINE_TIMEOUT",
@@ -203,6 +208,9 @@ class RunnerOptions:
     session_env_files: SessionEnvFiles | None = None
     """Where ``CLAUDE_ENV_FILE`` points for SessionStart / Setup / CwdChanged / FileChanged hooks (set by
     :class:`~hookloop.command_hooks.bridge.CommandHooks`); ``None``: the variable is not set."""
+    processes: ProcessPool | None = None
+    """The running hook processes of ``process`` handlers (set by the Worker's command hooks); ``None``: such
+    handlers cannot run (outside a Worker) and are a hook error."""
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -220,8 +228,8 @@ def default_timeout(event: str, hook: ConfiguredHook, options: RunnerOptions | N
     opts = options or RunnerOptions()
     if isinstance(hook.handler, ClineScript):
         return opts.cline_timeout
-    if hook.handler.timeout is not None:
-        value = hook.handler.timeout
+    if hook.timeout is not None:
+        value = hook.timeout
         return min(value, _SESSION_END_MAX) if event == "SessionEnd" else value
     if opts.default_timeout is not None:
         return opts.default_timeout
@@ -738,6 +746,11 @@ async def run_hook(
         kind = handler.kind if isinstance(handler, PromptHandler) else "mcp_tool"
         message = f"hook {hook.name}: {kind} handlers run only inside a Worker (they need its model or MCP servers)"
         return HookOutcome(name=hook.name, error_kind="spawn_failed", error=message, timeout=timeout)
+    if isinstance(handler, ProcessHandler):
+        return await _run_in_process(hook, handler, body, project, opts, overrides, env, timeout)
+    if isinstance(handler, PythonHandler):
+        message = f"hook {hook.name}: python handlers are typed hooks registered on the Worker; they do not run here"
+        return HookOutcome(name=hook.name, error_kind="spawn_failed", error=message, timeout=timeout)
     if isinstance(handler, ClineScript):
         argv = launcher_for(handler.path, opts.platform)
         via_shell, fallback = False, not is_windows(opts.platform)
@@ -754,6 +767,39 @@ async def run_hook(
         overrides=overrides,
     )
     return await _run_hook_process(hook, argv, body, project, opts, env_, on_line, via_shell, fallback, timeout)
+
+
+async def _run_in_process(
+    hook: ConfiguredHook,
+    handler: ProcessHandler,
+    body: bytes,
+    project: str,
+    opts: RunnerOptions,
+    overrides: dict[str, str],
+    env: Mapping[str, str],
+    timeout: float,  # noqa: ASYNC109 -- expiry times out this firing only, the process stays
+) -> HookOutcome:
+    """A firing of a ``process`` handler: one request to its running hook process (started if need be)."""
+    if opts.processes is None:
+        message = f"hook {hook.name}: process handlers run only inside a Worker (hookloop keeps the process)"
+        return HookOutcome(name=hook.name, error_kind="spawn_failed", error=message, timeout=timeout)
+    if opts.sandbox is not None and opts.sandbox.covers_hook(hook):
+        message = f"hook {hook.name}: process handlers cannot run under the hook sandbox; use a command handler"
+        return HookOutcome(name=hook.name, error_kind="spawn_failed", error=message, timeout=timeout)
+    argv = command_argv(CommandHandler(command=handler.command, args=handler.args), platform=opts.platform, env=env)
+    process_env = hook_environment_bytes(
+        opts.base_env,
+        settings_env=dict(opts.settings_env),
+        allowlist=opts.env_allowlist,
+        scrub=opts.scrub_env,
+        overrides={k: v for k, v in overrides.items() if k not in _PER_FIRING_VARS},
+    )
+    process = opts.processes.get(hook, argv, cwd=project, env=process_env)
+    return await process.request(hook.event, body, timeout=timeout)
+
+
+_PER_FIRING_VARS = frozenset({"CLAUDE_ENV_FILE", "CLAUDE_CODE_SESSION_ID", "HOOKLOOP_SESSION_ID"})
+"""Variables that differ per firing: a long-lived process cannot get them in its environment."""
 
 
 async def _run_hook_process(

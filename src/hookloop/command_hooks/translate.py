@@ -131,6 +131,8 @@ _RULES: dict[str, _Rules] = {
     "PostToolBatch": _Rules("block", decision_block=True, context=True, fail_closed="block"),
     "Notification": _Rules("ignore", output="message_only"),
     "Stop": _Rules("block", decision_block=True, context=True),
+    "SubagentStop": _Rules("block", decision_block=True, context=True),
+    "SubagentStart": _Rules("user", context=True),
     "StopFailure": _Rules("ignore", output="ignored"),
     "PreCompact": _Rules("block", decision_block=True, fail_closed="block"),
     "PostCompact": _Rules("user", output="message_only"),
@@ -275,8 +277,8 @@ def _parse_claude(event: str, obj: Mapping[str, object], limit: int) -> _Parsed:
             else:
                 kind, out_reason, interrupt = "deny", message, wants_interrupt
     elif rules.decision_block and decision == "block":
-        if event == "Stop" and not reason:
-            raise _Invalid('reason: required when decision is "block" on Stop')
+        if event in ("Stop", "SubagentStop") and not reason:
+            raise _Invalid(f'reason: required when decision is "block" on {event}')
         kind, out_reason = "block", reason
         blocking = reason
     if event == "PostToolUse":

@@ -71,6 +71,8 @@ __all__ = [
     "StopFailureInput",
     "StopInput",
     "StopSpecificOutput",
+    "SubagentStartInput",
+    "SubagentStopInput",
     "UserPromptSubmitInput",
     "UserPromptSubmitSpecificOutput",
 ]
@@ -207,6 +209,24 @@ class StopInput(ClaudeCommonInput):
     session_crons: NotRequired[list[ClaudeSessionCron]]
 
 
+class SubagentStartInput(ClaudeCommonInput):
+    hook_event_name: Literal["SubagentStart"]
+    agent_id: str  # type: ignore[misc]  # required here (NotRequired on the common input)
+    agent_type: str  # type: ignore[misc]
+
+
+class SubagentStopInput(ClaudeCommonInput):
+    hook_event_name: Literal["SubagentStop"]
+    agent_id: str  # type: ignore[misc]
+    agent_type: str  # type: ignore[misc]
+    agent_transcript_path: str
+    """The subagent's own transcript."""
+    stop_hook_active: bool
+    last_assistant_message: str
+    background_tasks: NotRequired[list[ClaudeBackgroundTask]]
+    session_crons: NotRequired[list[ClaudeSessionCron]]
+
+
 class StopFailureInput(ClaudeCommonInput):
     hook_event_name: Literal["StopFailure"]
     error: str
@@ -289,6 +309,8 @@ ClaudeHookInput: TypeAlias = (
     | PostToolBatchInput
     | NotificationInput
     | StopInput
+    | SubagentStartInput
+    | SubagentStopInput
     | StopFailureInput
     | PermissionDeniedInput
     | ConfigChangeInput

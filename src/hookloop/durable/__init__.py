@@ -8,6 +8,7 @@ optional extras.
 
 from __future__ import annotations
 
+from hookloop.durable._dirstore import CheckpointDirStore, ResumeSettings
 from hookloop.durable._store import (
     PauseConsumed,
     RunDetail,
@@ -19,7 +20,9 @@ from hookloop.durable._store import (
 )
 
 __all__ = [
+    "CheckpointDirStore",
     "PauseConsumed",
+    "ResumeSettings",
     "RunDetail",
     "RunNotFound",
     "RunRecord",

@@ -70,6 +70,8 @@ class RunRecord:
     error: str | None = None
     worker: str = ""
     """The registered Worker factory (or the CLI's) that runs it."""
+    workspace: str | None = None
+    """The directory the run works in, when the store knows it (an "allow always" rule is made relative to it)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -23,6 +23,8 @@ from hookloop.hooks.events import (
     PRE_TOOL_CALL,
     SESSION_END,
     SESSION_START,
+    SUBAGENT_START,
+    SUBAGENT_STOP,
     HookEvent,
     HookFn,
 )
@@ -48,6 +50,8 @@ from hookloop.hooks.results import (
     Skip,
     Stop,
     StreamHookResult,
+    SubagentStartResult,
+    SubagentStopResult,
 )
 from hookloop.hooks.summaries import (
     AbortInfo,
@@ -64,6 +68,8 @@ from hookloop.hooks.summaries import (
     SessionEndReason,
     SessionStartInfo,
     StreamCompleteInfo,
+    SubagentStartInfo,
+    SubagentStopInfo,
     TurnEndInfo,
 )
 
@@ -85,6 +91,8 @@ __all__ = [
     "PRE_TOOL_CALL",
     "SESSION_END",
     "SESSION_START",
+    "SUBAGENT_START",
+    "SUBAGENT_STOP",
     "Abort",
     "AbortInfo",
     "Allow",
@@ -123,5 +131,9 @@ __all__ = [
     "Stop",
     "StreamCompleteInfo",
     "StreamHookResult",
+    "SubagentStartInfo",
+    "SubagentStartResult",
+    "SubagentStopInfo",
+    "SubagentStopResult",
     "TurnEndInfo",
 ]

@@ -32,6 +32,8 @@ from hookloop.hooks.results import (
     Skip,
     Stop,
     StreamHookResult,
+    SubagentStartResult,
+    SubagentStopResult,
 )
 from hookloop.hooks.summaries import (
     AbortInfo,
@@ -46,6 +48,8 @@ from hookloop.hooks.summaries import (
     SessionEndInfo,
     SessionStartInfo,
     StreamCompleteInfo,
+    SubagentStartInfo,
+    SubagentStopInfo,
     TurnEndInfo,
 )
 from hookloop.stream import StreamEvent, TextDelta, ToolCallDelta
@@ -68,6 +72,8 @@ __all__ = [
     "PRE_TOOL_CALL",
     "SESSION_END",
     "SESSION_START",
+    "SUBAGENT_START",
+    "SUBAGENT_STOP",
     "HookEvent",
     "HookFn",
 ]
@@ -242,6 +248,23 @@ POST_TOOL_BATCH: HookEvent[PostToolBatchInfo, PostToolBatchResult] = _event(
     "Continue(additional_context) adds context after the results; Stop finishes; Abort ends the run.",
 )
 
+SUBAGENT_START: HookEvent[SubagentStartInfo, SubagentStartResult] = _event(
+    "subagent_start",
+    16,
+    SubagentStartInfo,
+    (Continue, _N),
+    (),
+    "On the parent, before a subagent runs. Continue(additional_context=…) adds context for the subagent only.",
+)
+SUBAGENT_STOP: HookEvent[SubagentStopInfo, SubagentStopResult] = _event(
+    "subagent_stop",
+    17,
+    SubagentStopInfo,
+    (Finish,),
+    (ContinueWithMessages,),
+    "On the parent, when a subagent answers without tool calls. ContinueWithMessages sends it back to work.",
+)
+
 ALL_EVENTS: tuple[HookEvent[Any, Any], ...] = (
     ON_PROMPT_SUBMIT,
     PRE_LLM_REQUEST,
@@ -259,5 +282,7 @@ ALL_EVENTS: tuple[HookEvent[Any, Any], ...] = (
     PRE_COMPACT,
     POST_COMPACT,
     POST_TOOL_BATCH,
+    SUBAGENT_START,
+    SUBAGENT_STOP,
 )
 assert [e.index for e in ALL_EVENTS] == list(range(len(ALL_EVENTS)))

@@ -24,6 +24,8 @@ from hookloop.hooks.events import (
     PRE_TOOL_CALL,
     SESSION_END,
     SESSION_START,
+    SUBAGENT_START,
+    SUBAGENT_STOP,
     HookEvent,
     HookFn,
 )
@@ -37,6 +39,8 @@ from hookloop.hooks.results import (
     PromptSubmitResult,
     SessionStartResult,
     StreamHookResult,
+    SubagentStartResult,
+    SubagentStopResult,
 )
 from hookloop.hooks.summaries import (
     AbortInfo,
@@ -51,6 +55,8 @@ from hookloop.hooks.summaries import (
     SessionEndInfo,
     SessionStartInfo,
     StreamCompleteInfo,
+    SubagentStartInfo,
+    SubagentStopInfo,
     TurnEndInfo,
 )
 from hookloop.stream import StreamEvent, TextDelta, ToolCallDelta
@@ -237,4 +243,16 @@ class HookRegistry:
         self, fn: HookFn[PostToolBatchInfo, PostToolBatchResult]
     ) -> HookFn[PostToolBatchInfo, PostToolBatchResult]:
         self.add(POST_TOOL_BATCH, fn)
+        return fn
+
+    def subagent_start(
+        self, fn: HookFn[SubagentStartInfo, SubagentStartResult]
+    ) -> HookFn[SubagentStartInfo, SubagentStartResult]:
+        self.add(SUBAGENT_START, fn)
+        return fn
+
+    def subagent_stop(
+        self, fn: HookFn[SubagentStopInfo, SubagentStopResult]
+    ) -> HookFn[SubagentStopInfo, SubagentStopResult]:
+        self.add(SUBAGENT_STOP, fn)
         return fn

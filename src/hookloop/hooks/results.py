@@ -48,6 +48,8 @@ __all__ = [
     "Skip",
     "Stop",
     "StreamHookResult",
+    "SubagentStartResult",
+    "SubagentStopResult",
 ]
 
 
@@ -202,3 +204,5 @@ StreamHookResult: TypeAlias = Continue | Abort | Pause
 SessionStartResult: TypeAlias = Continue | None
 PreCompactResult: TypeAlias = Continue | Cancel
 PostToolBatchResult: TypeAlias = Continue | Abort | Stop
+SubagentStartResult: TypeAlias = Continue | None
+SubagentStopResult: TypeAlias = Finish | ContinueWithMessages

@@ -35,6 +35,8 @@ __all__ = [
     "SessionEndReason",
     "SessionStartInfo",
     "StreamCompleteInfo",
+    "SubagentStartInfo",
+    "SubagentStopInfo",
     "TurnEndInfo",
     "rebuild",
     "snapshot",
@@ -84,9 +86,9 @@ def rebuild(snap: object) -> Any:
 
 
 _new = object.__new__
-_SET_NAME, _SET_DESCRIPTION, _SET_SCHEMA, _SET_READ_ONLY, _SET_SERVER, _SET_SEQUENTIAL = (
+_SET_NAME, _SET_DESCRIPTION, _SET_SCHEMA, _SET_READ_ONLY, _SET_SERVER, _SET_SEQUENTIAL, _SET_PERFORMS_EFFECTS = (
     ToolMeta.__dict__[name].__set__
-    for name in ("name", "description", "input_schema", "read_only", "server", "sequential")
+    for name in ("name", "description", "input_schema", "read_only", "server", "sequential", "performs_effects")
 )  # the slot descriptors: the cheapest way to fill a frozen, slotted dataclass
 
 
@@ -106,6 +108,7 @@ def tool_meta_view(meta: ToolMeta) -> ToolMeta:
     _SET_READ_ONLY(view, meta.read_only is True)
     _SET_SERVER(view, _exact(meta.server))
     _SET_SEQUENTIAL(view, meta.sequential is True)
+    _SET_PERFORMS_EFFECTS(view, meta.performs_effects is True)
     return view
 
 
@@ -148,6 +151,10 @@ class PreToolCallInfo:
     arguments: FrozenDict
     meta: ToolMeta
     permission_mode: str | None
+    agent_id: str | None = None
+    """Inside a subagent: its id (see :mod:`hookloop.agents`); None in the top-level Worker."""
+    agent_type: str | None = None
+    """Inside a subagent: its type (the definition's name, or the ``as_tool`` name)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -169,6 +176,9 @@ class PostToolCallInfo:
     """The tool's structured result (:attr:`hookloop.tools.ToolOutput.structured`; the built-in tools give
     Claude Code's ``tool_response`` shapes), or ``None`` when it gave none — or when an interceptor changed the
     content, so it would no longer describe the result."""
+    agent_id: str | None = None
+    """Inside a subagent: its id; None in the top-level Worker."""
+    agent_type: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -286,3 +296,40 @@ class PostToolBatchInfo:
     session_id: str
     turn: int
     calls: tuple[BatchCallInfo, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubagentStartInfo:
+    """subagent_start (on the parent Worker): a subagent is about to run the task ``prompt`` for tool call
+    ``call_id``. ``agent_id`` names this subagent run (stable across a pause and resume), ``agent_type`` its
+    definition (the Agent tool's ``subagent_type``, or the name given to ``Worker.as_tool``); ``depth`` is 1 for
+    a subagent of the top-level Worker, 2 for a subagent of a subagent, …"""
+
+    run_id: str
+    session_id: str
+    call_id: str
+    agent_id: str
+    agent_type: str
+    description: str
+    prompt: str
+    depth: int
+    transcript_path: str | None = None
+    """The subagent's own JSONL transcript, when the parent keeps one."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubagentStopInfo:
+    """subagent_stop (on the parent Worker): the subagent answered without tool calls. ``ContinueWithMessages``
+    sends it back to work (the subagent's own loop cap, ``max_forced_continuations``, applies);
+    ``stop_hook_active`` is true when the previous subagent_stop forced this continuation."""
+
+    run_id: str
+    session_id: str
+    call_id: str
+    agent_id: str
+    agent_type: str
+    last_assistant_text: str
+    stop_hook_active: bool
+    forced_continuations: int
+    depth: int
+    transcript_path: str | None = None

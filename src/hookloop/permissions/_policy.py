@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -35,7 +36,7 @@ from hookloop.permissions._types import (
 )
 from hookloop.permissions._verdicts import BashVerdict, BashVerdicts
 
-__all__ = ["PermissionPolicy", "SandboxGate"]
+__all__ = ["PERMISSION_KEYS", "PermissionPolicy", "SandboxGate", "unknown_permission_keys"]
 
 _RESTRICTIVENESS: Final[tuple[Behavior, ...]] = ("deny", "ask", "allow")
 
@@ -65,6 +66,28 @@ def _check_mode(mode: object, *, source: str | None = None, json_path: str | Non
 
 def _looks_like_path(label: str) -> bool:
     return "/" in label or os.sep in label or label.endswith(".json")
+
+
+PERMISSION_KEYS = ("allow", "ask", "deny", "additionalDirectories", "defaultMode", "disableBypassPermissionsMode")
+"""The keys of a settings file's ``permissions`` object (Claude Code's)."""
+
+
+def unknown_permission_keys(permissions: Mapping[str, object]) -> list[tuple[str, str | None]]:
+    """The keys of a ``permissions`` object that are not :data:`PERMISSION_KEYS`, each with the known key it
+    looks like a misspelling of (``alow`` → ``allow``, ``Deny`` → ``deny``), or None. Pure."""
+    import difflib
+
+    found: list[tuple[str, str | None]] = []
+    lowered = {key.lower(): key for key in PERMISSION_KEYS}
+    for key in permissions:
+        name = str(key)
+        if name in PERMISSION_KEYS:
+            continue
+        close = lowered.get(name.lower()) or next(
+            iter(difflib.get_close_matches(name, PERMISSION_KEYS, n=1, cutoff=0.6)), None
+        )
+        found.append((name, close))
+    return found
 
 
 class PermissionPolicy:
@@ -125,7 +148,9 @@ class PermissionPolicy:
         ``allow`` / ``ask`` / ``deny`` lists are concatenated across layers (deny > ask > allow decides, so a
         later layer cannot loosen an earlier deny), ``additionalDirectories`` lists are concatenated (relative
         entries are relative to the settings file's base directory), and ``defaultMode`` is taken from the last
-        layer that sets it, unless ``mode`` is given. Unknown keys are ignored. A ``/x`` rule is relative to the
+        layer that sets it, unless ``mode`` is given. A key that looks like a misspelt one (``alow``, ``dney``:
+        see :func:`unknown_permission_keys`) is an error — a rule list must never be dropped silently; other
+        unknown keys are ignored (``hookloop hooks validate`` warns about them). A ``/x`` rule is relative to the
         settings file's directory (the directory above ``.claude/``); for a layer named by a label, not a path,
         to the workspace. Anything malformed raises :class:`PermissionConfigError` naming the layer and the JSON
         path, e.g. ``.claude/settings.json: permissions.allow[3]: …``.
@@ -142,6 +167,11 @@ class PermissionPolicy:
                 continue
             if not isinstance(permissions, Mapping):
                 raise PermissionConfigError("must be a JSON object", source=source, json_path="permissions")
+            for key, close in unknown_permission_keys(permissions):
+                if close is not None:
+                    raise PermissionConfigError(
+                        f"unknown key {key!r}; did you mean {close!r}?", source=source, json_path=f"permissions.{key}"
+                    )
             for behavior in BEHAVIORS:
                 entries = permissions.get(behavior, [])
                 key = f"permissions.{behavior}"
@@ -194,6 +224,17 @@ class PermissionPolicy:
         for directory in directories:
             joined = os.path.join(base, os.path.expanduser(str(directory)))
             self._directories.append(os.path.realpath(joined))
+
+    def copy(self, *, mode: PermissionMode | None = None) -> PermissionPolicy:
+        """An independent copy (rules added to one later never reach the other), in ``mode`` if given — what
+        a subagent runs under. The sandbox gate is shared."""
+        twin = copy.copy(self)
+        twin._directories = list(self._directories)
+        twin._rules = {behavior: list(rules) for behavior, rules in self._rules.items()}
+        twin._verdicts = None
+        if mode is not None:
+            twin.mode = mode
+        return twin
 
     # -- state -------------------------------------------------------------------------------------------------
     @property

@@ -40,6 +40,9 @@ _RULE_FAMILIES: Final[dict[str, frozenset[str]]] = {
     "Read": READ_ONLY_TOOLS,
     "Edit": EDIT_TOOLS,
     "Write": EDIT_TOOLS,
+    # Claude Code renamed its Task tool Agent: a rule written for either name covers both.
+    "Agent": frozenset({"Agent", "Task"}),
+    "Task": frozenset({"Agent", "Task"}),
 }
 _PATH_TOOLS: Final = READ_ONLY_TOOLS | EDIT_TOOLS
 _TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_*][A-Za-z0-9_.*-]*")

@@ -17,9 +17,16 @@ from hookloop.providers._errors import (
 )
 from hookloop.providers.base import LLMClient, LLMRequest, ToolSpec
 from hookloop.providers.scripted import ScriptedClient, ScriptedTurn, ScriptError, Text, Thinking, ToolUse
-from hookloop.providers.select import PREFIXES, ModelSpecError, client_from_model_string
+from hookloop.providers.select import (
+    MODEL_ALIASES,
+    PREFIXES,
+    ModelSpecError,
+    client_from_model_string,
+    resolve_model_string,
+)
 
 __all__ = [
+    "MODEL_ALIASES",
     "PREFIXES",
     "AnthropicClient",
     "AuthenticationError",
@@ -43,6 +50,7 @@ __all__ = [
     "ToolSpec",
     "ToolUse",
     "client_from_model_string",
+    "resolve_model_string",
 ]
 
 _LAZY = {

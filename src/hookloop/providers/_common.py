@@ -159,14 +159,33 @@ def classify_error_object(
     )
 
 
+def _request_url(exc: BaseException) -> str | None:
+    """The URL of the request an SDK or httpx exception is about (without its query), if it says."""
+    try:
+        request = getattr(exc, "request", None)
+        url = getattr(request, "url", None)
+    except RuntimeError:  # httpx raises when an error has no request attached
+        return None
+    if url is None:
+        return None
+    text = str(url)
+    return text.split("?", 1)[0] or None
+
+
 def map_sdk_error(exc: BaseException, *, provider: str, sdk: SdkErrors) -> ProviderError | None:
     """The hookloop error for an SDK (or transport) exception, or None when it is not a provider failure."""
+    url = _request_url(exc)
+    where = f" to {url}" if url else ""
     if isinstance(exc, (sdk.timeout, sdk.transport_timeout)):
-        return ProviderTimeoutError(f"{provider}: the request timed out ({exc})", provider=provider)
+        timed_out = ProviderTimeoutError(f"{provider}: the request{where} timed out ({exc})", provider=provider)
+        timed_out.url = url
+        return timed_out
     if isinstance(exc, sdk.connection):
         cause = exc.__cause__
-        detail = f": {cause}" if cause is not None and str(cause) else ""
-        return ProviderConnectionError(f"{provider}: connection failed ({exc}{detail})", provider=provider)
+        detail = str(cause) if cause is not None and str(cause) else str(exc)
+        failed = ProviderConnectionError(f"{provider}: cannot connect{where} ({detail})", provider=provider)
+        failed.url = url
+        return failed
     if isinstance(exc, sdk.transport):
         return ProviderConnectionError(
             f"{provider}: the connection broke mid-stream ({type(exc).__name__}: {exc})", provider=provider

@@ -113,7 +113,10 @@ class InvalidRequestError(ProviderError):
 
 
 class ProviderConnectionError(ProviderError):
-    """The connection failed or was cut before the reply was complete."""
+    """The connection failed or was cut before the reply was complete. ``url`` is the request's URL when the
+    client knew it (the message names it too)."""
+
+    url: str | None = None
 
 
 class ProviderTimeoutError(ProviderConnectionError):

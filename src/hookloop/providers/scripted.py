@@ -146,7 +146,7 @@ class ScriptedClient:
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise ValueError(f"{where}: cannot read script: {exc}") from exc
+            raise ValueError(f"{where}: cannot read script: {getattr(exc, 'strerror', None) or exc}") from exc
         if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
             raise ValueError(f"{where}: expected an object with a 'turns' list")
         _keys(data, frozenset({"turns", "comment"}), where)

@@ -8,6 +8,13 @@
 ``scripted:<file>``                        :class:`ScriptedClient` playing a JSON script (no model name)
 =========================================  ===========================================================
 
+A model name without a prefix is resolved by :func:`resolve_model_string` (one table, used by the CLI, settings
+files' ``"model"`` and ``Worker("…")``): Claude Code's aliases (``sonnet``, ``opus``, ``haiku``, ``default``,
+``best``, ``opusplan``, with an optional ``[1m]``; ``ANTHROPIC_DEFAULT_SONNET_MODEL`` / ``…_OPUS_…`` /
+``…_HAIKU_…`` choose what they stand for, as in Claude Code) and well-known names: ``claude-*`` is Anthropic;
+``gpt-*``, ``chatgpt-*``, ``o1``/``o3``/``o4-mini``…, ``codex-*`` and ``computer-use-*`` are OpenAI. Anything
+else must say its provider.
+
 Explicit arguments win over environment variables. An OpenAI-compatible server gets ``api_key``, else
 ``OPENAI_COMPATIBLE_API_KEY``, else a placeholder (local servers ignore it) — never ``OPENAI_API_KEY``, so an
 OpenAI key is not sent to another server by accident. Its base URL is the part after the last ``@`` that
@@ -22,14 +29,63 @@ import re
 from hookloop.errors import HookloopError
 from hookloop.providers.base import LLMClient
 
-__all__ = ["PREFIXES", "ModelSpecError", "client_from_model_string"]
+__all__ = ["MODEL_ALIASES", "PREFIXES", "ModelSpecError", "client_from_model_string", "resolve_model_string"]
 
 PREFIXES = ("anthropic", "openai", "openai-responses", "openai-compatible", "scripted")
 _URL_AT = re.compile(r"@(?=[a-zA-Z][a-zA-Z0-9+.-]*://)")
 
+MODEL_ALIASES: dict[str, tuple[str, str]] = {
+    "sonnet": ("ANTHROPIC_DEFAULT_SONNET_MODEL", "claude-sonnet-4-6"),
+    "opus": ("ANTHROPIC_DEFAULT_OPUS_MODEL", "claude-opus-4-6"),
+    "haiku": ("ANTHROPIC_DEFAULT_HAIKU_MODEL", "claude-haiku-4-5"),
+    "default": ("ANTHROPIC_DEFAULT_SONNET_MODEL", "claude-sonnet-4-6"),
+    "best": ("ANTHROPIC_DEFAULT_OPUS_MODEL", "claude-opus-4-6"),
+    # Claude Code plans with Opus and executes with Sonnet; hookloop runs one model: the executing one.
+    "opusplan": ("ANTHROPIC_DEFAULT_SONNET_MODEL", "claude-sonnet-4-6"),
+}
+"""Claude Code's model aliases: alias → (the variable that overrides it, the Anthropic model it stands for)."""
+
+_OPENAI_NAME = re.compile(r"(gpt-|chatgpt-|codex-|computer-use-|o[1-9](-|$))", re.IGNORECASE)
+_NEEDS_SERVER = re.compile(r"(llama|qwen|mistral|mixtral|gemma|phi|deepseek|gemini|command-r)", re.IGNORECASE)
+
+
+def resolve_model_string(spec: str) -> str:
+    """``spec`` in ``PROVIDER:MODEL`` form: returned as is when it has a known prefix; otherwise a Claude Code
+    alias or a well-known model name gets its provider (see the module docstring): ``"sonnet"`` →
+    ``"anthropic:claude-sonnet-4-6"``, ``"claude-opus-4-6"`` → ``"anthropic:claude-opus-4-6"``, ``"gpt-4o"`` →
+    ``"openai:gpt-4o"``. A ``[1m]`` suffix (Claude Code's 1M-context marker) is dropped. Pure apart from
+    reading the alias variables. Raises :class:`ModelSpecError` for a name whose provider cannot be told,
+    saying how to write it."""
+    text = spec.strip()
+    prefix, sep, _ = text.partition(":")
+    if sep and prefix in PREFIXES:
+        return text
+    name = text.removesuffix("[1m]").removesuffix("[1M]")
+    alias = MODEL_ALIASES.get(name.lower())
+    if alias is not None:
+        variable, model = alias
+        name = _env(variable) or model
+    if not name or any(c.isspace() for c in name):
+        raise ModelSpecError(f"unknown model {spec!r}: expected PROVIDER:MODEL, e.g. anthropic:claude-sonnet-4-6")
+    if name.lower().startswith("claude-") or name.lower().startswith("claude_"):
+        return f"anthropic:{name}"
+    if _OPENAI_NAME.match(name):
+        return f"openai:{name}"
+    valid = ", ".join(f"{p}:<{'file' if p == 'scripted' else 'model'}>" for p in PREFIXES)
+    if sep:
+        raise ModelSpecError(f"unknown model provider {prefix!r} in {spec!r}: expected one of {valid}")
+    hint = ""
+    if _NEEDS_SERVER.search(name):
+        hint = f"; for a local or hosted OpenAI-compatible server: openai-compatible:{name}@http://localhost:11434/v1"
+    raise ModelSpecError(
+        f"unknown model {spec!r}: say which provider serves it ({valid}; or a Claude Code alias: "
+        f"{', '.join(MODEL_ALIASES)}){hint}"
+    )
+
 
 class ModelSpecError(HookloopError, ValueError):
-    """The model string cannot be turned into a client; the message says what is missing and how to fix it."""
+    """The model string cannot be turned into a client; the message says what is missing and how to fix it
+    (``hint`` adds what to pass in code, such as ``api_key=``)."""
 
 
 def _env(name: str) -> str | None:
@@ -50,14 +106,13 @@ def client_from_model_string(
 ) -> tuple[LLMClient, str | None]:
     """Build the client named by ``spec`` and return it with the model name (None for ``scripted:``).
 
-    Raises :class:`ModelSpecError` (a ``ValueError``) naming what is missing: an unknown prefix (listing the
-    valid ones), an empty model, an API key not set, an SDK not installed. The caller owns the client and
-    closes it (``await client.aclose()``) when it has one.
+    ``spec`` is resolved first (:func:`resolve_model_string`: ``"sonnet"``, ``"claude-sonnet-4-6"``,
+    ``"gpt-4o"`` need no prefix). Raises :class:`ModelSpecError` (a ``ValueError``) naming what is missing: an
+    unknown provider (listing the valid ones), an empty model, an API key not set, an SDK not installed. The
+    caller owns the client and closes it (``await client.aclose()``) when it has one.
     """
-    prefix, sep, rest = spec.partition(":")
-    if not sep or prefix not in PREFIXES:
-        valid = ", ".join(f"{p}:<{'file' if p == 'scripted' else 'model'}>" for p in PREFIXES)
-        raise ModelSpecError(f"unknown model {spec!r}: expected one of {valid}")
+    spec = resolve_model_string(spec)
+    prefix, _, rest = spec.partition(":")
     if not rest:
         raise ModelSpecError(f"{spec!r} names no {'file' if prefix == 'scripted' else 'model'} after {prefix}:")
     if prefix == "scripted":
@@ -68,7 +123,10 @@ def client_from_model_string(
         key = api_key or _env("ANTHROPIC_API_KEY")
         token = None if key else _env("ANTHROPIC_AUTH_TOKEN")
         if not key and not token:
-            raise ModelSpecError("ANTHROPIC_API_KEY is not set; pass api_key= or set it")
+            raise ModelSpecError(
+                "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=<your key> (or ANTHROPIC_AUTH_TOKEN)",
+                hint="or pass api_key=",
+            )
         try:
             from hookloop.providers.anthropic import AnthropicClient
         except ImportError as exc:
@@ -99,7 +157,8 @@ def client_from_model_string(
         if not url:
             raise ModelSpecError(
                 f"{spec!r} needs a server URL: openai-compatible:<model>@http://localhost:11434/v1 "
-                "(or pass base_url= or set OPENAI_BASE_URL)"
+                "(or set OPENAI_BASE_URL)",
+                hint="or pass base_url=",
             )
         compatible = OpenAIChatClient(
             model,
@@ -112,7 +171,7 @@ def client_from_model_string(
         return compatible, model
     key = api_key or _env("OPENAI_API_KEY")
     if not key:
-        raise ModelSpecError("OPENAI_API_KEY is not set; pass api_key= or set it")
+        raise ModelSpecError("OPENAI_API_KEY is not set: export OPENAI_API_KEY=<your key>", hint="or pass api_key=")
     url = base_url or _env("OPENAI_BASE_URL")
     if prefix == "openai-responses":
         return OpenAIResponsesClient(rest, api_key=key, base_url=url, max_retries=max_retries, timeout=timeout), rest

@@ -43,6 +43,10 @@ class ToolMeta:
     other calls). ``@tool(sequential=True)`` sets it for a local tool; :class:`hookloop.tools.mcp.MCPServer`
     sets it on every tool of a server that its annotations do not mark read-only (``sequential=False`` on the
     server turns that off). Calls of different batches never overlap anyway.
+
+    ``performs_effects`` tools perform their own effects (a subagent's model and tool calls): with a durable
+    backend the Worker calls them directly rather than recording each call as one tool step, and no
+    ``tool_timeout`` applies to them (what they run has its own). hookloop's subagent tools set it.
     """
 
     name: str
@@ -51,6 +55,7 @@ class ToolMeta:
     read_only: bool = False
     server: str = "local"
     sequential: bool = False
+    performs_effects: bool = False
 
 
 class ReadFilter(Protocol):

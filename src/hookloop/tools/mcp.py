@@ -26,7 +26,9 @@ Every transport takes the same options and follows the same rules:
   model's order, one at a time, while other calls run in parallel (``sequential=False`` on the server: all in
   parallel). This uses the server's own ``readOnlyHint`` whether trusted or not: it only orders its own calls.
 - **Lifecycle.** The server must answer ``initialize`` (and the first tool listing) within ``init_timeout``
-  seconds (default 5). A call waits at most ``call_timeout`` seconds for its answer (default: no limit of its
+  seconds (default 30, or Claude Code's ``MCP_TIMEOUT`` in milliseconds when it is set: a server fetched by
+  ``npx``/``uvx`` on first use, or started on a busy machine, needs more than a few seconds). A call waits at
+  most ``call_timeout`` seconds for its answer (default: no limit of its
   own; the Worker's ``tool_timeout`` still applies). When the server process dies (or a remote server goes
   away or ends the session), the call that saw it fails with an error naming the server, its exit status and the
   end of its stderr (for a remote server: its URL); the next call starts (connects) it again.
@@ -53,6 +55,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
+import os
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
@@ -106,6 +110,7 @@ if TYPE_CHECKING:
     from hookloop.worker import Worker
 
 __all__ = [
+    "DEFAULT_INIT_TIMEOUT",
     "ElicitationHandler",
     "ElicitationRequest",
     "ElicitationResponse",
@@ -119,6 +124,7 @@ __all__ = [
     "MCPServerOptions",
     "MCPTool",
     "RemoteOptions",
+    "default_init_timeout",
     "elicitation_routing",
     "load_mcp_config",
     "mcp_tool_name",
@@ -128,6 +134,20 @@ logger = logging.getLogger("hookloop")
 
 _LIST_CHANGED = "notifications/tools/list_changed"
 _KEPT_LOGS = 100
+
+
+DEFAULT_INIT_TIMEOUT = 30.0
+"""Seconds an MCP server has to answer ``initialize`` when neither ``init_timeout`` nor ``MCP_TIMEOUT`` says."""
+
+
+def default_init_timeout() -> float:
+    """``MCP_TIMEOUT`` (milliseconds, Claude Code's variable) when it is a positive number, else 30 seconds."""
+    raw = os.environ.get("MCP_TIMEOUT", "").strip()
+    try:
+        value = float(raw) / 1000 if raw else 0.0
+    except ValueError:
+        value = 0.0
+    return value if value > 0 and math.isfinite(value) else DEFAULT_INIT_TIMEOUT
 
 
 class MCPServerError(HookloopError, RuntimeError):
@@ -149,7 +169,7 @@ class MCPServer(ResourceMethods):
         *,
         trust_annotations: bool = False,
         sequential: bool = True,
-        init_timeout: float = 5.0,
+        init_timeout: float | None = None,
         call_timeout: float | None = None,
         resource_tools: bool = True,
         where: str = "",
@@ -165,6 +185,8 @@ class MCPServer(ResourceMethods):
         failed (re)start anew (a remote transport's authentication failure). Then ``await server._start()``."""
         if not name or "__" in name:
             raise ValueError(f"MCP server name must be non-empty and contain no '__': {name!r}")
+        if init_timeout is None:
+            init_timeout = default_init_timeout()
         for what, value in (("init_timeout", init_timeout), ("call_timeout", call_timeout)):
             if value is not None and not value > 0:
                 raise ValueError(f"MCP server {name!r}: {what} must be a positive number of seconds, got {value!r}")
@@ -226,7 +248,7 @@ class MCPServer(ResourceMethods):
         cwd: str | Path | None = None,
         trust_annotations: bool = False,
         sequential: bool = True,
-        init_timeout: float = 5.0,
+        init_timeout: float | None = None,
         call_timeout: float | None = None,
         resource_tools: bool = True,
         client: MCPClientOptions | None = None,

@@ -74,7 +74,7 @@ class MCPServerOptions(TypedDict, total=False):
     sequential: bool
     """Run this server's calls that may write one after another (default True)."""
     init_timeout: float
-    """Seconds for ``initialize`` and the first tool listing (default 5)."""
+    """Seconds for ``initialize`` and the first tool listing (default 30, or ``MCP_TIMEOUT`` in ms)."""
     call_timeout: float | None
     """Seconds a call waits for its answer (default None: no limit of its own)."""
     resource_tools: bool

@@ -1,0 +1,234 @@
+"""The DBOS backend's own tables (beside DBOS's system tables, in the same database) and the queries on them.
+
+``hookloop_runs`` holds one row per run: its status, the segment being executed, what that segment does (start,
+resume with decisions, continue with a prompt), the latest checkpoint (MAC'd), its history and timeline as JSON.
+``hookloop_executors`` holds a heartbeat per worker process (so a live worker recovers a dead one's runs).
+``hookloop_keys`` holds the checkpoint MAC key the processes attached to the database share.
+
+Every decision is a conditional UPDATE (``WHERE status = 'paused' AND pause_id = :id``), so of two processes
+deciding the same pause exactly one wins.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from hookloop._frozen import thaw_object
+from hookloop.checkpoint import AllowAlways, Approve, Reject, ResumeDecision
+
+__all__ = [
+    "EXECUTORS",
+    "KEYS",
+    "RUNS",
+    "Row",
+    "decision_from_json",
+    "decision_to_json",
+    "make_engine",
+]
+
+METADATA = sa.MetaData()
+
+RUNS = sa.Table(
+    "hookloop_runs",
+    METADATA,
+    sa.Column("run_id", sa.String(200), primary_key=True),
+    sa.Column("status", sa.String(16), nullable=False, index=True),
+    sa.Column("worker", sa.String(200), nullable=False),
+    sa.Column("options", sa.Text, nullable=False, default="{}"),
+    sa.Column("prompt", sa.Text, nullable=False, default=""),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
+    sa.Column("segment", sa.Integer, nullable=False, default=0),
+    sa.Column("input", sa.Text, nullable=False, default="{}"),
+    sa.Column("checkpoint", sa.Text, nullable=True),
+    sa.Column("pause_id", sa.String(100), nullable=True),
+    sa.Column("consumed_pause", sa.String(100), nullable=True),
+    sa.Column("pending", sa.Text, nullable=False, default="[]"),
+    sa.Column("result", sa.Text, nullable=False, default="{}"),
+    sa.Column("history", sa.Text, nullable=False, default="[]"),
+    sa.Column("events", sa.Text, nullable=False, default="[]"),
+    sa.Column("error", sa.Text, nullable=True),
+    sa.Column("cancel", sa.Integer, nullable=False, default=0),
+    sa.Column("executor", sa.String(200), nullable=True),
+    sa.Column("grants", sa.Text, nullable=False, default="[]"),
+)
+
+EXECUTORS = sa.Table(
+    "hookloop_executors",
+    METADATA,
+    sa.Column("executor_id", sa.String(200), primary_key=True),
+    sa.Column("host", sa.String(255), nullable=False),
+    sa.Column("pid", sa.Integer, nullable=False),
+    sa.Column("seen_at", sa.Float, nullable=False),
+)
+
+KEYS = sa.Table(
+    "hookloop_keys",
+    METADATA,
+    sa.Column("name", sa.String(50), primary_key=True),
+    sa.Column("value", sa.String(200), nullable=False),
+)
+
+
+def sqlalchemy_url(url: str) -> sa.URL:
+    """The SQLAlchemy URL for a backend URL (PostgreSQL through psycopg 3, which dbos depends on)."""
+    parsed = sa.make_url(url)
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed
+
+
+def make_engine(url: str) -> sa.Engine:
+    """An engine on the backend's database, with the tables created."""
+    parsed = sqlalchemy_url(url)
+    if parsed.drivername.startswith("sqlite"):
+        engine = sa.create_engine(parsed, connect_args={"timeout": 30})
+    else:
+        engine = sa.create_engine(parsed, pool_size=3, max_overflow=2, pool_pre_ping=True)
+    METADATA.create_all(engine, checkfirst=True)
+    return engine
+
+
+def shared_key(engine: sa.Engine) -> bytes:
+    """The checkpoint MAC key kept in the database (created once; the first writer wins)."""
+    with engine.begin() as conn:
+        value = conn.execute(sa.select(KEYS.c.value).where(KEYS.c.name == "checkpoint")).scalar()
+        if value is None:
+            try:
+                with conn.begin_nested():
+                    conn.execute(sa.insert(KEYS).values(name="checkpoint", value=secrets.token_hex(32)))
+            except sa.exc.IntegrityError:
+                pass
+            value = conn.execute(sa.select(KEYS.c.value).where(KEYS.c.name == "checkpoint")).scalar_one()
+    return bytes.fromhex(str(value))
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One ``hookloop_runs`` row, parsed."""
+
+    run_id: str
+    status: str
+    worker: str
+    options: dict[str, Any]
+    prompt: str
+    created_at: float
+    updated_at: float
+    segment: int
+    input: dict[str, Any]
+    checkpoint: str | None
+    pause_id: str | None
+    consumed_pause: str | None
+    pending: list[dict[str, Any]]
+    result: dict[str, Any]
+    history: list[dict[str, Any]]
+    events: list[dict[str, Any]]
+    error: str | None
+    cancel: bool
+    executor: str | None
+    grants: list[dict[str, Any]]
+    """The run's "allow always" answers ({tool, rule, arguments}): every later segment's Worker gets them."""
+
+
+_JSON_COLUMNS = ("options", "input", "pending", "result", "history", "events", "grants")
+
+
+def to_row(raw: sa.Row[Any]) -> Row:
+    data = dict(raw._mapping)
+    for name in _JSON_COLUMNS:
+        data[name] = json.loads(data[name])
+    data["cancel"] = bool(data["cancel"])
+    return Row(**data)
+
+
+def get_row(engine: sa.Engine, run_id: str, *, light: bool = False) -> Row | None:
+    """The row of ``run_id`` (``light``: without history and events)."""
+    columns = [c for c in RUNS.c if not (light and c.name in ("history", "events"))]
+    with engine.connect() as conn:
+        raw = conn.execute(sa.select(*columns).where(RUNS.c.run_id == run_id)).first()
+    if raw is None:
+        return None
+    if light:
+        data = dict(raw._mapping) | {"history": "[]", "events": "[]"}
+        return to_row(_Fake(data))  # type: ignore[arg-type]
+    return to_row(raw)
+
+
+class _Fake:
+    __slots__ = ("_mapping",)
+
+    def __init__(self, mapping: Mapping[str, Any]) -> None:
+        self._mapping = mapping
+
+
+def list_rows(engine: sa.Engine, *, status: str | None, limit: int) -> list[Row]:
+    columns = [c for c in RUNS.c if c.name not in ("history", "events", "checkpoint")]
+    query = sa.select(*columns).order_by(RUNS.c.created_at.desc(), RUNS.c.run_id).limit(limit)
+    if status is not None:
+        query = query.where(RUNS.c.status == status)
+    with engine.connect() as conn:
+        rows = conn.execute(query).all()
+    out = []
+    for raw in rows:
+        data = dict(raw._mapping) | {"history": "[]", "events": "[]", "checkpoint": None}
+        out.append(to_row(_Fake(data)))  # type: ignore[arg-type]
+    return out
+
+
+def insert_run(conn: sa.Connection, run_id: str, *, worker: str, options: Mapping[str, object], prompt: str) -> None:
+    now = time.time()
+    conn.execute(
+        sa.insert(RUNS).values(
+            run_id=run_id,
+            status="queued",
+            worker=worker,
+            options=json.dumps(dict(options)),
+            prompt=prompt,
+            created_at=now,
+            updated_at=now,
+            segment=0,
+            input=json.dumps({"kind": "start"}),
+        )
+    )
+
+
+def update(conn: sa.Connection, run_id: str, where: Sequence[sa.ColumnElement[bool]], **values: object) -> int:
+    """A conditional UPDATE of one run; returns how many rows changed (0 or 1)."""
+    for name in _JSON_COLUMNS:
+        if name in values and not isinstance(values[name], str):
+            values[name] = json.dumps(values[name])
+    values["updated_at"] = time.time()
+    result = conn.execute(sa.update(RUNS).where(RUNS.c.run_id == run_id, *where).values(**values))
+    return int(result.rowcount)
+
+
+# -- decisions as JSON -----------------------------------------------------------------------------------------
+
+
+def decision_to_json(decision: ResumeDecision) -> dict[str, object]:
+    if isinstance(decision, Approve):
+        edited = None if decision.updated_input is None else thaw_object(decision.updated_input)
+        return {"type": "approve", "updated_input": edited}
+    if isinstance(decision, AllowAlways):
+        return {"type": "allow_always", "rule": decision.rule}
+    if isinstance(decision, Reject):
+        return {"type": "reject", "reason": decision.reason}
+    raise TypeError(f"not a resume decision: {decision!r}")
+
+
+def decision_from_json(data: Mapping[str, Any]) -> ResumeDecision:
+    kind = data.get("type")
+    if kind == "approve":
+        return Approve(updated_input=data.get("updated_input"))
+    if kind == "allow_always":
+        return AllowAlways(rule=data.get("rule"))
+    if kind == "reject":
+        return Reject(reason=str(data.get("reason", "denied by the user")))
+    raise ValueError(f"recorded decision: unknown type {kind!r}")

@@ -1,0 +1,493 @@
+"""Durable runs on DBOS Transact (``pip install 'hookloop[dbos]'``): a run survives a crash, pauses for days
+without holding a process, and continues in any worker process attached to the same database.
+
+Usage::
+
+    backend = DBOSBackend()                      # sqlite:///$HOOKLOOP_HOME/durable.sqlite, or a postgresql:// URL
+    backend.register("default", lambda options: Worker(client, tools=[...]))   # in every process that runs runs
+    run_id = await backend.start("fix the tests")    # queued; any process running `await backend.serve()` runs it
+    record = await backend.wait(run_id)              # until it finishes, fails, is cancelled or pauses
+    await backend.approve(run_id, {call_id: Approve()}, pause_id=record.pause_id)   # from any process
+
+**Model.** One run segment (the first :meth:`~hookloop.Worker.run`, or each continuation after a decision) is one
+DBOS workflow with the id ``hookloop:<run id>:<segment>``, executed from a DBOS queue by whichever worker process
+dequeues it. Each effect (:mod:`hookloop.effects`) — a model call, a tool call, an external hook firing — is one
+DBOS step named by the effect's key and occurrence (``tool:1:call_7#0``): after a crash the workflow is executed
+again, the recorded steps return their recorded outcomes (model calls are not sent again, completed tools do not
+run again), and the step that was interrupted runs again — a tool with the same
+:attr:`~hookloop.tools.ToolContext.idempotency_key`. In-process hooks, interceptors and permission rules run again
+on the recorded outcomes; they must be deterministic: the digest of their decisions is recorded with each step and
+a replay that decides differently fails the run with :class:`~hookloop.durable.NondeterministicReplay` naming the
+decisions. Background (``async: true``) command hooks are not steps: they fire again on a replay (at least once).
+
+**Pause.** A run that pauses ends its workflow: its checkpoint (MAC'd) and its pending calls (with each tool's input
+schema) are stored in the ``hookloop_runs`` table; no process waits. :meth:`DBOSBackend.approve` from any process
+validates the decisions (an edited input against the tool's schema), consumes the pause with a conditional UPDATE
+(of two approvals exactly one wins; the other gets :class:`~hookloop.durable.PauseConsumed`) and enqueues the
+continuation in the same transaction; any serving process picks it up. The continuation plans every call again
+against its Worker's current permission policy, as :meth:`~hookloop.Worker.resume` does.
+
+**Checkpoint key.** Checkpoints are MAC'd with a key kept in the database (``hookloop_keys``, created on first use),
+so every machine attached to it verifies them: the MAC detects a corrupted or truncated row and a checkpoint copied
+from another database, not a writer who holds the database credentials. Pass ``checkpoint_key`` (the same on every
+machine, from your secret store) to keep the key out of the database.
+
+**Cancel.** :meth:`DBOSBackend.cancel` from any process: a queued or paused run ends at once as cancelled (a paused
+run's waiting calls get a "not executed" result); a running one is cancelled where it runs (the executing process
+watches the run's cancel flag): on_abort fires once and every tool call gets one result, as in-process.
+
+**Crash recovery across processes.** Every serving process writes a heartbeat (``hookloop_executors``). A serving
+process recovers the workflows of an executor that is dead: on the same host, its process is gone; elsewhere, its
+heartbeat is older than ``lease_seconds``. A process started with the same ``executor_id`` recovers its own at once.
+
+**Secrets.** The database holds the runs' prompts, histories (messages, tool calls and results), timelines (hook
+and permission decisions), pending calls and checkpoints, and the Worker factory's name and JSON ``options``. It
+never holds API keys, provider clients, hook environments or settings files: Workers are built in each process by
+its registered factory, from its own configuration. Tool results and prompts are stored as they are — a tool that
+prints a secret puts it in the history, as in a transcript.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+from dbos import DBOS, DBOSClient
+from dbos._serialization import DBOSPortableJSON
+
+from hookloop._checkpoint_auth import resolve_hookloop_home
+from hookloop._frozen import freeze_object, thaw_object
+from hookloop.checkpoint import AllowAlways, Approve, Checkpoint, PendingCall, Reject, ResumeDecision
+from hookloop.items import ToolResult, new_id
+from hookloop.stream import Usage
+
+from . import _dbos_run as engine_run
+from . import _dbos_tables as tables
+from ._dbos_steps import DurableEffectFailed, NondeterministicReplay
+from ._store import PauseConsumed, RunDetail, RunNotFound, RunRecord, RunStatus, StaleDecision
+
+if TYPE_CHECKING:
+    from hookloop.worker import Worker
+
+__all__ = ["DBOSBackend", "DurableEffectFailed", "NondeterministicReplay"]
+
+APP_VERSION = "hookloop-durable-1"
+"""The DBOS application version every hookloop process uses (recovery only runs a workflow in the same version)."""
+
+_ENDED = frozenset({"finished", "failed", "cancelled"})
+
+
+def default_url() -> str:
+    """``sqlite:///$HOOKLOOP_HOME/durable.sqlite`` (the folder is created)."""
+    home = resolve_hookloop_home()
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return f"sqlite:///{home / 'durable.sqlite'}"
+
+
+class DBOSBackend:
+    """Durable runs in a DBOS database; also a :class:`~hookloop.durable.RunStore` (list, show, approve, cancel).
+
+    ``url``: ``sqlite:///path`` or ``postgresql://…`` (default :func:`default_url`). ``executor_id`` names this
+    process to DBOS (default: host, pid and a random suffix). Constructing it connects and creates the tables.
+    Only :meth:`serve` executes runs; every other method works from any process without executing anything.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        executor_id: str | None = None,
+        checkpoint_key: bytes | None = None,
+        lease_seconds: float = 30.0,
+    ) -> None:
+        self.url = url or default_url()
+        if not self.url.startswith(("sqlite:///", "postgresql://", "postgres://", "postgresql+psycopg://")):
+            raise ValueError(f"DBOSBackend url: expected sqlite:///… or postgresql://…, got {self.url!r}")
+        self._dbos_url = self.url.replace("postgresql+psycopg://", "postgresql://", 1)
+        DBOS.migrate(self._dbos_url)
+        self._engine = tables.make_engine(self.url)
+        self._client = DBOSClient(system_database_url=self._dbos_url, serializer=DBOSPortableJSON)
+        self._key = checkpoint_key if checkpoint_key is not None else tables.shared_key(self._engine)
+        self.executor_id = executor_id or f"{socket.gethostname()}-{os.getpid()}-{os.urandom(3).hex()}"
+        self.lease_seconds = lease_seconds
+        self._runtime = engine_run.Runtime(self._engine, self._client, self._key, self.executor_id)
+
+    # -- configuration -------------------------------------------------------------------------------------------
+
+    def register(self, name: str, factory: Callable[[Mapping[str, object]], Worker]) -> None:
+        """Register a Worker factory under ``name``: every process that executes runs registers the same names.
+        It gets the run's ``options`` and returns a fresh Worker (its tools, hooks, permissions, client)."""
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"register: name must be a non-empty string, got {name!r}")
+        self._runtime.factories[name] = factory
+
+    # -- starting and waiting ----------------------------------------------------------------------------------
+
+    async def start(
+        self, prompt: str, *, worker: str = "default", options: Mapping[str, object] = {}, run_id: str | None = None
+    ) -> str:
+        """Queue a run of ``prompt`` on the Worker factory ``worker`` (``options`` are JSON, handed to it);
+        returns its run id. A process running :meth:`serve` executes it."""
+        if not isinstance(prompt, str):
+            raise TypeError(f"start: prompt must be a string, got {type(prompt).__name__}")
+        try:
+            json.dumps(dict(options))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"start: options must be JSON: {exc}") from None
+        run_id = run_id or new_id("run")
+        if not run_id.strip() or len(run_id) > 150:
+            raise ValueError(f"start: run_id must be a non-empty string of at most 150 characters, got {run_id!r}")
+
+        def work() -> None:
+            with self._engine.begin() as conn:
+                try:
+                    tables.insert_run(conn, run_id, worker=worker, options=options, prompt=prompt)
+                except sa.exc.IntegrityError:
+                    raise ValueError(f"start: a run {run_id!r} already exists") from None
+                self._enqueue(conn, run_id, 0)
+
+        await asyncio.to_thread(work)
+        return run_id
+
+    def _enqueue(self, conn: sa.Connection, run_id: str, segment: int) -> None:
+        self._client.enqueue_in_transaction(
+            conn,
+            {
+                "queue_name": engine_run.QUEUE_NAME,
+                "workflow_name": engine_run.WORKFLOW_NAME,
+                "workflow_id": engine_run.workflow_id(run_id, segment),
+                "app_version": APP_VERSION,
+            },
+            run_id,
+            segment,
+        )
+
+    async def wait(self, run_id: str, *, timeout: float | None = None) -> RunRecord:  # noqa: ASYNC109
+        """Wait until the run is neither queued nor running; returns its record. ``TimeoutError`` after
+        ``timeout`` seconds; :class:`RunNotFound` for an unknown run."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while True:
+            row = await asyncio.to_thread(tables.get_row, self._engine, run_id, light=True)
+            if row is None:
+                raise RunNotFound(f"no run {run_id!r}")
+            if row.status not in ("queued", "running"):
+                return _record(row)
+            if deadline is not None and loop.time() >= deadline:
+                raise TimeoutError(f"run {run_id} is still {row.status} after {timeout} s")
+            await asyncio.sleep(0.05)
+
+    async def continue_run(self, run_id: str, messages: str) -> None:
+        """Queue a new prompt on a finished run (a new segment that continues its conversation)."""
+        if not isinstance(messages, str) or not messages.strip():
+            raise ValueError("continue_run: messages must be a non-empty string")
+
+        def work() -> None:
+            with self._engine.begin() as conn:
+                row = _get_or_raise(self._engine, run_id, conn)
+                if row.status != "finished" or row.checkpoint is None:
+                    raise StaleDecision(f"run {run_id} is {row.status}: only a finished run takes a new prompt")
+                spec = {"kind": "continue", "messages": messages}
+                where = [tables.RUNS.c.status == "finished", tables.RUNS.c.segment == row.segment]
+                if not tables.update(conn, run_id, where, status="queued", segment=row.segment + 1, input=spec):
+                    raise StaleDecision(f"run {run_id} changed while continuing it; try again")
+                self._enqueue(conn, run_id, row.segment + 1)
+
+        await asyncio.to_thread(work)
+
+    # -- executing ----------------------------------------------------------------------------------------------
+
+    async def serve(self) -> None:
+        """Execute queued runs in this process — and recover the runs of crashed processes — until cancelled.
+        One DBOSBackend per process serves."""
+        if engine_run._runtime is not None:
+            raise RuntimeError("serve: another DBOSBackend already serves in this process")
+        engine_run.install(self._runtime)
+        try:
+            await asyncio.to_thread(self._beat)
+            DBOS(
+                config={
+                    "name": "hookloop",
+                    "system_database_url": self._dbos_url,
+                    "executor_id": self.executor_id,
+                    "application_version": APP_VERSION,
+                    "serializer": DBOSPortableJSON,
+                    "enable_otlp": False,
+                    "log_level": os.environ.get("HOOKLOOP_DBOS_LOG_LEVEL", "WARNING"),
+                }
+            )
+            await asyncio.to_thread(DBOS.launch)
+            await asyncio.to_thread(
+                DBOS.register_queue,
+                engine_run.QUEUE_NAME,
+                polling_interval_sec=engine_run.QUEUE_POLL_SECONDS,
+                on_conflict="always_update",
+            )
+            while True:
+                await asyncio.to_thread(self._beat)
+                await asyncio.to_thread(self._recover_dead)
+                await asyncio.sleep(0.25)
+        finally:
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(DBOS.destroy)
+            engine_run.install(None)
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(self._forget)
+
+    def _beat(self) -> None:
+        values = {"host": socket.gethostname(), "pid": os.getpid(), "seen_at": time.time()}
+        with self._engine.begin() as conn:
+            changed = conn.execute(
+                sa.update(tables.EXECUTORS).where(tables.EXECUTORS.c.executor_id == self.executor_id).values(**values)
+            ).rowcount
+            if not changed:
+                conn.execute(sa.insert(tables.EXECUTORS).values(executor_id=self.executor_id, **values))
+
+    def _forget(self) -> None:
+        with self._engine.begin() as conn:
+            conn.execute(sa.delete(tables.EXECUTORS).where(tables.EXECUTORS.c.executor_id == self.executor_id))
+
+    def _recover_dead(self) -> None:
+        pending = self._client.list_workflows(
+            status="PENDING", name=engine_run.WORKFLOW_NAME, load_input=False, load_output=False
+        )
+        owners = {w.executor_id for w in pending if w.executor_id and w.executor_id != self.executor_id}
+        if not owners:
+            return
+        with self._engine.connect() as conn:
+            beats = {
+                r.executor_id: r
+                for r in conn.execute(sa.select(tables.EXECUTORS).where(tables.EXECUTORS.c.executor_id.in_(owners)))
+            }
+        host, now = socket.gethostname(), time.time()
+        dead = [o for o in owners if o not in beats or _dead(beats[o], host, now, self.lease_seconds)]
+        if dead:
+            DBOS._recover_pending_workflows(dead)
+
+    # -- the store ----------------------------------------------------------------------------------------------
+
+    async def list_runs(self, *, status: RunStatus | None = None, limit: int = 200) -> Sequence[RunRecord]:
+        """The newest runs first (at most ``limit``), optionally only those with ``status``."""
+        rows = await asyncio.to_thread(tables.list_rows, self._engine, status=status, limit=limit)
+        return [_record(r) for r in rows]
+
+    async def get_run(self, run_id: str) -> RunDetail:
+        """One run, whole; :class:`RunNotFound` if there is none."""
+        row = await asyncio.to_thread(tables.get_row, self._engine, run_id)
+        if row is None:
+            raise RunNotFound(f"no run {run_id!r}")
+        base = _record(row)
+        fields = {name: getattr(base, name) for name in RunRecord.__dataclass_fields__}
+        return RunDetail(
+            **fields,
+            events=tuple(row.events),
+            history=tuple(row.history),
+            text=str(row.result.get("text", "")),
+        )
+
+    async def approve(
+        self,
+        run_id: str,
+        decisions: Mapping[str, ResumeDecision],
+        *,
+        pause_id: str | None = None,
+        messages: str | None = None,
+    ) -> None:
+        """Decide the run's current pause and queue its continuation (see :class:`~hookloop.durable.RunStore`)."""
+        for call_id, decision in decisions.items():
+            if not isinstance(decision, (Approve, AllowAlways, Reject)):
+                raise TypeError(f"approve: the decision for {call_id} is not Approve/AllowAlways/Reject: {decision!r}")
+        await asyncio.to_thread(self._approve, run_id, dict(decisions), pause_id, messages)
+
+    def _approve(
+        self, run_id: str, decisions: dict[str, ResumeDecision], pause_id: str | None, messages: str | None
+    ) -> None:
+        with self._engine.begin() as conn:
+            row = _get_or_raise(self._engine, run_id, conn)
+            consumed = row.consumed_pause is not None and pause_id in (None, row.consumed_pause)
+            if row.status != "paused":
+                if consumed and row.status != "cancelled":
+                    raise PauseConsumed(f"run {run_id}: the pause {row.consumed_pause} was already decided")
+                raise StaleDecision(f"run {run_id} is {row.status}, not paused")
+            if pause_id is not None and pause_id != row.pause_id:
+                if pause_id == row.consumed_pause:
+                    raise PauseConsumed(f"run {run_id}: the pause {pause_id} was already decided")
+                raise StaleDecision(f"run {run_id}: pause {pause_id} is not the current one ({row.pause_id})")
+            _check_decisions(run_id, row.pending, decisions)
+            spec: dict[str, object] = {
+                "kind": "resume",
+                "decisions": {cid: tables.decision_to_json(d) for cid, d in decisions.items()},
+                "messages": messages,
+            }
+            waiting = {str(p["call_id"]): p for p in row.pending}
+            grants = row.grants + [
+                {"tool": waiting[cid]["tool_name"], "rule": d.rule, "arguments": waiting[cid].get("arguments") or {}}
+                for cid, d in decisions.items()
+                if isinstance(d, AllowAlways)
+            ]
+            where = [tables.RUNS.c.status == "paused", tables.RUNS.c.pause_id == row.pause_id]
+            changed = tables.update(
+                conn,
+                run_id,
+                where,
+                grants=grants,
+                status="queued",
+                segment=row.segment + 1,
+                input=spec,
+                consumed_pause=row.pause_id,
+                pause_id=None,
+                pending=[],
+            )
+            if not changed:
+                raise PauseConsumed(f"run {run_id}: the pause {row.pause_id} was already decided")
+            self._enqueue(conn, run_id, row.segment + 1)
+
+    async def cancel(self, run_id: str) -> None:
+        """Cancel the run from any process (see :class:`~hookloop.durable.RunStore`)."""
+        segment = await asyncio.to_thread(self._cancel, run_id)
+        if segment is not None:
+            with contextlib.suppress(Exception):
+                await self._client.cancel_workflow_async(engine_run.workflow_id(run_id, segment))
+
+    def _cancel(self, run_id: str) -> int | None:
+        """Flag the run; end it at once when queued or paused. Returns the segment whose queued workflow to drop."""
+        with self._engine.begin() as conn:
+            row = _get_or_raise(self._engine, run_id, conn)
+            if row.status in _ENDED:
+                return None
+            open_states = ["queued", "running", "paused"]
+            tables.update(conn, run_id, [tables.RUNS.c.status.in_(open_states)], cancel=1)
+            if row.status == "paused":
+                history = _close_pending(row, self._key)
+                tables.update(
+                    conn,
+                    run_id,
+                    [tables.RUNS.c.status == "paused"],
+                    status="cancelled",
+                    history=history,
+                    pause_id=None,
+                    pending=[],
+                    consumed_pause=row.pause_id,
+                )
+                return None
+            if row.status == "queued" and tables.update(
+                conn, run_id, [tables.RUNS.c.status == "queued"], status="cancelled"
+            ):
+                return row.segment
+            return None
+
+    async def close(self) -> None:
+        """Release the database connections (a serving task must be cancelled first)."""
+        await asyncio.to_thread(self._client.destroy)
+        await asyncio.to_thread(self._engine.dispose)
+
+
+# -- helpers ---------------------------------------------------------------------------------------------------
+
+
+def _dead(beat: Any, host: str, now: float, lease: float) -> bool:
+    if now - float(beat.seen_at) > lease:
+        return True
+    if beat.host != host:
+        return False
+    try:
+        os.kill(int(beat.pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def _get_or_raise(engine: sa.Engine, run_id: str, conn: sa.Connection | None = None) -> tables.Row:
+    if conn is not None:
+        raw = conn.execute(sa.select(tables.RUNS).where(tables.RUNS.c.run_id == run_id)).first()
+        row = None if raw is None else tables.to_row(raw)
+    else:
+        row = tables.get_row(engine, run_id)
+    if row is None:
+        raise RunNotFound(f"no run {run_id!r}")
+    return row
+
+
+def _check_decisions(run_id: str, pending: list[dict[str, Any]], decisions: Mapping[str, ResumeDecision]) -> None:
+    waiting = {str(p["call_id"]): p for p in pending}
+    unknown = sorted(set(decisions) - set(waiting))
+    if unknown:
+        raise StaleDecision(f"run {run_id}: decisions for calls that are not pending: {', '.join(unknown)}")
+    missing = sorted(set(waiting) - set(decisions))
+    if missing:
+        raise StaleDecision(f"run {run_id}: every pending call needs a decision; missing: {', '.join(missing)}")
+    for call_id, decision in decisions.items():
+        if isinstance(decision, Approve) and decision.updated_input is not None:
+            _validate_input(run_id, call_id, waiting[call_id], decision.updated_input)
+
+
+def _validate_input(run_id: str, call_id: str, call: Mapping[str, Any], edited: Mapping[str, object]) -> None:
+    import jsonschema  # type: ignore[import-untyped]
+
+    schema = call.get("input_schema")
+    where = f"run {run_id}: the edited input of {call_id} ({call.get('tool_name')})"
+    if not isinstance(schema, dict):
+        raise StaleDecision(f"{where}: the tool's schema is not known; an edited input cannot be checked")
+    try:
+        data = json.loads(json.dumps(thaw_object(edited)))
+        jsonschema.validate(data, schema)
+    except (TypeError, ValueError) as exc:
+        raise StaleDecision(f"{where} is not JSON: {exc}") from None
+    except jsonschema.ValidationError as exc:
+        path = "/".join(str(p) for p in exc.absolute_path) or "(top)"
+        raise StaleDecision(f"{where} does not match the tool's schema at {path}: {exc.message}") from None
+    except jsonschema.SchemaError as exc:
+        raise StaleDecision(f"{where}: the tool's schema is invalid: {exc.message}") from None
+
+
+def _close_pending(row: tables.Row, key: bytes) -> list[dict[str, Any]]:
+    """The paused run's history with a "not executed" result for every call that has none."""
+    history = list(row.history)
+    if row.checkpoint is None:
+        return history
+    checkpoint = Checkpoint.loads(row.checkpoint, key=key)
+    for call in checkpoint.batch:
+        result = call.result or ToolResult(
+            call_id=call.call_id, name=call.tool_name, content="not executed: the run was cancelled", is_error=True
+        )
+        history.append(json.loads(json.dumps(result.to_json())))
+    return history
+
+
+def _record(row: tables.Row) -> RunRecord:
+    usage = row.result.get("usage") or {}
+    pending = tuple(
+        PendingCall(
+            call_id=str(p["call_id"]),
+            tool_name=str(p["tool_name"]),
+            arguments=freeze_object(p.get("arguments") or {}),
+            state=p.get("state", "approval"),
+            reason=str(p.get("reason", "")),
+            asked_by=str(p.get("asked_by", "")),
+        )
+        for p in row.pending
+    )
+    return RunRecord(
+        run_id=row.run_id,
+        status=row.status,  # type: ignore[arg-type]
+        created_at=datetime.fromtimestamp(row.created_at, tz=UTC),
+        updated_at=datetime.fromtimestamp(row.updated_at, tz=UTC),
+        prompt=row.prompt,
+        turns=int(row.result.get("turns", 0)),
+        usage=Usage(**{k: int(v) for k, v in usage.items()}),
+        pending=pending,
+        pause_id=row.pause_id,
+        reason=str(row.result.get("reason", "")),
+        error=row.error,
+        worker=row.worker,
+    )

@@ -1,0 +1,132 @@
+"""A persistent hook process in a few lines of Python — the other side of hookloop's ``process`` handler.
+
+In ``.hookloop/settings.json``::
+
+    {"hooks": {"PreToolUse": [{"matcher": "Bash",
+        "hooks": [{"type": "process", "command": "python3 .hookloop/guard.py"}]}]}}
+
+and ``.hookloop/guard.py``::
+
+    from hookloop.hookserver import deny, serve
+
+    def guard(event, data):
+        command = data.get("tool_input", {}).get("command", "")
+        if "rm -rf" in command:
+            return deny("no rm -rf here")
+        return None  # exit 0, no output: the call goes on
+
+    serve(guard)
+
+The handler gets the Claude Code event name and the same input a command hook reads on stdin, and returns
+``None`` (exit 0, nothing printed), a ``dict`` (printed as Claude Code's JSON output), a ``str`` (printed as text),
+or an :class:`Answer`. An ``async def`` handler answers requests concurrently (they may arrive pipelined); a plain
+one answers them in order. A handler that raises answers exit 1 with the traceback on stderr — a non-blocking
+hook error, as for a command hook that crashed — and the process keeps serving. The protocol is in
+:mod:`hookloop.command_hooks.processes` (a server in any language is a loop over stdin lines: see
+``examples/hookserver/guard.js``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import sys
+import traceback
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any, TypeAlias
+
+__all__ = ["Answer", "Handler", "block", "context", "deny", "serve"]
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What a command hook would have done: its exit status, its stdout (text, or a JSON object), its stderr."""
+
+    exit_code: int = 0
+    stdout: str | Mapping[str, object] = ""
+    stderr: str = ""
+    extra: Mapping[str, object] = field(default_factory=dict)
+
+
+Result: TypeAlias = Answer | Mapping[str, object] | str | None
+Handler: TypeAlias = Callable[[str, dict[str, Any]], Result | Awaitable[Result]]
+
+
+def block(reason: str) -> Answer:
+    """Exit 2 with ``reason`` on stderr: blocks the call (PreToolUse), the prompt (UserPromptSubmit), the stop…"""
+    return Answer(exit_code=2, stderr=reason)
+
+
+def deny(reason: str) -> Answer:
+    """PreToolUse: deny the call with ``reason`` (Claude Code's ``permissionDecision: "deny"``)."""
+    output = {"permissionDecision": "deny", "permissionDecisionReason": reason, "hookEventName": "PreToolUse"}
+    return Answer(stdout={"hookSpecificOutput": output})
+
+
+def context(event: str, text: str) -> Answer:
+    """Add ``text`` to the model's context on ``event`` (``additionalContext``)."""
+    return Answer(stdout={"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
+
+
+def _answer(request_id: object, result: Result) -> bytes:
+    if result is None:
+        result = Answer()
+    elif isinstance(result, str):
+        result = Answer(stdout=result)
+    elif not isinstance(result, Answer):
+        result = Answer(stdout=dict(result))
+    stdout = result.stdout if isinstance(result.stdout, str) else dict(result.stdout)
+    line = {"id": request_id, "exit_code": result.exit_code, "stdout": stdout, "stderr": result.stderr}
+    return json.dumps(line, ensure_ascii=False).encode() + b"\n"
+
+
+def _failed(request_id: object) -> bytes:
+    return _answer(request_id, Answer(exit_code=1, stderr=traceback.format_exc()))
+
+
+def serve(handler: Handler, *, stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> None:
+    """Answer hookloop's requests with ``handler`` until stdin closes (hookloop stops the process at the run's
+    end). ``stdin``/``stdout`` default to the process's own."""
+    reader = stdin if stdin is not None else sys.stdin.buffer
+    writer = stdout if stdout is not None else sys.stdout.buffer
+    if inspect.iscoroutinefunction(handler):
+        asyncio.run(_serve_async(handler, reader, writer))
+        return
+    for raw in reader:
+        request_id: object = None
+        try:
+            request = json.loads(raw)
+            request_id = request["id"]
+            result = handler(request["event"], request["input"])
+            assert not inspect.isawaitable(result), "a plain handler returned an awaitable; use async def"
+            line = _answer(request_id, result)
+        except Exception:
+            line = _failed(request_id)
+        writer.write(line)
+        writer.flush()
+
+
+async def _serve_async(handler: Handler, reader: IO[bytes], writer: IO[bytes]) -> None:
+    loop = asyncio.get_running_loop()
+    pending: set[asyncio.Task[None]] = set()
+
+    async def one(raw: bytes) -> None:
+        request_id: object = None
+        try:
+            request = json.loads(raw)
+            request_id = request["id"]
+            result = handler(request["event"], request["input"])
+            line = _answer(request_id, await result if inspect.isawaitable(result) else result)
+        except Exception:
+            line = _failed(request_id)
+        writer.write(line)
+        writer.flush()
+
+    while raw := await loop.run_in_executor(None, reader.readline):
+        task = loop.create_task(one(raw))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+    if pending:
+        await asyncio.gather(*pending)
