@@ -78,7 +78,7 @@ from ._temporal_workflow import MEMO_KEY, WORKFLOW_NAME, RunWorkflow, initial_st
 if TYPE_CHECKING:
     from hookloop.worker import Worker
 
-__all__ = ["DurableEffectFailed", "NondeterministicReplay", "TemporalBackend", "exit_now", "parse_url"]
+__all__ = ["DurableEffectFailed", "NondeterministicReplay", "TemporalBackend", "connected", "exit_now", "parse_url"]
 
 DEFAULT_URL = "temporal://localhost:7233/default"
 
@@ -103,6 +103,14 @@ def parse_url(url: str) -> tuple[str, str]:
 def workflow_id(run_id: str) -> str:
     """The workflow id of a run."""
     return f"hookloop-{run_id}"
+
+
+_connected = False
+
+
+def connected() -> bool:
+    """Whether this process connected a Temporal client (so it should leave with :func:`exit_now`)."""
+    return _connected
 
 
 def exit_now(code: int) -> NoReturn:
@@ -155,6 +163,8 @@ class TemporalBackend:
     async def client(self) -> Client:
         """The connected Temporal client (connected on first use)."""
         if self._client is None:
+            global _connected
+            _connected = True  # from the first attempt: the native runtime exists once it was tried
             try:
                 self._client = await Client.connect(self.target, namespace=self.namespace, identity=self.executor_id)
             except RuntimeError as exc:
