@@ -21,6 +21,10 @@ and consumed inside the workflow, so of two approvals of one pause exactly one w
 the task queue to answer); cancel is a signal. The run's record (status, pending calls, timeline, history) is the
 workflow's memo, so ``list_runs`` / ``get_run`` / ``wait`` need no worker.
 
+**Command line.** ``hookloop run --durable temporal://HOST:PORT/NAMESPACE``, ``hookloop worker temporal://…`` and
+``hookloop runs … --db temporal://…`` use this backend with the default task queue ``hookloop``; a CLI process that
+connected leaves through :func:`exit_now` (temporalio/sdk-python#300).
+
 **A finished run** closes its workflow; :meth:`TemporalBackend.continue_run` starts it again (same workflow id, a
 new execution) from its final state.
 
