@@ -31,6 +31,7 @@ from bench import (
     sandbox,
     streaming,
     subagents,
+    temporal,
 )
 from bench._measure import FULL, QUICK, TINY, Sizes
 from bench._report import Row, render_markdown, render_table
@@ -48,9 +49,11 @@ SECTIONS: dict[str, SectionRun] = {
     "providers": provider_stream.run,
     "subagents": subagents.run,
     "durable": durable.run,
+    "temporal": temporal.run,
 }
-OPT_IN = ("durable",)
-"""Sections run only when named with --only (minutes, a PostgreSQL server, worker processes)."""
+OPT_IN = ("durable", "temporal")
+"""Sections run only when named with --only (minutes, a PostgreSQL server or a Temporal dev server, worker
+processes)."""
 DEFAULT_SECTIONS = [name for name in SECTIONS if name not in OPT_IN]
 
 

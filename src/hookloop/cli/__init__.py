@@ -29,7 +29,21 @@ def main() -> None:
 
     Usage errors (unknown flags, missing arguments, bad values) print one line and exit with code 2; an
     unexpected exception prints one line too and exits with code 1 (``HOOKLOOP_DEBUG=1``: the traceback).
+    A process that talked to a Temporal server leaves without the interpreter's shutdown, where the SDK's native
+    runtime can crash after the command succeeded (temporalio/sdk-python#300): the exit code stays the command's.
     """
+    try:
+        _main()
+    except SystemExit as exc:
+        temporal = sys.modules.get("hookloop.durable.temporal")
+        if temporal is not None and temporal.connected():
+            if isinstance(exc.code, str):
+                print(exc.code, file=sys.stderr)
+            temporal.exit_now(exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1)
+        raise
+
+
+def _main() -> None:
     try:
         from hookloop.cli._app import app
     except ImportError as exc:  # typer/rich missing

@@ -62,7 +62,7 @@ __all__ = [
 CLI_FACTORY = "hookloop-cli"
 """The name the CLI's Worker factory is registered under in every process that executes runs."""
 URL_ENV = "HOOKLOOP_DURABLE_URL"
-_URL = re.compile(r"^(sqlite|postgres|postgresql)(\+[a-z0-9_]+)?://", re.IGNORECASE)
+_URL = re.compile(r"^(sqlite|postgres|postgresql|temporal)(\+[a-z0-9_]+)?://", re.IGNORECASE)
 _ANY_URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 """What ``--durable`` takes as its URL (then checked against :data:`_URL`): any ``scheme://``."""
 _OPTIONS_FORMAT = 1
@@ -78,7 +78,8 @@ def resolve_url(url: str | None) -> str | None:
     chosen = url or os.environ.get(URL_ENV) or None
     if chosen is not None and not _URL.match(chosen):
         raise StoreUnavailable(
-            f"database URL {describe_url(chosen)!r}: expected sqlite:///PATH or postgresql://USER@HOST/DB"
+            f"database URL {describe_url(chosen)!r}: expected sqlite:///PATH, postgresql://USER@HOST/DB or "
+            "temporal://HOST:PORT/NAMESPACE"
         )
     return chosen
 
@@ -95,6 +96,8 @@ def open_store(url: str | None) -> Any:
     """The durable backend for ``url`` (see :func:`resolve_url`): a :class:`~hookloop.durable.RunStore` that
     can also execute runs. StoreUnavailable when the ``dbos`` extra is missing or the URL is not one."""
     chosen = resolve_url(url)
+    if chosen is not None and chosen.lower().startswith("temporal://"):
+        return _open_temporal(chosen)
     try:
         from hookloop.durable.dbos import DBOSBackend  # type: ignore[import-not-found,unused-ignore]
     except ImportError as exc:
@@ -103,6 +106,18 @@ def open_store(url: str | None) -> Any:
         return DBOSBackend(chosen)
     except Exception as exc:  # a bad URL, an unreachable server, a file that is not a database
         raise StoreUnavailable(f"cannot open {describe_url(chosen)}: {first_line(exc)}") from None
+
+
+def _open_temporal(url: str) -> Any:
+    """The Temporal backend (``temporal://HOST:PORT/NAMESPACE``); it connects on first use."""
+    try:
+        from hookloop.durable.temporal import TemporalBackend
+    except ImportError as exc:
+        raise StoreUnavailable(f"durable runs on Temporal need: pip install 'hookloop[temporal]' ({exc})") from None
+    try:
+        return TemporalBackend(url)
+    except ValueError as exc:
+        raise StoreUnavailable(str(exc)) from None
 
 
 def first_line(exc: BaseException) -> str:

@@ -85,13 +85,15 @@ def _with_store(db: str | None, action: Callable[[RunStore], Awaitable[T]]) -> T
         raise _fail(f"refused: {_plain(exc)}", EXIT_REFUSED) from None
     except _Refused as exc:
         raise _fail(str(exc), exc.code) from None
+    except ConnectionError as exc:  # a Temporal server that does not answer
+        raise _fail(f"{describe_url(db)}: {first_line(exc)}", EXIT_REFUSED) from None
     except Exception as exc:
         if type(exc).__module__.split(".")[0] not in _DATABASE_ERRORS:
             raise
         raise _fail(f"{describe_url(db)}: database error: {first_line(exc)}", EXIT_REFUSED) from None
 
 
-_DATABASE_ERRORS = frozenset({"sqlalchemy", "psycopg", "sqlite3", "dbos"})
+_DATABASE_ERRORS = frozenset({"sqlalchemy", "psycopg", "sqlite3", "dbos", "temporalio"})
 
 
 def _plain(exc: BaseException) -> str:

@@ -1,0 +1,290 @@
+"""The activity that runs one segment of a durable run on Temporal, and the Effects that record its effects.
+
+**Where hookloop code runs.** The Worker — its hooks, interceptors, permission policy, command hooks, tools, model
+client — runs here, inside an ordinary activity on the worker's asyncio loop, exactly as in a plain run; the
+workflow (:mod:`hookloop.durable._temporal_workflow`) only moves JSON. Running hooks as workflow code would put
+them under Temporal's sandbox and its deterministic event loop: no threads, no subprocesses (command hooks), no
+blocking I/O, timers that become durable timers — a hook that behaves in a plain run would fail or behave
+differently. Here it behaves the same; what must still be deterministic (the decisions a hook takes on the same
+recorded inputs) is checked on replay by a digest of the decisions, as with DBOS.
+
+**Effects.** Every model call, tool call and external hook firing is performed here and its outcome recorded in the
+workflow (the ``record`` update) before the run goes on; the record is in the workflow's history, on the server.
+When the activity is retried (its worker was killed: the heartbeat times out; or the server restarted), the new
+attempt, on any worker, reads the recorded outcomes (the ``recorded`` query), replays them (no model request is
+sent again, no completed tool runs again) and performs for real only what was not recorded — the step a crash
+interrupted runs again, a tool with the same idempotency key. A long tool keeps the activity alive by the
+activity's heartbeat, sent every third of the heartbeat timeout while the segment runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from temporalio import activity
+from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.service import RPCError
+
+from hookloop._frozen import thaw_object
+from hookloop.checkpoint import AllowAlways, Approve, Checkpoint, Reject, ResumeDecision
+from hookloop.effects import DecisionLog, Effect
+from hookloop.errors import Cancelled, HookloopError
+from hookloop.items import ToolResult
+from hookloop.outcome import Finished, Paused
+from hookloop.timeline import HookDecision, event_to_json
+
+from ._temporal_workflow import SEGMENT_ACTIVITY
+
+if TYPE_CHECKING:
+    from hookloop.worker import Worker
+
+__all__ = ["DurableEffectFailed", "NondeterministicReplay", "Segments", "decision_from_json", "decision_to_json"]
+
+_log = logging.getLogger("hookloop.durable")
+T = TypeVar("T")
+
+_STREAM_TYPES = frozenset(
+    {"block_start", "block_stop", "text_delta", "thinking_delta", "tool_call_delta", "native_block", "usage", "stop"}
+)
+
+
+class NondeterministicReplay(HookloopError):
+    """A replay took another path than the recorded run: an in-process hook or permission rule decided
+    differently on the same recorded inputs. The run fails (it does not follow the new decision)."""
+
+
+class DurableEffectFailed(HookloopError):
+    """A recorded effect had failed the first time; its replay raises this with the recorded error."""
+
+
+def decision_to_json(decision: ResumeDecision) -> dict[str, object]:
+    """A resume decision as JSON (what travels in the ``approve`` update)."""
+    if isinstance(decision, Approve):
+        edited = None if decision.updated_input is None else thaw_object(decision.updated_input)
+        return {"type": "approve", "updated_input": json.loads(json.dumps(edited))}
+    if isinstance(decision, AllowAlways):
+        return {"type": "allow_always", "rule": decision.rule}
+    if isinstance(decision, Reject):
+        return {"type": "reject", "reason": decision.reason}
+    raise TypeError(f"not a resume decision (Approve, AllowAlways, Reject): {decision!r}")
+
+
+def decision_from_json(data: Mapping[str, Any]) -> ResumeDecision:
+    """The decision :func:`decision_to_json` made; ``ValueError`` for anything else."""
+    kind = data.get("type")
+    if kind == "approve":
+        return Approve(updated_input=data.get("updated_input"))
+    if kind == "allow_always":
+        return AllowAlways(rule=data.get("rule"))
+    if kind == "reject":
+        return Reject(reason=str(data.get("reason", "denied by the user")))
+    raise ValueError(f"recorded decision: unknown type {kind!r}")
+
+
+class RecordingEffects:
+    """The :class:`~hookloop.effects.Effects` of one segment attempt: replay what the workflow recorded, perform
+    and record the rest. ``record(name, output)`` stores an output and returns the one the workflow kept."""
+
+    def __init__(self, recorded: Mapping[str, str], record: Callable[[str, str], Awaitable[str]]) -> None:
+        self._recorded = dict(recorded)
+        self._record = record
+        self._seen: dict[str, int] = {}
+        self._logs: dict[str, DecisionLog] = {}
+        self.performed = 0
+        """Effects performed for real in this attempt (not replayed)."""
+        self.replayed = 0
+
+    def on_decision(self, event: object) -> None:
+        if isinstance(event, HookDecision):
+            scope = event.call_id or ""
+            self._logs.setdefault(scope, DecisionLog()).add(f"{event.event}/{event.hook}: {event.decision}")
+
+    def _digest(self, scope: str) -> tuple[str, tuple[str, ...]]:
+        if scope:
+            return self._logs.setdefault(scope, DecisionLog()).take()
+        digest, entries = self._logs.setdefault("", DecisionLog()).take()
+        parts = [digest, *(f"{c}={log.digest}" for c, log in sorted(self._logs.items()) if c)]
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32], entries
+
+    async def perform(self, effect: Effect[T]) -> T:
+        n = self._seen.get(effect.key, 0)
+        self._seen[effect.key] = n + 1
+        name = f"{effect.key}#{n}"
+        call_id = effect.describe.get("call_id")
+        digest, entries = self._digest(call_id if isinstance(call_id, str) else "")
+        output = self._recorded.get(name)
+        if output is None:
+            self.performed += 1
+            failure: BaseException | None = None
+            try:
+                body: dict[str, object] = {"outcome": effect.encode(await effect.perform())}
+            except Exception as exc:
+                failure, body = exc, {"error": f"{type(exc).__name__}: {exc}"}
+            mine = json.dumps({**body, "digest": digest, "entries": list(entries)})
+            output = await self._record(name, mine)
+            if failure is not None and output == mine:
+                raise failure
+        else:
+            self.replayed += 1
+        data = json.loads(output)
+        if data.get("digest") != digest:
+            was = "; ".join(data.get("entries") or []) or "(none)"
+            now = "; ".join(entries) or "(none)"
+            raise NondeterministicReplay(
+                f"durable replay of {name}: the decisions taken before it differ from the recorded run — recorded: "
+                f"{was}; on replay: {now}. An in-process hook or permission rule decided differently on the same "
+                "inputs (hooks must be deterministic); the run fails instead of following the new decision"
+            )
+        if "error" in data:
+            raise DurableEffectFailed(f"{name} (recorded): {data['error']}")
+        return effect.decode(data["outcome"])
+
+
+class Segments:
+    """What the segment activity needs in a worker process: the client, the checkpoint key, the factories."""
+
+    def __init__(self, client: Client, key: bytes, factories: Mapping[str, Callable[[Mapping[str, object]], Worker]]):
+        self.client = client
+        self.key = key
+        self.factories = factories
+
+    @activity.defn(name=SEGMENT_ACTIVITY)
+    async def segment(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Run one segment; returns its outcome as JSON (never raises for the run's own errors)."""
+        info = activity.info()
+        handle = self.client.get_workflow_handle(info.workflow_id or "", run_id=info.workflow_run_id)
+        segment = int(request["segment"])
+
+        async def record(name: str, output: str) -> str:
+            delay = 0.1
+            while True:
+                try:
+                    kept: str = await handle.execute_update(
+                        "record", {"segment": segment, "name": name, "output": output}
+                    )
+                    return kept
+                except WorkflowUpdateFailedError as exc:  # the segment moved on: this attempt is stale
+                    raise DurableEffectFailed(f"recording {name}: {exc.cause}; this attempt is stale") from None
+                except RPCError:  # the server is unreachable: keep trying while the activity lives
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 2.0)
+
+        beat = asyncio.create_task(_heartbeat(info.heartbeat_timeout.total_seconds() if info.heartbeat_timeout else 30))
+        try:  # heartbeating from the start: the query waits while the workflow's last worker is found dead
+            recorded: dict[str, str] = await handle.query("recorded", segment)
+            effects = RecordingEffects(recorded, record)
+            return await _Run(self, request, effects).execute()
+        finally:
+            beat.cancel()
+            await asyncio.gather(beat, return_exceptions=True)
+
+
+async def _heartbeat(every: float) -> None:
+    while True:
+        activity.heartbeat()
+        await asyncio.sleep(max(every / 3, 0.05))
+
+
+class _Run:
+    def __init__(self, segments: Segments, request: dict[str, Any], effects: RecordingEffects) -> None:
+        self.segments, self.request, self.effects = segments, request, effects
+        self.run_id = str(request["run_id"])
+        self.events: list[dict[str, object]] = []
+
+    async def execute(self) -> dict[str, Any]:
+        request = self.request
+        factory = self.segments.factories.get(str(request["worker"]))
+        if factory is None:
+            error = f"no Worker factory registered as {request['worker']!r} in this process (TemporalBackend.register)"
+            return {"status": "failed", "error": error}
+        try:
+            worker = factory(request["options"])
+            for grant in request["grants"]:  # "allow always" answers of earlier pauses hold for the whole run
+                worker._allow_always(str(grant["tool"]), grant.get("rule"), grant.get("arguments") or {})
+        except Exception as exc:
+            _log.error("durable run %s: cannot build its Worker", self.run_id, exc_info=True)
+            return {"status": "failed", "error": f"building the Worker: {type(exc).__name__}: {exc}"}
+        worker.timeline.subscribe(self.effects.on_decision)
+        worker.timeline.subscribe(self._keep)
+        task = asyncio.create_task(self._drive(worker))
+        try:
+            try:
+                outcome = await asyncio.shield(task)
+            except asyncio.CancelledError:
+                if activity.is_worker_shutdown() or task.done():
+                    task.cancel()
+                    raise
+                worker.cancel()  # the workflow cancelled the run: on_abort once, one result per call
+                outcome = await task
+        except Cancelled:
+            return {"status": "cancelled", "history": _history(worker), "events": self.events}
+        except Exception as exc:
+            _log.info("durable run %s failed", self.run_id, exc_info=True)
+            error = f"{type(exc).__name__}: {exc}"
+            return {"status": "failed", "error": error, "history": _history(worker), "events": self.events}
+        return self._outcome(worker, outcome)
+
+    async def _drive(self, worker: Worker, /) -> Finished | Paused:
+        spec, key = self.request["spec"], self.segments.key
+        if spec.get("kind") == "start":
+            return await worker.run(str(self.request["prompt"]), run_id=self.run_id, effects=self.effects)
+        checkpoint = Checkpoint.loads(str(self.request["checkpoint"]), key=key)
+        if spec.get("kind") == "continue":
+            return await worker.resume(checkpoint, messages=str(spec["messages"]), key=key, effects=self.effects)
+        decisions = {cid: decision_from_json(d) for cid, d in (spec.get("decisions") or {}).items()}
+        messages = spec.get("messages")
+        return await worker.resume(checkpoint, decisions, messages=messages, key=key, effects=self.effects)
+
+    def _outcome(self, worker: Worker, outcome: Finished | Paused) -> dict[str, Any]:
+        key, segment = self.segments.key, int(self.request["segment"])
+        base = {"history": _history(worker), "events": self.events}
+        if isinstance(outcome, Paused):
+            checkpoint = outcome.checkpoint
+            pending = []
+            for call in checkpoint.pending:
+                tool = next((t for t in worker.tools if t.meta.name == call.tool_name), None)
+                schema = thaw_object(tool.meta.input_schema) if tool is not None else None
+                pending.append(json.loads(json.dumps(call.to_json() | {"input_schema": schema})))
+            closed = list(base["history"])
+            for call in checkpoint.batch:
+                answer = call.result or ToolResult(
+                    call_id=call.call_id,
+                    name=call.tool_name,
+                    content="not executed: the run was cancelled",
+                    is_error=True,
+                )
+                closed.append(json.loads(json.dumps(answer.to_json())))
+            return base | {
+                "status": "paused",
+                "checkpoint": checkpoint.dumps(key=key),
+                "pending": pending,
+                "pause_id": f"{segment}-{checkpoint.nonce[:16]}",
+                "cancel_history": closed,
+                "result": {"turns": checkpoint.turn, "usage": _usage(checkpoint.usage), "reason": outcome.reason},
+            }
+        final = dataclasses.replace(worker.checkpoint("finished"), run_id=self.run_id)
+        reason = outcome.reason if outcome.stop_reason is None else f"{outcome.reason}: {outcome.stop_reason}"
+        result = {"text": outcome.text, "turns": outcome.turns, "usage": _usage(outcome.usage), "reason": reason}
+        return base | {"status": "finished", "checkpoint": final.dumps(key=key), "result": result}
+
+    def _keep(self, event: object) -> None:
+        try:
+            data = event_to_json(event)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return
+        if data.get("type") not in _STREAM_TYPES:
+            self.events.append(json.loads(json.dumps(data, default=str)))
+
+
+def _history(worker: Worker) -> list[dict[str, Any]]:
+    return [json.loads(json.dumps(item.to_json())) for item in worker.history]
+
+
+def _usage(usage: object) -> dict[str, int]:
+    return {slot: int(getattr(usage, slot)) for slot in type(usage).__slots__}  # type: ignore[attr-defined]

@@ -1,0 +1,468 @@
+"""Durable runs on Temporal (``pip install 'hookloop[temporal]'``): a run survives a crash of its worker or of the
+server, pauses for days without holding a worker, and continues on any worker polling the same task queue.
+
+Usage::
+
+    backend = TemporalBackend("temporal://localhost:7233/default")
+    backend.register("default", lambda options: Worker(client, tools=[...]))   # in every worker process
+    run_id = await backend.start("fix the tests")     # a workflow; any process running `await backend.serve()` runs it
+    record = await backend.wait(run_id)               # until it finishes, fails, is cancelled or pauses
+    await backend.approve(run_id, {call_id: Approve()}, pause_id=record.pause_id)   # from any process
+
+**Model.** A run is one workflow (id ``hookloop-<run id>``, type ``hookloop.run``). Each run segment — the first
+run, each continuation after a decision — is one activity that runs the Worker (hooks, interceptors, permission
+policy exactly as in a plain run); each of its effects (a model call, a tool call, an external hook firing) is
+recorded in the workflow (an update) with the digest of the decisions taken before it, and a retried activity
+replays the recorded ones and performs only the rest (see :mod:`hookloop.durable._temporal_segment` for why the
+Worker runs in an activity and not as workflow code). The activity heartbeats while it runs (long tools
+included); a killed worker is noticed after ``heartbeat_timeout`` and the segment is retried on any worker, the
+interrupted effect again (a tool with the same idempotency key). Decisions are an update (``approve``: checked
+and consumed inside the workflow, so of two approvals of one pause exactly one wins; it needs a worker polling
+the task queue to answer); cancel is a signal. The run's record (status, pending calls, timeline, history) is the
+workflow's memo, so ``list_runs`` / ``get_run`` / ``wait`` need no worker.
+
+**Command line.** ``hookloop run --durable temporal://HOST:PORT/NAMESPACE``, ``hookloop worker temporal://…`` and
+``hookloop runs … --db temporal://…`` use this backend with the default task queue ``hookloop``; a CLI process that
+connected leaves through :func:`exit_now` (temporalio/sdk-python#300).
+
+**A finished run** closes its workflow; :meth:`TemporalBackend.continue_run` starts it again (same workflow id, a
+new execution) from its final state.
+
+**Checkpoint key.** Checkpoints in the workflow state are MAC'd with ``checkpoint_key`` (default: this user's key,
+``$HOOKLOOP_HOME``); every worker process of a deployment must use the same key.
+
+**Paused runs** hold no activity and no slot: the workflow waits for the ``approve`` update or the ``cancel``
+signal on the server. A worker keeps a paused workflow's JSON state in its workflow cache until evicted
+(``max_cached_workflows``; 0 keeps none, and any worker rebuilds it from the history when the decision comes).
+
+**Limits.** A segment's outcome (history, timeline) travels as one activity result and the record as the memo:
+Temporal's payload limit (2 MB by default) bounds them. Every effect adds an update to the workflow's history,
+so one run has a Temporal history-length bound (tens of thousands of effects).
+
+**Secrets.** The workflow history holds the runs' prompts, histories, timelines, pending calls, checkpoints and
+the factory's name and JSON ``options`` — never API keys, clients or settings files: Workers are built in each
+worker process by its registered factory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, NoReturn
+from urllib.parse import urlsplit
+
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+)
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
+from temporalio.worker import Worker as TemporalWorker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from hookloop._checkpoint_auth import resolve_key
+from hookloop._frozen import freeze_object, thaw_object
+from hookloop.checkpoint import AllowAlways, Approve, PendingCall, Reject, ResumeDecision
+from hookloop.items import new_id
+from hookloop.stream import Usage
+
+from ._store import PauseConsumed, RunDetail, RunNotFound, RunRecord, RunStatus, RunStore, StaleDecision
+from ._temporal_segment import DurableEffectFailed, NondeterministicReplay, Segments, decision_to_json
+from ._temporal_workflow import MEMO_KEY, WORKFLOW_NAME, RunWorkflow, initial_state
+
+if TYPE_CHECKING:
+    from hookloop.worker import Worker
+
+__all__ = ["DurableEffectFailed", "NondeterministicReplay", "TemporalBackend", "connected", "exit_now", "parse_url"]
+
+DEFAULT_URL = "temporal://localhost:7233/default"
+
+
+def parse_url(url: str) -> tuple[str, str]:
+    """``temporal://HOST:PORT/NAMESPACE`` → ``("HOST:PORT", NAMESPACE)`` (port 7233 and namespace ``default``
+    when left out); ``ValueError`` naming what is wrong otherwise."""
+    parts = urlsplit(url)
+    if parts.scheme != "temporal" or not parts.hostname:
+        raise ValueError(f"TemporalBackend url: expected temporal://HOST:PORT/NAMESPACE, got {url!r}")
+    try:
+        port = parts.port or 7233
+    except ValueError:
+        raise ValueError(f"TemporalBackend url: the port of {url!r} is not a number from 1 to 65535") from None
+    namespace = parts.path.strip("/") or "default"
+    if "/" in namespace or parts.query or parts.fragment:
+        raise ValueError(f"TemporalBackend url: expected one namespace after the port, got {url!r}")
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return f"{host}:{port}", namespace
+
+
+def workflow_id(run_id: str) -> str:
+    """The workflow id of a run."""
+    return f"hookloop-{run_id}"
+
+
+_connected = False
+
+
+def connected() -> bool:
+    """Whether this process connected a Temporal client (so it should leave with :func:`exit_now`)."""
+    return _connected
+
+
+def exit_now(code: int) -> NoReturn:
+    """End a short-lived client process (a CLI verb) with ``code`` once its calls returned: stdout and stderr are
+    flushed, then the process exits without the interpreter's shutdown, where the SDK's native runtime can abort
+    the process after the call succeeded (temporalio/sdk-python#300) and turn a success into a crash."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
+class TemporalBackend:
+    """Durable runs on a Temporal server; also a :class:`~hookloop.durable.RunStore` (list, show, approve, cancel).
+
+    ``url``: ``temporal://HOST:PORT/NAMESPACE`` (default ``temporal://localhost:7233/default``). ``task_queue``:
+    the queue the workers poll (the same on every process of a deployment). ``heartbeat_timeout``: after how
+    long without a heartbeat a segment's worker counts as dead and the segment is retried elsewhere.
+    ``max_cached_workflows``: how many workflows a serving worker keeps in memory between tasks (a paused run in
+    the cache holds only its JSON state; 0 keeps none). ``decision_timeout``: how long :meth:`approve` waits for a
+    worker to check and record a decision. The client connects on first use.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        executor_id: str | None = None,
+        task_queue: str = "hookloop",
+        checkpoint_key: bytes | None = None,
+        heartbeat_timeout: float = 10.0,
+        max_cached_workflows: int = 100,
+        decision_timeout: float = 30.0,
+    ) -> None:
+        self.url = url or DEFAULT_URL
+        self.target, self.namespace = parse_url(self.url)
+        if not task_queue:
+            raise ValueError("TemporalBackend task_queue: must be a non-empty string")
+        if heartbeat_timeout <= 0:
+            raise ValueError(f"TemporalBackend heartbeat_timeout: must be positive, got {heartbeat_timeout!r}")
+        self.executor_id = executor_id
+        self.task_queue = task_queue
+        self.heartbeat_timeout = heartbeat_timeout
+        self.max_cached_workflows = max_cached_workflows
+        self.decision_timeout = decision_timeout
+        self._key = resolve_key(checkpoint_key)
+        self._factories: dict[str, Callable[[Mapping[str, object]], Worker]] = {}
+        self._client: Client | None = None
+
+    async def client(self) -> Client:
+        """The connected Temporal client (connected on first use)."""
+        if self._client is None:
+            global _connected
+            _connected = True  # from the first attempt: the native runtime exists once it was tried
+            try:
+                self._client = await Client.connect(self.target, namespace=self.namespace, identity=self.executor_id)
+            except RuntimeError as exc:
+                raise ConnectionError(f"TemporalBackend: cannot connect to {self.url}: {exc}") from None
+        return self._client
+
+    # -- configuration -------------------------------------------------------------------------------------------
+
+    def register(self, name: str, factory: Callable[[Mapping[str, object]], Worker]) -> None:
+        """Register a Worker factory under ``name``: every worker process registers the same names. It gets the
+        run's ``options`` and returns a fresh Worker (its tools, hooks, permissions, client)."""
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"register: name must be a non-empty string, got {name!r}")
+        self._factories[name] = factory
+
+    # -- starting and waiting ------------------------------------------------------------------------------------
+
+    async def start(
+        self, prompt: str, *, worker: str = "default", options: Mapping[str, object] = {}, run_id: str | None = None
+    ) -> str:
+        """Start a run of ``prompt`` on the Worker factory ``worker`` (``options`` are JSON, handed to it);
+        returns its run id. A process running :meth:`serve` executes it."""
+        if not isinstance(prompt, str):
+            raise TypeError(f"start: prompt must be a string, got {type(prompt).__name__}")
+        try:
+            opts = json.loads(json.dumps(dict(options)))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"start: options must be JSON: {exc}") from None
+        run_id = run_id or new_id("run")
+        if not isinstance(run_id, str) or not run_id.strip() or len(run_id) > 150:
+            raise ValueError(f"start: run_id must be a non-empty string of at most 150 characters, got {run_id!r}")
+        config = {"task_queue": self.task_queue, "heartbeat_timeout": self.heartbeat_timeout}
+        state = initial_state(
+            run_id=run_id, prompt=prompt, worker=worker, options=opts, created_at=time.time(), config=config
+        )
+        await self._start(state, WorkflowIDReusePolicy.REJECT_DUPLICATE, f"start: a run {run_id!r} already exists")
+        return run_id
+
+    async def _start(self, state: dict[str, Any], reuse: WorkflowIDReusePolicy, exists: str) -> None:
+        client = await self.client()
+        memo = {MEMO_KEY: {k: state[k] for k in _MEMO_KEYS}}
+        try:
+            await client.start_workflow(
+                WORKFLOW_NAME,
+                state,
+                id=workflow_id(state["run_id"]),
+                task_queue=self.task_queue,
+                id_reuse_policy=reuse,
+                id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
+                memo=memo,
+            )
+        except WorkflowAlreadyStartedError:
+            if reuse == WorkflowIDReusePolicy.ALLOW_DUPLICATE:
+                raise StaleDecision(exists) from None
+            raise ValueError(exists) from None
+
+    async def wait(self, run_id: str, *, timeout: float | None = None) -> RunRecord:  # noqa: ASYNC109
+        """Wait until the run is neither queued nor running; returns its record. ``TimeoutError`` after
+        ``timeout`` seconds; :class:`RunNotFound` for an unknown run."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while True:
+            data = await self._memo(run_id)
+            if data["status"] not in ("queued", "running"):
+                return _record(data)
+            if deadline is not None and loop.time() >= deadline:
+                raise TimeoutError(f"run {run_id} is still {data['status']} after {timeout} s")
+            await asyncio.sleep(0.05)  # the memo changes on the server; no event tells a client
+
+    async def continue_run(self, run_id: str, messages: str) -> None:
+        """Start a new segment on a finished run with a new prompt (the same workflow id, a new execution)."""
+        if not isinstance(messages, str) or not messages.strip():
+            raise ValueError("continue_run: messages must be a non-empty string")
+        handle = await self._handle(run_id)
+        desc = await handle.describe()
+        if desc.status != WorkflowExecutionStatus.COMPLETED:
+            data = await self._memo(run_id)
+            raise StaleDecision(f"run {run_id} is {data['status']}: only a finished run takes a new prompt")
+        state: dict[str, Any] = await handle.result()
+        if state.get("status") != "finished" or not state.get("checkpoint"):
+            raise StaleDecision(f"run {run_id} is {state.get('status')}: only a finished run takes a new prompt")
+        state = state | {
+            "status": "queued",
+            "segment": int(state["segment"]) + 1,
+            "spec": {"kind": "continue", "messages": messages},
+            "error": None,
+        }
+        await self._start(state, WorkflowIDReusePolicy.ALLOW_DUPLICATE, f"run {run_id} changed while continuing it")
+
+    # -- executing ------------------------------------------------------------------------------------------------
+
+    async def serve(self) -> None:
+        """Execute runs in this process — workflow tasks and segment activities of the task queue — until
+        cancelled. Runs of a crashed worker are retried here once their heartbeat times out."""
+        client = await self.client()
+        restrictions = SandboxRestrictions.default.with_passthrough_modules("hookloop")
+        segments = Segments(client, self._key, self._factories)
+        worker = TemporalWorker(
+            client,
+            task_queue=self.task_queue,
+            workflows=[RunWorkflow],
+            activities=[segments.segment],
+            workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
+            max_cached_workflows=self.max_cached_workflows,
+            graceful_shutdown_timeout=_SHUTDOWN,
+            # a run's next workflow task goes to the worker that has it cached; when that worker is dead, to any
+            # worker after this long (the SDK's 10 s would delay every recovery)
+            sticky_queue_schedule_to_start_timeout=timedelta(seconds=min(max(self.heartbeat_timeout, 1.0), 10.0)),
+            identity=self.executor_id,
+        )
+        await worker.run()
+
+    # -- the store ------------------------------------------------------------------------------------------------
+
+    async def list_runs(self, *, status: RunStatus | None = None, limit: int = 200) -> Sequence[RunRecord]:
+        """The newest runs first (at most ``limit``), optionally only those with ``status``."""
+        client = await self.client()
+        seen: dict[str, RunRecord] = {}
+        async for execution in client.list_workflows(f'WorkflowType = "{WORKFLOW_NAME}"'):
+            if execution.id in seen:
+                continue  # an older execution of a continued run
+            memo = await execution.memo()
+            data = memo.get(MEMO_KEY)
+            if not isinstance(data, dict) or "run_id" not in data:
+                continue
+            seen[execution.id] = _record(_ended(data, execution.status))
+        records = sorted(seen.values(), key=lambda r: r.created_at, reverse=True)
+        return [r for r in records if status is None or r.status == status][:limit]
+
+    async def get_run(self, run_id: str) -> RunDetail:
+        """One run, whole; :class:`RunNotFound` if there is none."""
+        data = await self._memo(run_id)
+        base = _record(data)
+        fields = {name: getattr(base, name) for name in RunRecord.__dataclass_fields__}
+        return RunDetail(
+            **fields,
+            events=tuple(data.get("events") or ()),
+            history=tuple(data.get("history") or ()),
+            text=str((data.get("result") or {}).get("text", "")),
+        )
+
+    async def approve(
+        self,
+        run_id: str,
+        decisions: Mapping[str, ResumeDecision],
+        *,
+        pause_id: str | None = None,
+        messages: str | None = None,
+    ) -> None:
+        """Decide the run's current pause and continue it (see :class:`~hookloop.durable.RunStore`). The decision
+        is checked and consumed by the workflow: a worker must be polling the task queue to answer."""
+        for call_id, decision in decisions.items():
+            if not isinstance(decision, (Approve, AllowAlways, Reject)):
+                raise TypeError(f"approve: the decision for {call_id} is not Approve/AllowAlways/Reject: {decision!r}")
+        if messages is not None and not isinstance(messages, str):
+            raise TypeError("approve: messages must be a string")
+        data = await self._memo(run_id)
+        waiting = {str(p["call_id"]): p for p in data.get("pending") or []}
+        if data["status"] == "paused":
+            for call_id, decision in decisions.items():
+                if call_id in waiting and isinstance(decision, Approve) and decision.updated_input is not None:
+                    _validate_input(run_id, call_id, waiting[call_id], decision.updated_input)
+        request = {
+            "pause_id": pause_id,
+            "decisions": {cid: decision_to_json(d) for cid, d in decisions.items()},
+            "messages": messages,
+            "grants": [
+                {"tool": waiting[cid]["tool_name"], "rule": d.rule, "arguments": waiting[cid].get("arguments") or {}}
+                for cid, d in decisions.items()
+                if isinstance(d, AllowAlways) and cid in waiting
+            ],
+        }
+        handle = await self._handle(run_id)
+        if (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
+            consumed = data.get("consumed") or []
+            if consumed and pause_id in (None, *consumed) and data["status"] != "cancelled":
+                raise PauseConsumed(f"run {run_id}: the pause {pause_id or consumed[-1]} was already decided")
+            raise StaleDecision(f"run {run_id} is {data['status']}, not paused")
+        try:
+            await asyncio.wait_for(handle.execute_update("approve", request), self.decision_timeout)
+        except TimeoutError:
+            raise TimeoutError(
+                f"run {run_id}: no worker answered the decision within {self.decision_timeout} s (a worker polling "
+                f"the task queue {self.task_queue!r} checks and records it); it may still be taken when one does"
+            ) from None
+        except WorkflowUpdateFailedError as exc:
+            cause = exc.cause
+            message = f"run {run_id}: {getattr(cause, 'message', cause)}"
+            if isinstance(cause, ApplicationError) and cause.type == "PauseConsumed":
+                raise PauseConsumed(message) from None
+            raise StaleDecision(message) from None
+
+    async def cancel(self, run_id: str) -> None:
+        """Cancel the run from any process (a signal: the workflow ends a paused run as cancelled and cancels a
+        running segment where it runs, on_abort once and one result per tool call). An ended run is left as is."""
+        handle = await self._handle(run_id)
+        if (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
+            return
+        try:
+            await handle.signal("cancel")
+        except RPCError as exc:
+            if exc.status != RPCStatusCode.NOT_FOUND:  # it ended meanwhile
+                raise
+
+    async def close(self) -> None:
+        """Forget the client (the SDK's client holds no resources that need closing; a serving task must be
+        cancelled first)."""
+        self._client = None
+
+    # -- helpers --------------------------------------------------------------------------------------------------
+
+    async def _handle(self, run_id: str) -> WorkflowHandle[Any, Any]:
+        if not isinstance(run_id, str) or not run_id:
+            raise RunNotFound(f"no run {run_id!r}")
+        client = await self.client()
+        return client.get_workflow_handle(workflow_id(run_id))
+
+    async def _memo(self, run_id: str) -> dict[str, Any]:
+        handle = await self._handle(run_id)
+        try:
+            desc = await handle.describe()
+        except RPCError as exc:
+            if exc.status == RPCStatusCode.NOT_FOUND:
+                raise RunNotFound(f"no run {run_id!r}") from None
+            raise
+        data = (await desc.memo()).get(MEMO_KEY)
+        if not isinstance(data, dict):
+            raise RunNotFound(f"no run {run_id!r} (workflow {handle.id} is not a hookloop run)")
+        return _ended(data, desc.status)
+
+
+_MEMO_KEYS = ("run_id", "status", "segment", "prompt", "worker", "created_at", "updated_at", "pending", "pause_id")
+_SHUTDOWN = timedelta(seconds=1)
+
+
+def _ended(data: dict[str, Any], status: WorkflowExecutionStatus | None) -> dict[str, Any]:
+    """The memo's record, corrected when the workflow ended outside hookloop (terminated, timed out, failed)."""
+    if status in (WorkflowExecutionStatus.RUNNING, WorkflowExecutionStatus.COMPLETED, None):
+        return data
+    ended = "cancelled" if status == WorkflowExecutionStatus.CANCELED else "failed"
+    return data | {"status": ended, "error": data.get("error") or f"the workflow ended {status.name}"}
+
+
+def _validate_input(run_id: str, call_id: str, call: Mapping[str, Any], edited: Mapping[str, object]) -> None:
+    import jsonschema  # type: ignore[import-untyped]
+
+    schema = call.get("input_schema")
+    where = f"run {run_id}: the edited input of {call_id} ({call.get('tool_name')})"
+    if not isinstance(schema, dict):
+        raise StaleDecision(f"{where}: the tool's schema is not known; an edited input cannot be checked")
+    try:
+        data = json.loads(json.dumps(thaw_object(edited)))
+        jsonschema.validate(data, schema)
+    except (TypeError, ValueError) as exc:
+        raise StaleDecision(f"{where} is not JSON: {exc}") from None
+    except jsonschema.ValidationError as exc:
+        path = "/".join(str(p) for p in exc.absolute_path) or "(top)"
+        raise StaleDecision(f"{where} does not match the tool's schema at {path}: {exc.message}") from None
+    except jsonschema.SchemaError as exc:
+        raise StaleDecision(f"{where}: the tool's schema is invalid: {exc.message}") from None
+
+
+def _record(data: Mapping[str, Any]) -> RunRecord:
+    result = data.get("result") or {}
+    usage = result.get("usage") or {}
+    pending = tuple(
+        PendingCall(
+            call_id=str(p["call_id"]),
+            tool_name=str(p["tool_name"]),
+            arguments=freeze_object(p.get("arguments") or {}),
+            state=p.get("state", "approval"),
+            reason=str(p.get("reason", "")),
+            asked_by=str(p.get("asked_by", "")),
+        )
+        for p in data.get("pending") or []
+    )
+    status = data["status"]
+    return RunRecord(
+        run_id=str(data["run_id"]),
+        status=status,
+        created_at=datetime.fromtimestamp(float(data.get("created_at") or 0), tz=UTC),
+        updated_at=datetime.fromtimestamp(float(data.get("updated_at") or data.get("created_at") or 0), tz=UTC),
+        prompt=str(data.get("prompt", "")),
+        turns=int(result.get("turns", 0)),
+        usage=Usage(**{k: int(v) for k, v in usage.items() if k in Usage.__slots__}),
+        pending=pending if status == "paused" else (),
+        pause_id=data.get("pause_id") if status == "paused" else None,
+        reason=str(result.get("reason", "")),
+        error=data.get("error"),
+        worker=str(data.get("worker", "")),
+    )
+
+
+if TYPE_CHECKING:
+
+    def _is_a_run_store(backend: TemporalBackend) -> RunStore:  # mypy checks the backend keeps the interface
+        return backend
