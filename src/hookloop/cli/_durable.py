@@ -92,14 +92,18 @@ def describe_url(url: str | None) -> str:
     return re.sub(r"(://[^/@:]*:)[^/@]*@", r"\1***@", chosen)
 
 
-def open_store(url: str | None) -> Any:
+def open_store(url: str | None, *, read_only: bool = False) -> Any:
     """The durable backend for ``url`` (see :func:`resolve_url`): a :class:`~hookloop.durable.RunStore` that
-    can also execute runs. StoreUnavailable when the ``dbos`` extra is missing or the URL is not one."""
+    can also execute runs. StoreUnavailable when the ``dbos`` extra is missing or the URL is not one.
+    ``read_only``: only list and show are needed (on DBOS: a reader that does not import ``dbos``, fast to start)."""
     chosen = resolve_url(url)
     if chosen is not None and chosen.lower().startswith("temporal://"):
         return _open_temporal(chosen)
     try:
-        from hookloop.durable.dbos import DBOSBackend  # type: ignore[import-not-found,unused-ignore]
+        if read_only:
+            from hookloop.durable._dbos_read import DBOSRuns as DBOSBackend
+        else:
+            from hookloop.durable.dbos import DBOSBackend  # type: ignore[import-not-found,unused-ignore,no-redef]
     except ImportError as exc:
         raise StoreUnavailable(f"durable runs need the DBOS backend: pip install 'hookloop[dbos]' ({exc})") from None
     try:

@@ -61,11 +61,12 @@ def _err() -> Console:
     return Console(stderr=True, soft_wrap=True, highlight=False)
 
 
-def _with_store(db: str | None, action: Callable[[RunStore], Awaitable[T]]) -> T:
-    """Open the store, run ``action`` on it, close it; every known failure becomes one line and an exit code."""
+def _with_store(db: str | None, action: Callable[[RunStore], Awaitable[T]], *, read_only: bool = False) -> T:
+    """Open the store, run ``action`` on it, close it; every known failure becomes one line and an exit code.
+    ``read_only``: ``action`` only lists or shows (the store opens faster)."""
 
     async def main() -> T:
-        store = open_store(db)
+        store = open_store(db, read_only=read_only)
         try:
             return await action(store)
         finally:
@@ -258,7 +259,7 @@ def list_runs(
     async def action(store: RunStore) -> Sequence[RunRecord]:
         return await store.list_runs(status=status, limit=limit)
 
-    records = _with_store(db, action)
+    records = _with_store(db, action, read_only=True)
     if output == "json":
         _print_json([record_to_json(r) for r in records])
         return
@@ -281,7 +282,7 @@ def show(
     async def action(store: RunStore) -> RunDetail:
         return await store.get_run(run_id)
 
-    run = _with_store(db, action)
+    run = _with_store(db, action, read_only=True)
     if output == "json":
         _print_json(record_to_json(run))
     else:
