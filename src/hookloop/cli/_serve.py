@@ -29,8 +29,8 @@ def serve(
     durable: str | None = typer.Option(
         None,
         "--durable",
-        help="A durable backend's database URL (sqlite:///… or postgresql://…; 'default': "
-        "$HOOKLOOP_HOME/durable.sqlite). Needs hookloop[dbos].",
+        help="A durable backend's URL (sqlite:///… or postgresql://… with hookloop[dbos], temporal://HOST:PORT/NS "
+        "with hookloop[temporal]; 'default': $HOOKLOOP_HOME/durable.sqlite).",
     ),
     checkpoint_dir: Path | None = typer.Option(
         None,
@@ -72,14 +72,12 @@ def serve(
         ) from None
     store: Any
     if durable is not None:
-        try:  # the DBOS backend (hookloop[dbos]): DBOSBackend(url) is a RunStore
-            from hookloop.durable.dbos import DBOSBackend
-        except ImportError as exc:
-            raise fail(f"--durable needs the dbos extra: pip install 'hookloop[dbos]' ({exc})") from None
-        try:
-            store = DBOSBackend(None if durable == "default" else durable)
-        except Exception as exc:  # a bad URL, an unreachable database: one line, exit 2
-            raise fail(f"--durable {durable}: {type(exc).__name__}: {exc}".splitlines()[0]) from None
+        from hookloop.cli._durable import StoreUnavailable, open_store
+
+        try:  # DBOS (sqlite:///…, postgresql://…) or Temporal (temporal://…): each backend is a RunStore
+            store = open_store(None if durable == "default" else durable)
+        except StoreUnavailable as exc:  # the extra is missing, a bad URL, an unreachable database: one line
+            raise fail(f"--durable {durable}: {exc}".splitlines()[0]) from None
         where = "the durable store" if durable == "default" else "a durable store"
     else:
         from hookloop._reaper import guard_descendants
