@@ -18,7 +18,7 @@ from hookloop.errors import (
     Aborted,
     CheckpointError,
 )
-from hookloop.hooks._dispatch import Handler, display_name
+from hookloop.hooks._dispatch import Handler, carries, display_name, raised, settle
 from hookloop.hooks.events import (
     NOTIFICATION,
     POST_TOOL_BATCH,
@@ -39,7 +39,7 @@ from hookloop.hooks.summaries import (
     NotificationInfo,
     PostToolBatchInfo,
     PostToolCallInfo,
-    PreToolCallInfo,
+    pre_tool_call_info,
     tool_meta_view,
 )
 from hookloop.interceptors._base import (
@@ -201,19 +201,35 @@ class _ToolBatch(_RunBase):
             await InterceptorChain.run(w._interceptors.pre_tool_call, view)
             c.args = freeze_object(view.arguments)
         votes: list[tuple[str, str, str]] = []
-        if w.hooks.chains[PRE_TOOL_CALL.index]:
-            info = PreToolCallInfo(
-                run_id=self.run_id,
-                session_id=self.session_id,
-                turn=self.turn,
-                call_id=call.call_id,
-                tool_name=call.name,
-                arguments=c.args,
-                meta=tool_meta_view(meta),
-                permission_mode=w.permission_mode,
+        chain = w.hooks.chains[PRE_TOOL_CALL.index]
+        if chain:
+            info = pre_tool_call_info(
+                self.run_id,
+                self.session_id,
+                self.turn,
+                call.call_id,
+                call.name,
+                c.args,
+                tool_meta_view(meta),
+                w.permission_mode,
             )
-            edits: list[tuple[Handler, Any]] = []
-            decided = await self.hooks(PRE_TOOL_CALL, info, edits, call.call_id)
+            single = chain.single
+            edits: Sequence[tuple[Handler, Any]]
+            if single is not None and not w.timeline.subscribers:
+                # One hook, nobody watching: called inline, no dispatch coroutine (what run_chain would do).
+                try:
+                    result = single.fn(info)
+                    if single.is_async:
+                        result = await result
+                except Aborted:
+                    raise
+                except Exception as exc:
+                    raise raised(PRE_TOOL_CALL, single, exc) from exc
+                decided = None if result.__class__ in PRE_TOOL_CALL.passes else settle(PRE_TOOL_CALL, single, result)
+                edits = ((single, result),) if decided is None and carries(result) else ()
+            else:
+                edits = []
+                decided = await self.hooks(PRE_TOOL_CALL, info, edits, call.call_id)
             for handler, result in edits:
                 if isinstance(result, Ask):
                     votes.append(("ask", result.reason, handler.name))

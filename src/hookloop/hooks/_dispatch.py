@@ -23,7 +23,17 @@ from hookloop.hooks.events import HookEvent
 from hookloop.hooks.results import Continue
 from hookloop.hooks.summaries import rebuild, snapshot
 
-__all__ = ["Handler", "Observe", "dispatch", "dispatch_sync", "display_name", "raised", "run_chain", "settle"]
+__all__ = [
+    "Handler",
+    "Observe",
+    "carries",
+    "dispatch",
+    "dispatch_sync",
+    "display_name",
+    "raised",
+    "run_chain",
+    "settle",
+]
 
 _NONE = type(None)
 _PLAIN = Continue()
@@ -137,6 +147,13 @@ def _owner(handlers: tuple[Handler, ...], fn: Callable[[Any], Any]) -> Handler:
     return next(h for h in handlers if h.fn is fn)
 
 
+def carries(result: object) -> bool:
+    """A passing ``result`` that :func:`run_chain` reports into ``edits``: a declared edit or a permission vote
+    (anything but None and a plain ``Continue()``). For call sites that call a lone hook inline."""
+    cls = result.__class__
+    return cls is not _NONE and (cls is not Continue or (result is not _PLAIN and result.has_edit))  # type: ignore[attr-defined]
+
+
 async def run_chain(
     event: HookEvent[Any, Any],
     handlers: tuple[Handler, ...],
@@ -162,14 +179,9 @@ async def run_chain(
             raise _raised(event, handler, exc) from exc
         if observe is not None:
             observe(event, handler, result, perf_counter() - started)
-        cls = result.__class__
-        if cls not in passes:
+        if result.__class__ not in passes:
             return settle(event, handler, result)
-        if (
-            edits is not None
-            and cls is not _NONE
-            and (cls is not Continue or (result is not _PLAIN and result.has_edit))
-        ):
+        if edits is not None and carries(result):
             edits.append((handler, result))
         if pristine is not None:
             inp = rebuild(pristine)
