@@ -40,7 +40,7 @@ from hookloop.tools import ToolContext, ToolMeta
 
 __all__ = ["run"]
 
-SECTION = "hook event dispatch (per event)"
+SECTION = "pre_tool_call hooks (per call, added to the Worker's _Run._plan_call)"
 EVENT = PRE_TOOL_CALL
 CONTINUE = Continue()
 COUNTS = (0, 1, 5)
@@ -357,7 +357,7 @@ async def run(sizes: Sizes) -> tuple[list[Row], dict[str, object]]:
             "0 hooks",
             base,
             "ns",
-            note="_Run._plan_call of one prepared call with no hook (validation + permission decision): the "
+            note="_Run._plan_call of one prepared call with no hook (a free validation + the permission decision): the "
             "baseline every row below subtracts; the zero-hook path itself is one tuple test",
         ),
         info(

@@ -22,7 +22,7 @@ from hookloop.stream import StreamEvent, TextDelta
 
 __all__ = ["run"]
 
-SECTION = "streaming text deltas"
+SECTION = "streaming text deltas (Worker.run, on_text_delta hooks)"
 CONTINUE = Continue()
 HOOK_COUNTS = (0, 1, 3)
 
