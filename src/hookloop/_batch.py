@@ -39,7 +39,7 @@ from hookloop.hooks.summaries import (
     NotificationInfo,
     PostToolBatchInfo,
     PostToolCallInfo,
-    pre_tool_call_info,
+    pre_tool_call_input,
     tool_meta_view,
 )
 from hookloop.interceptors._base import (
@@ -203,16 +203,8 @@ class _ToolBatch(_RunBase):
         votes: list[tuple[str, str, str]] = []
         chain = w.hooks.chains[PRE_TOOL_CALL.index]
         if chain:
-            info = pre_tool_call_info(
-                self.run_id,
-                self.session_id,
-                self.turn,
-                call.call_id,
-                call.name,
-                c.args,
-                tool_meta_view(meta),
-                w.permission_mode,
-            )
+            fields = (self.run_id, self.session_id, self.turn, call.call_id, call.name, c.args, meta, w.permission_mode)
+            info = pre_tool_call_input(*fields)
             single = chain.single
             edits: Sequence[tuple[Handler, Any]]
             if single is not None and not w.timeline.subscribers:
@@ -227,9 +219,10 @@ class _ToolBatch(_RunBase):
                     raise raised(PRE_TOOL_CALL, single, exc) from exc
                 decided = None if result.__class__ in PRE_TOOL_CALL.passes else settle(PRE_TOOL_CALL, single, result)
                 edits = ((single, result),) if decided is None and carries(result) else ()
-            else:
+            else:  # each later hook gets a new input built from the Worker's own values
                 edits = []
-                decided = await self.hooks(PRE_TOOL_CALL, info, edits, call.call_id)
+                fresh = partial(pre_tool_call_input, *fields) if len(chain) > 1 else None
+                decided = await self.hooks(PRE_TOOL_CALL, info, edits, call.call_id, fresh)
             for handler, result in edits:
                 if isinstance(result, Ask):
                     votes.append(("ask", result.reason, handler.name))

@@ -160,13 +160,18 @@ async def run_chain(
     inp: object,
     edits: list[tuple[Handler, Any]] | None = None,
     observe: Observe | None = None,
+    fresh: Callable[[], object] | None = None,
 ) -> tuple[Any, Handler] | None:
     """:func:`dispatch` that also reports passing results carrying declared edits or permission votes into
-    ``edits`` (in order) and calls ``observe`` after each hook. For the per-call and per-turn events."""
+    ``edits`` (in order) and calls ``observe`` after each hook. For the per-call and per-turn events.
+
+    ``fresh``, when given, builds a new input equal to ``inp`` from values nothing can change (the caller's
+    own): it replaces the snapshot-and-rebuild copy each later hook gets."""
     passes = event.passes
     # Each hook after the first gets its own copy of the input: one that forces a change into its input
     # cannot mislead the next (a guard, say). One-hook chains copy nothing.
-    pristine = snapshot(inp) if len(handlers) > 1 else None
+    many = len(handlers) > 1
+    pristine = snapshot(inp) if many and fresh is None else None
     for handler in handlers:
         started = perf_counter() if observe is not None else 0.0
         try:
@@ -185,4 +190,6 @@ async def run_chain(
             edits.append((handler, result))
         if pristine is not None:
             inp = rebuild(pristine)
+        elif many and fresh is not None:
+            inp = fresh()
     return None

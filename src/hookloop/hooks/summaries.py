@@ -203,6 +203,24 @@ def pre_tool_call_info(
     return info
 
 
+def pre_tool_call_input(
+    run_id: str,
+    session_id: str,
+    turn: int,
+    call_id: str,
+    tool_name: str,
+    arguments: FrozenDict,
+    meta: ToolMeta,
+    permission_mode: str | None,
+) -> PreToolCallInfo:
+    """A fresh pre_tool_call hook input for a tool whose metadata is ``meta`` (copied with
+    :func:`tool_meta_view`); ``arguments`` must be a FrozenDict (shared: it is immutable). Each call makes a new
+    one, so a chain can give every hook its own (see ``fresh`` of :func:`~hookloop.hooks._dispatch.run_chain`)."""
+    return pre_tool_call_info(
+        run_id, session_id, turn, call_id, tool_name, arguments, tool_meta_view(meta), permission_mode
+    )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PostToolCallInfo:
     """post_tool_call: one finished call and its result (after interceptors), in call order."""
