@@ -166,3 +166,32 @@ def test_item_ids_are_unique_and_a_forked_child_draws_its_own() -> None:
     assert len(child_ids) == 300
     assert not child_ids & parent_ids
     assert not child_ids & ids
+
+
+async def test_each_hook_of_a_chain_gets_its_own_input_even_from_a_vandal_that_keeps_it() -> None:
+    """A hook that forces changes into its input — at once and later, while the next hook awaits — misleads
+    neither the next hooks of the chain nor the call."""
+    kept: list[PreToolCallInfo] = []
+    seen: list[tuple[str, str, str, object]] = []
+
+    def vandal(info: PreToolCallInfo) -> Continue:
+        object.__setattr__(info, "tool_name", "forged")
+        object.__setattr__(info.meta, "name", "forged")
+        kept.append(info)
+        return Continue()
+
+    async def watcher(info: PreToolCallInfo) -> Continue:
+        for old in kept:  # the earlier hook's input changes again while this one runs
+            object.__setattr__(old, "call_id", "forged")
+            object.__setattr__(old.meta, "description", "forged")
+        seen.append((info.tool_name, info.meta.name, info.meta.description, info.call_id))
+        return Continue()
+
+    worker = Worker(ScriptedClient([[ToolUse("add", {"a": 1, "b": 2})], [Text("ok")]]), tools=[add])
+    for hook in (vandal, watcher, vandal, watcher):
+        worker.add_pre_tool_call_hook(hook)
+    await worker.run("go")
+    call_id = next(r.call_id for r in worker.history if isinstance(r, ToolResult))
+    assert seen == [("add", "add", add.meta.description, call_id)] * 2
+    assert [r.content for r in worker.history if isinstance(r, ToolResult)] == ["3"]
+    assert len({id(info) for info in kept}) == 2
