@@ -12,8 +12,8 @@ adds is ``plan_call(with hooks) − plan_call(0 hooks)``, both medians of the sa
 - pluggy — ``pm.hook.pre_tool_call(arg=info)`` on a hookspec with 0/1/5 hookimpls (async hookimpls return
   coroutines, which the caller awaits: pluggy itself has no async calling);
 - strands-agents — ``HookRegistry.invoke_callbacks(event)`` (sync callbacks) or
-  ``await invoke_callbacks_async(event)`` on a prepared ``BeforeToolCallEvent`` (the peers get their input
-  prepared once: hookloop builds its own per call, so the comparison favours the peers);
+  ``await invoke_callbacks_async(event)`` on a ``BeforeToolCallEvent`` built per call, as strands' tool
+  executor does (pluggy gets its input prepared once: it has no event type, and copies nothing);
 - the floors — a bare call of a function returning a constant, and ``await`` of a coroutine function
   returning a constant.
 
@@ -97,7 +97,7 @@ class PlanCall:
 
         worker = Worker(ScriptedClient([]), tools=[noop])
         for _ in range(count):
-            worker.add_pre_tool_call_hook(sync_hook if kind == "sync" else async_hook)  # type: ignore[arg-type]
+            worker.add_pre_tool_call_hook(sync_hook if kind == "sync" else async_hook)
         if watched:
             worker.subscribe(lambda event: None)
         self.run = _Run(worker, "run_bench")
@@ -152,17 +152,17 @@ async def _pluggy_async(pm: Any, info: object, n: int) -> float:
     return (perf_counter_ns() - start) / n
 
 
-async def _strands_sync(registry: Any, event: object, n: int) -> float:
+async def _strands_sync(registry: Any, make_event: Callable[[], object], n: int) -> float:
     start = perf_counter_ns()
     for _ in range(n):
-        registry.invoke_callbacks(event)
+        registry.invoke_callbacks(make_event())
     return (perf_counter_ns() - start) / n
 
 
-async def _strands_async(registry: Any, event: object, n: int) -> float:
+async def _strands_async(registry: Any, make_event: Callable[[], object], n: int) -> float:
     start = perf_counter_ns()
     for _ in range(n):
-        await registry.invoke_callbacks_async(event)
+        await registry.invoke_callbacks_async(make_event())
     return (perf_counter_ns() - start) / n
 
 
@@ -204,15 +204,15 @@ def _pluggy_managers() -> tuple[dict[str, Any], str]:
     return managers, f"pluggy {pluggy.__version__}"
 
 
-def _strands_registries() -> tuple[dict[str, Any], object, str]:
-    """strands-agents HookRegistries keyed like :func:`_pluggy_managers`, and the prepared event."""
+def _strands_registries() -> tuple[dict[str, Any], Callable[[], object], str]:
+    """strands-agents HookRegistries keyed like :func:`_pluggy_managers`, and what builds each call's event."""
     try:
         from importlib.metadata import version
 
         from strands.hooks import BeforeToolCallEvent
         from strands.hooks import HookRegistry as StrandsRegistry
     except ImportError:
-        return {}, None, "strands-agents is not installed (pip install -e '.[bench]')"
+        return {}, lambda: None, "strands-agents is not installed (pip install -e '.[bench]')"
 
     def sync_callback(event: BeforeToolCallEvent) -> None:
         return None
@@ -227,13 +227,16 @@ def _strands_registries() -> tuple[dict[str, Any], object, str]:
             for _ in range(count):
                 registry.add_callback(BeforeToolCallEvent, callback)
             registries[f"{kind}{count}"] = registry
-    event = BeforeToolCallEvent(
-        agent=None,  # type: ignore[arg-type]  # the registry never looks at the agent
-        selected_tool=None,
-        tool_use={"toolUseId": "call_1", "name": "noop", "input": {"x": 1}},
-        invocation_state={},
-    )
-    return registries, event, f"strands-agents {version('strands-agents')}"
+
+    def make_event() -> BeforeToolCallEvent:  # what strands' tool executor builds for each tool call
+        return BeforeToolCallEvent(
+            agent=None,  # type: ignore[arg-type]  # the registry never looks at the agent
+            selected_tool=None,
+            tool_use={"toolUseId": "call_1", "name": "noop", "input": {"x": 1}},
+            invocation_state={},
+        )
+
+    return registries, make_event, f"strands-agents {version('strands-agents')}"
 
 
 # -- frames per event (the "no coroutine is created" check) ---------------------------------------------------
