@@ -33,6 +33,8 @@ class Sizes:
     loop_repeats: int
     growth_turns: int
     growth_repeats: int
+    concurrent_runs: int = 200
+    concurrent_turns: int = 20
 
 
 FULL = Sizes(
@@ -67,6 +69,8 @@ TINY = Sizes(
     loop_repeats=1,
     growth_turns=24,
     growth_repeats=1,
+    concurrent_runs=5,
+    concurrent_turns=3,
 )
 
 

@@ -7,7 +7,7 @@ from typing import Literal, TypeAlias
 
 __all__ = ["Row", "Unit", "absolute", "faster", "info", "render_markdown", "render_table", "share", "times"]
 
-Unit: TypeAlias = Literal["ns", "per_s", "turn", "count", "bytes"]
+Unit: TypeAlias = Literal["ns", "per_s", "turn", "count", "bytes", "KiB"]
 RatioKind: TypeAlias = Literal["x", "percent", "faster", ""]
 
 
@@ -171,6 +171,8 @@ def format_value(value: float, unit: Unit) -> str:
     if unit == "turn":  # value: ns per turn
         per_second = 1e9 / value if value else 0.0
         return f"{per_second / 1000:.2f} k/s ({value / 1000:.0f} µs)"
+    if unit == "KiB":
+        return f"{value / 1024:.1f} MiB" if value >= 10 * 1024 else f"{value:.0f} KiB"
     return f"{value:g}"
 
 

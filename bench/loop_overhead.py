@@ -12,6 +12,11 @@ everything to a list — the least an agent loop can do. Configurations of the W
 
 History growth: the client timestamps each model request, so one long run gives every turn's duration with
 nothing added to the Worker; the figure is the median of turns 195–205 over the median of turns 5–15.
+
+Concurrency: 200 runs (each its own Worker and client) × 20 tool turns, all started at once in one event loop
+(``asyncio.gather``); the figure is the wall time per turn over the per-turn time of one plain run of the same
+script in the same round, and the peak Python memory of the 200 runs (``tracemalloc``, measured in a separate,
+untimed pass, since tracing slows every allocation).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import statistics
+import tracemalloc
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from itertools import pairwise
@@ -36,6 +42,7 @@ __all__ = ["run"]
 
 SECTION = "loop overhead (2 no-op tools per turn)"
 GROWTH = "history growth (one long run)"
+CONCURRENT = "concurrent runs in one process"
 CONTINUE = Continue()
 TOOL_NAMES = ("noop_a", "noop_b")
 
@@ -139,6 +146,38 @@ async def _run_once(turns: int, config: str, stamps: list[list[int]] | None = No
     return elapsed
 
 
+async def _concurrent(runs: int, turns: int) -> float:
+    """``runs`` plain Worker runs of ``turns`` tool turns + 1, all at once; returns the wall time in ns."""
+    workers = [_worker(PrebuiltClient(script(turns)), turns, "plain") for _ in range(runs)]
+    start = perf_counter_ns()
+    outcomes = await asyncio.gather(*(worker.run("go") for worker in workers))
+    elapsed = perf_counter_ns() - start
+    for outcome in outcomes:
+        assert isinstance(outcome, Finished), outcome
+        assert outcome.turns == turns + 1, outcome
+    return elapsed
+
+
+async def concurrent_peak_memory(runs: int, turns: int) -> tuple[int, int]:
+    """(peak, retained) bytes of Python memory while ``runs`` concurrent runs play, above what was allocated
+    before (the Workers and their clients included)."""
+    was_tracing = tracemalloc.is_tracing()
+    if not was_tracing:
+        tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before, _ = tracemalloc.get_traced_memory()
+        workers = [_worker(PrebuiltClient(script(turns)), turns, "plain") for _ in range(runs)]
+        outcomes = await asyncio.gather(*(worker.run("go") for worker in workers))
+        assert all(isinstance(outcome, Finished) for outcome in outcomes)
+        after, peak = tracemalloc.get_traced_memory()
+        del workers, outcomes
+    finally:
+        if not was_tracing:
+            tracemalloc.stop()
+    return peak - before, after - before
+
+
 def turn_durations(started: Sequence[int]) -> list[int]:
     """Duration of turn k (1-based) at index k-1: from its model request to the next one."""
     return [b - a for a, b in pairwise(started)]
@@ -159,7 +198,7 @@ async def run(sizes: Sizes) -> tuple[list[Row], dict[str, object]]:
     floor, plain = per_turn["hand-written"], per_turn["plain"]
     rows = [
         info(SECTION, f"hand-written asyncio loop ({turns} tool turns + 1)", floor, "turn"),
-        times(SECTION, "Worker.run, plain", plain, "turn", floor, "hand-written", at_most=5),
+        times(SECTION, "Worker.run, plain", plain, "turn", floor, "hand-written", at_most=2.5),
         times(SECTION, "… with 3 hooks", per_turn["3 hooks"], "turn", plain, "plain", at_most=1.3),
         times(SECTION, "… with a timeline subscriber", per_turn["subscriber"], "turn", plain, "plain", at_most=1.3),
         times(SECTION, "… streamed with iter_run", per_turn["iter_run"], "turn", plain, "plain", at_most=1.3),
@@ -177,15 +216,44 @@ async def run(sizes: Sizes) -> tuple[list[Row], dict[str, object]]:
         growth[name] = {"early_ns": window(runs, *early), "late_ns": window(runs, *late)}
     span = f"turn {late[0]}–{late[1]} vs {early[0]}–{early[1]}"
     for name, label, target in (
-        ("plain", "Worker.run, plain", 1.3),
-        ("3 hooks + subscriber", "… with 3 hooks and a timeline subscriber", 1.3),
+        ("plain", "Worker.run, plain", 1.1),
+        ("3 hooks + subscriber", "… with 3 hooks and a timeline subscriber", 1.1),
         ("hand-written", "hand-written loop", None),
     ):
         g = growth[name]
         rows.append(
             times(GROWTH, f"{label}: {span}", g["late_ns"], "turn", g["early_ns"], "early turns", at_most=target)
         )
+    runs, run_turns = sizes.concurrent_runs, sizes.concurrent_turns
+    concurrent_cases: dict[str, Sample] = {
+        "one run": partial(_run_once, run_turns, "plain"),
+        "concurrent": partial(_concurrent, runs, run_turns),
+    }
+    concurrent, concurrent_samples = await interleave(concurrent_cases, sizes.growth_repeats)
+    one_turn = concurrent["one run"] / (run_turns + 1)
+    all_turns = concurrent["concurrent"] / (runs * (run_turns + 1))
+    peak, retained = await concurrent_peak_memory(runs, run_turns)
+    label = f"{runs} runs × {run_turns} turns at once"
+    rows += [
+        times(CONCURRENT, f"{label}: wall time per turn", all_turns, "turn", one_turn, "one run alone", at_most=1.3),
+        info(
+            CONCURRENT,
+            f"{label}: peak Python memory",
+            round(peak / 1024),
+            "KiB",
+            note=f"{peak / runs / 1024:.1f} KiB a run at the peak (tracemalloc); "
+            f"{retained / runs / 1024:.1f} KiB a run while the finished Workers hold their histories",
+        ),
+    ]
     data = {
+        "concurrent": {
+            "runs": runs,
+            "turns": run_turns,
+            "median_ns": concurrent,
+            "samples_ns": concurrent_samples,
+            "peak_bytes": peak,
+            "retained_bytes": retained,
+        },
         "turns": turns,
         "repeats": sizes.loop_repeats,
         "median_ns_per_run": medians,

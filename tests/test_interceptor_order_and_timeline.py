@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -131,7 +132,7 @@ async def test_on_abort_fires_once_for_a_failed_resume(tmp_path: Path) -> None:
 
 def test_hookloop_demo_runs_offline_and_shows_each_hook_decision() -> None:
     proc = subprocess.run(
-        [sys.executable, "-c", "from hookloop.cli import main; main()", "demo", "--yes"],
+        [sys.executable, "-c", "from hookloop.cli import main; main()", "demo", "--yes", "--keep"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -155,5 +156,8 @@ def test_hookloop_demo_runs_offline_and_shows_each_hook_decision() -> None:
     assert root is not None
     project = Path(root.group(1))
     assert (project / "CHANGES.md").read_text() == "# Changes\n- removed notes.tmp\n"  # the formatter hook ran
-    lines = [json.loads(x) for x in (project / ".hookloop" / "transcript.jsonl").read_text().splitlines()]
-    assert any(x["type"] == "hook" and x["hook"] == ".hookloop/hooks/guard.py" for x in lines)
+    try:
+        lines = [json.loads(x) for x in (project / ".hookloop" / "transcript.jsonl").read_text().splitlines()]
+        assert any(x["type"] == "hook" and x["hook"] == ".hookloop/hooks/guard.py" for x in lines)
+    finally:
+        shutil.rmtree(project)  # --keep kept it for these checks

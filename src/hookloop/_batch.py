@@ -19,7 +19,7 @@ from hookloop.errors import (
     Aborted,
     CheckpointError,
 )
-from hookloop.hooks._dispatch import Handler, display_name
+from hookloop.hooks._dispatch import Handler, carries, display_name, raised, settle
 from hookloop.hooks.events import (
     NOTIFICATION,
     POST_TOOL_BATCH,
@@ -40,7 +40,7 @@ from hookloop.hooks.summaries import (
     NotificationInfo,
     PostToolBatchInfo,
     PostToolCallInfo,
-    PreToolCallInfo,
+    pre_tool_call_input,
     tool_meta_view,
 )
 from hookloop.interceptors._base import (
@@ -217,21 +217,32 @@ class _ToolBatch(_RunBase):
             await InterceptorChain.run(w._interceptors.pre_tool_call, view)
             c.args = freeze_object(view.arguments)
         votes: list[tuple[str, str, str]] = []
-        if w.hooks.chains[PRE_TOOL_CALL.index]:
-            info = PreToolCallInfo(
-                run_id=self.run_id,
-                session_id=self.session_id,
-                turn=self.turn,
-                call_id=call.call_id,
-                tool_name=call.name,
-                arguments=c.args,
-                meta=tool_meta_view(meta),
-                permission_mode=w.permission_mode,
-                agent_id=None if (frame := current_agent.get()) is None else frame.agent_id,
-                agent_type=None if frame is None else frame.agent_type,
-            )
-            edits: list[tuple[Handler, Any]] = []
-            decided = await self.hooks(PRE_TOOL_CALL, info, edits, call.call_id)
+        chain = w.hooks.chains[PRE_TOOL_CALL.index]
+        if chain:
+            frame = current_agent.get()
+            fields = (
+                self.run_id, self.session_id, self.turn, call.call_id, call.name, c.args, meta, w.permission_mode,
+                None if frame is None else frame.agent_id, None if frame is None else frame.agent_type,
+            )  # fmt: skip
+            info = pre_tool_call_input(*fields)
+            single = chain.single
+            edits: Sequence[tuple[Handler, Any]]
+            if single is not None and not w.timeline.subscribers:
+                # One hook, nobody watching: called inline, no dispatch coroutine (what run_chain would do).
+                try:
+                    result = single.fn(info)
+                    if single.is_async:
+                        result = await result
+                except Aborted:
+                    raise
+                except Exception as exc:
+                    raise raised(PRE_TOOL_CALL, single, exc) from exc
+                decided = None if result.__class__ in PRE_TOOL_CALL.passes else settle(PRE_TOOL_CALL, single, result)
+                edits = ((single, result),) if decided is None and carries(result) else ()
+            else:  # each later hook gets a new input built from the Worker's own values
+                edits = []
+                fresh = partial(pre_tool_call_input, *fields) if len(chain) > 1 else None
+                decided = await self.hooks(PRE_TOOL_CALL, info, edits, call.call_id, fresh)
             for handler, result in edits:
                 if isinstance(result, Ask):
                     votes.append(("ask", result.reason, handler.name))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from hookloop.errors import (
@@ -125,14 +126,18 @@ class _RunBase:
 
         return observe
 
-    async def hooks(
+    def hooks(
         self,
         event: HookEvent[Any, Any],
         inp: object,
         edits: list[tuple[Handler, Any]] | None = None,
         call_id: str | None = None,
-    ) -> tuple[Any, Handler] | None:
-        return await run_chain(event, self.w.hooks.chains[event.index], inp, edits, self._observer(call_id))
+        fresh: Callable[[], object] | None = None,
+    ) -> Coroutine[Any, Any, tuple[Any, Handler] | None]:
+        """The chain of ``event`` on ``inp`` (:func:`~hookloop.hooks._dispatch.run_chain`): await the result.
+
+        A plain function returning run_chain's coroutine, so an event costs one coroutine, not two."""
+        return run_chain(event, self.w.hooks.chains[event.index], inp, edits, self._observer(call_id), fresh)
 
     def _context_block(self, handler: Handler, event: HookEvent[Any, Any], text: str) -> str:
         """Hook-added context as the model sees it: capped (the cut marked) and tagged with its origin.

@@ -44,8 +44,20 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{os.urandom(12).hex()}"
 
 
+_SPARE_IDS: list[str] = []
+"""Item ids drawn ahead, 256 from one ``os.urandom`` call (``list.pop`` is atomic, so threads never share
+one; a forked child drops the parent's)."""
+os.register_at_fork(after_in_child=_SPARE_IDS.clear)
+
+
 def _item_id() -> str:
-    return new_id("item")
+    """``new_id("item")``, without a system call per item."""
+    try:
+        return _SPARE_IDS.pop()
+    except IndexError:
+        block = os.urandom(12 * 256).hex()
+        _SPARE_IDS.extend(["item_" + block[i : i + 24] for i in range(0, len(block), 24)])
+        return _SPARE_IDS.pop()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

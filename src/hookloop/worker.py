@@ -15,6 +15,7 @@ import os
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from hookloop._checkpoint_auth import consume
@@ -96,12 +97,36 @@ I = TypeVar("I")  # noqa: E741
 O = TypeVar("O")  # noqa: E741
 
 
+def json_size(value: object) -> int:
+    """``len(json.dumps(value))`` for a JSON value, without serialising it: exact for ASCII text with nothing
+    to escape, otherwise close (escapes and non-ASCII characters count once)."""
+    cls = value.__class__
+    if cls is str:
+        return len(value) + 2  # type: ignore[arg-type]
+    if cls is MappingProxyType or cls is dict:
+        size = 0
+        for key, item in value.items():  # type: ignore[attr-defined]
+            size += len(key) + 6 + json_size(item)  # "key": item,␠
+        return size if size else 2  # {…} is 2 characters; the last item has no ", "
+    if cls is tuple or cls is list:
+        size = 0
+        for item in value:  # type: ignore[attr-defined]
+            size += json_size(item) + 2
+        return size if size else 2
+    if value is None or value is True:
+        return 4
+    if value is False:
+        return 5
+    return len(repr(value))
+
+
 def estimate_tokens(item: Item) -> int:
-    """A cheap token estimate (≈4 characters a token), computed once per item."""
+    """A cheap token estimate (≈4 characters a token), computed once per item (tool-call arguments are
+    measured with :func:`json_size`, never serialised again)."""
     if isinstance(item, Message):
         return 4 + len(item.text) // 4
     if isinstance(item, ToolCall):
-        return 8 + (len(dumps(item.arguments)) if item.arguments else len(item.raw_arguments or "")) // 4
+        return 8 + (json_size(item.arguments) if item.arguments else len(item.raw_arguments or "")) // 4
     if isinstance(item, ToolResult):
         return 4 + len(item.content) // 4
     if isinstance(item, ProviderBlock):

@@ -73,8 +73,10 @@ def test_streaming_section_compares_0_1_3_hooks_with_the_raw_generator() -> None
     rows, data = asyncio.run(streaming.run(TINY))
     _check_rows(rows, "streaming")
     assert [r.measure for r in rows[1:4]] == ["0 hooks", "1 on_text_delta hook", "3 on_text_delta hooks"]
-    assert rows[4].measure == "1 hook returning a new Continue() per delta"
-    assert all(r.ratio_kind == "percent" for r in rows[1:])
+    assert rows[4].measure == "3 on_text_delta hooks vs none"
+    assert rows[4].target == "≤ 1.3×"
+    assert rows[5].measure == "1 hook returning a new Continue() per delta"
+    assert all(r.ratio_kind == "percent" for r in rows[1:4])
     assert data["deltas"] == TINY.deltas
 
 
@@ -82,8 +84,13 @@ def test_loop_section_reports_configurations_and_history_growth() -> None:
     rows, data = asyncio.run(loop_overhead.run(TINY))
     _check_rows(rows, "loop")
     sections = {r.section for r in rows}
-    assert sections == {loop_overhead.SECTION, loop_overhead.GROWTH}
+    assert sections == {loop_overhead.SECTION, loop_overhead.GROWTH, loop_overhead.CONCURRENT}
     assert sum(1 for r in rows if r.section == loop_overhead.GROWTH) == 3
+    concurrent = [r for r in rows if r.section == loop_overhead.CONCURRENT]
+    assert [r.measure.split(": ")[1] for r in concurrent] == ["wall time per turn", "peak Python memory"]
+    assert concurrent[1].value > 0
+    assert concurrent[1].unit == "KiB"
+    assert data["concurrent"]["runs"] == TINY.concurrent_runs  # type: ignore[index]
     assert set(data["growth_ns"]) == {"hand-written", "plain", "3 hooks + subscriber"}  # type: ignore[arg-type]
 
 

@@ -23,7 +23,17 @@ from hookloop.hooks.events import HookEvent
 from hookloop.hooks.results import Continue
 from hookloop.hooks.summaries import rebuild, snapshot
 
-__all__ = ["Handler", "Observe", "dispatch", "dispatch_sync", "display_name", "raised", "run_chain", "settle"]
+__all__ = [
+    "Handler",
+    "Observe",
+    "carries",
+    "dispatch",
+    "dispatch_sync",
+    "display_name",
+    "raised",
+    "run_chain",
+    "settle",
+]
 
 _NONE = type(None)
 _PLAIN = Continue()
@@ -137,19 +147,31 @@ def _owner(handlers: tuple[Handler, ...], fn: Callable[[Any], Any]) -> Handler:
     return next(h for h in handlers if h.fn is fn)
 
 
+def carries(result: object) -> bool:
+    """A passing ``result`` that :func:`run_chain` reports into ``edits``: a declared edit or a permission vote
+    (anything but None and a plain ``Continue()``). For call sites that call a lone hook inline."""
+    cls = result.__class__
+    return cls is not _NONE and (cls is not Continue or (result is not _PLAIN and result.has_edit))  # type: ignore[attr-defined]
+
+
 async def run_chain(
     event: HookEvent[Any, Any],
     handlers: tuple[Handler, ...],
     inp: object,
     edits: list[tuple[Handler, Any]] | None = None,
     observe: Observe | None = None,
+    fresh: Callable[[], object] | None = None,
 ) -> tuple[Any, Handler] | None:
     """:func:`dispatch` that also reports passing results carrying declared edits or permission votes into
-    ``edits`` (in order) and calls ``observe`` after each hook. For the per-call and per-turn events."""
+    ``edits`` (in order) and calls ``observe`` after each hook. For the per-call and per-turn events.
+
+    ``fresh``, when given, builds a new input equal to ``inp`` from values nothing can change (the caller's
+    own): it replaces the snapshot-and-rebuild copy each later hook gets."""
     passes = event.passes
     # Each hook after the first gets its own copy of the input: one that forces a change into its input
     # cannot mislead the next (a guard, say). One-hook chains copy nothing.
-    pristine = snapshot(inp) if len(handlers) > 1 else None
+    many = len(handlers) > 1
+    pristine = snapshot(inp) if many and fresh is None else None
     for handler in handlers:
         started = perf_counter() if observe is not None else 0.0
         try:
@@ -162,15 +184,12 @@ async def run_chain(
             raise _raised(event, handler, exc) from exc
         if observe is not None:
             observe(event, handler, result, perf_counter() - started)
-        cls = result.__class__
-        if cls not in passes:
+        if result.__class__ not in passes:
             return settle(event, handler, result)
-        if (
-            edits is not None
-            and cls is not _NONE
-            and (cls is not Continue or (result is not _PLAIN and result.has_edit))
-        ):
+        if edits is not None and carries(result):
             edits.append((handler, result))
         if pristine is not None:
             inp = rebuild(pristine)
+        elif many and fresh is not None:
+            inp = fresh()
     return None

@@ -12,8 +12,10 @@ allocates nothing extra.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
-from types import MappingProxyType
+from operator import attrgetter
+from types import MappingProxyType, MemberDescriptorType
 from typing import Any, Literal, TypeAlias
 
 from hookloop._frozen import FrozenDict, freeze_object, plain_str
@@ -44,16 +46,38 @@ __all__ = [
 ]
 
 _LEAVES = frozenset({str, int, float, bool, type(None), MappingProxyType})
-_FIELDS: dict[type, tuple[str, ...]] = {}
+_new = object.__new__
+_Setter: TypeAlias = Callable[[object, object], None]
+_PLANS: dict[type, tuple[Callable[[object], tuple[object, ...]], tuple[_Setter, ...]]] = {}
 
 
 class _Node:
-    """One Python object of a snapshot: its class and its fields' snapshots."""
+    """One Python object of a snapshot: its class, how to fill a new one, and its fields' snapshots."""
 
-    __slots__ = ("cls", "fields", "values")
+    __slots__ = ("cls", "setters", "values")
 
-    def __init__(self, cls: type, fields: tuple[str, ...], values: tuple[object, ...]) -> None:
-        self.cls, self.fields, self.values = cls, fields, values
+    def __init__(self, cls: type, setters: tuple[_Setter, ...], values: tuple[object, ...]) -> None:
+        self.cls, self.setters, self.values = cls, setters, values
+
+
+def _setter(cls: type, name: str) -> _Setter:
+    """The cheapest way to set field ``name`` on a new ``cls``: its slot descriptor, else object.__setattr__."""
+    descriptor = cls.__dict__.get(name)
+    if isinstance(descriptor, MemberDescriptorType):
+        return descriptor.__set__
+
+    def set_field(obj: object, value: object) -> None:
+        object.__setattr__(obj, name, value)
+
+    return set_field
+
+
+def _plan(cls: type) -> tuple[Callable[[object], tuple[object, ...]], tuple[_Setter, ...]]:
+    fields = tuple(f.name for f in dataclasses.fields(cls))
+    getter = attrgetter(*fields)
+    get = getter if len(fields) > 1 else lambda value: (getter(value),)
+    plan = _PLANS[cls] = (get, tuple(_setter(cls, name) for name in fields))
+    return plan
 
 
 def snapshot(value: object) -> object:
@@ -63,13 +87,15 @@ def snapshot(value: object) -> object:
     if cls in _LEAVES:
         return value
     if cls is tuple:
-        return _Node(tuple, (), tuple([snapshot(v) for v in value]))  # type: ignore[attr-defined]
-    fields = _FIELDS.get(cls)
-    if fields is None:
+        items = tuple([v if v.__class__ in _LEAVES else snapshot(v) for v in value])  # type: ignore[attr-defined]
+        return _Node(tuple, (), items)
+    plan = _PLANS.get(cls)
+    if plan is None:
         if not dataclasses.is_dataclass(value):
             return value  # not a summary part (never expected): shared as it is
-        fields = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(value))
-    return _Node(cls, fields, tuple([snapshot(getattr(value, name)) for name in fields]))
+        plan = _plan(cls)
+    get, setters = plan
+    return _Node(cls, setters, tuple([v if v.__class__ in _LEAVES else snapshot(v) for v in get(value)]))
 
 
 def rebuild(snap: object) -> Any:
@@ -78,35 +104,31 @@ def rebuild(snap: object) -> Any:
         return snap
     node: _Node = snap
     if node.cls is tuple:
-        return tuple([rebuild(v) for v in node.values])
-    new: object = object.__new__(node.cls)
-    for name, value in zip(node.fields, node.values, strict=True):
-        object.__setattr__(new, name, rebuild(value))
+        return tuple([rebuild(v) if v.__class__ is _Node else v for v in node.values])
+    new: object = _new(node.cls)
+    for set_field, value in zip(node.setters, node.values):  # noqa: B905 - built together, same length
+        set_field(new, rebuild(value) if value.__class__ is _Node else value)
     return new
 
 
-_new = object.__new__
 _SET_NAME, _SET_DESCRIPTION, _SET_SCHEMA, _SET_READ_ONLY, _SET_SERVER, _SET_SEQUENTIAL, _SET_PERFORMS_EFFECTS = (
     ToolMeta.__dict__[name].__set__
     for name in ("name", "description", "input_schema", "read_only", "server", "sequential", "performs_effects")
 )  # the slot descriptors: the cheapest way to fill a frozen, slotted dataclass
 
 
-def _exact(value: str) -> str:
-    return value if value.__class__ is str else plain_str(value)
-
-
 def tool_meta_view(meta: ToolMeta) -> ToolMeta:
     """A copy of a tool's metadata for one hook input: changing it by force changes nothing about the tool.
 
-    Shares only immutable leaves with ``meta`` (an ``input_schema`` that is not a FrozenDict is frozen anew)."""
-    schema = meta.input_schema
+    Shares only immutable leaves with ``meta`` (an ``input_schema`` that is not a FrozenDict is frozen anew;
+    a ``str`` subclass is copied as an exact ``str``)."""
+    name, description, schema, server = meta.name, meta.description, meta.input_schema, meta.server
     view: ToolMeta = _new(ToolMeta)
-    _SET_NAME(view, _exact(meta.name))
-    _SET_DESCRIPTION(view, _exact(meta.description))
+    _SET_NAME(view, name if name.__class__ is str else plain_str(name))
+    _SET_DESCRIPTION(view, description if description.__class__ is str else plain_str(description))
     _SET_SCHEMA(view, schema if schema.__class__ is MappingProxyType else freeze_object(schema))
     _SET_READ_ONLY(view, meta.read_only is True)
-    _SET_SERVER(view, _exact(meta.server))
+    _SET_SERVER(view, server if server.__class__ is str else plain_str(server))
     _SET_SEQUENTIAL(view, meta.sequential is True)
     _SET_PERFORMS_EFFECTS(view, meta.performs_effects is True)
     return view
@@ -155,6 +177,62 @@ class PreToolCallInfo:
     """Inside a subagent: its id (see :mod:`hookloop.agents`); None in the top-level Worker."""
     agent_type: str | None = None
     """Inside a subagent: its type (the definition's name, or the ``as_tool`` name)."""
+
+
+_PRE_TOOL_CALL_SETTERS = tuple(
+    PreToolCallInfo.__dict__[f.name].__set__ for f in dataclasses.fields(PreToolCallInfo)
+)  # run_id, session_id, turn, call_id, tool_name, arguments, meta, permission_mode, agent_id, agent_type
+
+
+def pre_tool_call_info(
+    run_id: str,
+    session_id: str,
+    turn: int,
+    call_id: str,
+    tool_name: str,
+    arguments: FrozenDict,
+    meta: ToolMeta,
+    permission_mode: str | None,
+    agent_id: str | None = None,
+    agent_type: str | None = None,
+) -> PreToolCallInfo:
+    """``PreToolCallInfo(...)`` with these fields, built the cheapest way (the Worker builds one per call).
+
+    ``meta`` is used as it is: pass a :func:`tool_meta_view`, never a tool's own metadata."""
+    info: PreToolCallInfo = _new(PreToolCallInfo)
+    s_run, s_session, s_turn, s_call, s_tool, s_arguments, s_meta, s_mode, s_agent, s_type = _PRE_TOOL_CALL_SETTERS
+    s_run(info, run_id)
+    s_session(info, session_id)
+    s_turn(info, turn)
+    s_call(info, call_id)
+    s_tool(info, tool_name)
+    s_arguments(info, arguments)
+    s_meta(info, meta)
+    s_mode(info, permission_mode)
+    s_agent(info, agent_id)
+    s_type(info, agent_type)
+    return info
+
+
+def pre_tool_call_input(
+    run_id: str,
+    session_id: str,
+    turn: int,
+    call_id: str,
+    tool_name: str,
+    arguments: FrozenDict,
+    meta: ToolMeta,
+    permission_mode: str | None,
+    agent_id: str | None = None,
+    agent_type: str | None = None,
+) -> PreToolCallInfo:
+    """A fresh pre_tool_call hook input for a tool whose metadata is ``meta`` (copied with
+    :func:`tool_meta_view`); ``arguments`` must be a FrozenDict (shared: it is immutable). Each call makes a new
+    one, so a chain can give every hook its own (see ``fresh`` of :func:`~hookloop.hooks._dispatch.run_chain`)."""
+    return pre_tool_call_info(
+        run_id, session_id, turn, call_id, tool_name, arguments, tool_meta_view(meta), permission_mode, agent_id,
+        agent_type,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,0 +1,197 @@
+"""The shortcuts of the hot paths decide exactly as the general paths do.
+
+- A lone pre_tool_call hook is called inline when nobody watches the timeline (no dispatch coroutine); with
+  a subscriber the same hook goes through ``run_chain``. Every kind of answer must have the same effect both
+  ways: edits, votes, denials, skips, aborts, errors.
+- ``json_size`` (the token estimate of tool-call arguments) is ``len(json.dumps(...))`` without serialising.
+- Item ids come from a pool drawn ahead; they stay unique, also across a fork.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from helpers import add
+from hookloop import Finished, HookError, Paused, ScriptedClient, Text, ToolResult, ToolUse, Worker
+from hookloop._frozen import freeze
+from hookloop.errors import Aborted
+from hookloop.hooks import PRE_TOOL_CALL, Abort, Allow, Ask, Continue, Deny, PreToolCallInfo, Skip
+from hookloop.items import Message
+from hookloop.worker import json_size
+
+pytestmark = pytest.mark.anyio
+
+Hook = Callable[[PreToolCallInfo], Any]
+
+
+def _as(hook: Hook, is_async: bool) -> Hook:
+    if not is_async:
+        return hook
+
+    async def wrapped(info: PreToolCallInfo) -> Any:
+        return hook(info)
+
+    return wrapped
+
+
+async def _run(hook: Hook, *, watched: bool, is_async: bool) -> tuple[Worker, object, list[object]]:
+    worker = Worker(ScriptedClient([[ToolUse("add", {"a": 1, "b": 2})], [Text("done")]]), tools=[add])
+    worker.add_hook(PRE_TOOL_CALL, _as(hook, is_async), name="the hook")
+    events: list[object] = []
+    if watched:
+        worker.subscribe(events.append)
+    try:
+        outcome: object = await worker.run("go")
+    except Exception as exc:  # the error is part of what both paths must agree on
+        outcome = exc
+    return worker, outcome, events
+
+
+def _summary(worker: Worker, outcome: object) -> tuple[object, ...]:
+    results = [(r.content, r.is_error, dict(r.meta)) for r in worker.history if isinstance(r, ToolResult)]
+    if isinstance(outcome, BaseException):
+        return (type(outcome).__name__, str(outcome), results)
+    if isinstance(outcome, Paused):
+        return ("paused", [(p.state, p.reason, p.asked_by) for p in outcome.checkpoint.pending], results)
+    assert isinstance(outcome, Finished)
+    return ("finished", outcome.text, results)
+
+
+ANSWERS: dict[str, Hook] = {
+    "plain continue": lambda info: Continue(),
+    "updated input": lambda info: Continue(updated_input={"a": 40, "b": 2}),
+    "allow vote with input": lambda info: Allow("fine", updated_input={"a": 5, "b": 5}),
+    "ask vote": lambda info: Ask("really?"),
+    "deny": lambda info: Deny("no"),
+    "skip": lambda info: Skip("not now"),
+    "abort": lambda info: Abort("stop everything"),
+    "wrong result": lambda info: None,
+    "raises": lambda info: 1 / 0,
+    "context not accepted": lambda info: Continue(additional_context="x"),
+}
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("answer", list(ANSWERS))
+async def test_a_lone_hook_decides_the_same_inline_and_through_the_chain(answer: str, is_async: bool) -> None:
+    inline_worker, inline, _ = await _run(ANSWERS[answer], watched=False, is_async=is_async)
+    chain_worker, chained, events = await _run(ANSWERS[answer], watched=True, is_async=is_async)
+    assert _summary(inline_worker, inline) == _summary(chain_worker, chained)
+    if answer != "raises":  # the watched run did take the chain (which reports every answer)
+        assert any(type(e).__name__ == "HookDecision" for e in events)
+    if answer in ("wrong result", "raises", "context not accepted"):
+        assert isinstance(inline, HookError)
+        assert "the hook" in str(inline)
+    if answer == "abort":
+        assert isinstance(inline, Aborted)
+    if answer == "updated input":
+        assert _summary(inline_worker, inline)[2][0][0] == "42"
+
+
+async def test_the_inline_hook_gets_a_private_input_every_call() -> None:
+    """What a lone hook forces into its input (meta included) reaches neither the call nor the next call."""
+    seen: list[tuple[str, str]] = []
+
+    def vandal(info: PreToolCallInfo) -> Continue:
+        seen.append((info.meta.name, info.meta.description))
+        object.__setattr__(info.meta, "name", "forged")
+        object.__setattr__(info.meta, "description", "forged")
+        object.__setattr__(info, "tool_name", "forged")
+        return Continue()
+
+    worker = Worker(
+        ScriptedClient([[ToolUse("add", {"a": 1, "b": 2})], [ToolUse("add", {"a": 3, "b": 4})], [Text("ok")]]),
+        tools=[add],
+    )
+    worker.add_pre_tool_call_hook(vandal)
+    await worker.run("go")
+    assert [r.content for r in worker.history if isinstance(r, ToolResult)] == ["3", "7"]
+    assert seen == [(add.meta.name, add.meta.description)] * 2
+    assert add.meta.name == "add"
+
+
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E, blacklist_characters='"\\')),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E, blacklist_characters='"\\')),
+            children,
+            max_size=4,
+        )
+    ),
+    max_leaves=20,
+)
+
+
+@given(JSON)
+def test_json_size_is_the_length_of_the_json_text(value: object) -> None:
+    assert json_size(freeze(value)) == len(json.dumps(value))
+
+
+def test_json_size_stays_close_when_there_is_something_to_escape() -> None:
+    value = {"path": 'C:\\dir\\"quoted"', "text": "héllo ✓"}
+    assert abs(json_size(freeze(value)) - len(json.dumps(value, ensure_ascii=False))) <= 4
+
+
+def test_item_ids_are_unique_and_a_forked_child_draws_its_own() -> None:
+    ids = {Message.user(str(i)).id for i in range(2000)}
+    assert len(ids) == 2000
+    assert all(i.startswith("item_") and len(i) == 29 for i in ids)
+    Message.user("leave ids in the pool")
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(read)
+        os.write(write, "\n".join(Message.user("child").id for _ in range(300)).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        child_ids = set(pipe.read().split("\n"))
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status)
+    assert os.WEXITSTATUS(status) == 0
+    parent_ids = {Message.user("parent").id for _ in range(300)}
+    assert len(child_ids) == 300
+    assert not child_ids & parent_ids
+    assert not child_ids & ids
+
+
+async def test_each_hook_of_a_chain_gets_its_own_input_even_from_a_vandal_that_keeps_it() -> None:
+    """A hook that forces changes into its input — at once and later, while the next hook awaits — misleads
+    neither the next hooks of the chain nor the call."""
+    kept: list[PreToolCallInfo] = []
+    seen: list[tuple[str, str, str, object]] = []
+
+    def vandal(info: PreToolCallInfo) -> Continue:
+        object.__setattr__(info, "tool_name", "forged")
+        object.__setattr__(info.meta, "name", "forged")
+        kept.append(info)
+        return Continue()
+
+    async def watcher(info: PreToolCallInfo) -> Continue:
+        for old in kept:  # the earlier hook's input changes again while this one runs
+            object.__setattr__(old, "call_id", "forged")
+            object.__setattr__(old.meta, "description", "forged")
+        seen.append((info.tool_name, info.meta.name, info.meta.description, info.call_id))
+        return Continue()
+
+    worker = Worker(ScriptedClient([[ToolUse("add", {"a": 1, "b": 2})], [Text("ok")]]), tools=[add])
+    for hook in (vandal, watcher, vandal, watcher):
+        worker.add_pre_tool_call_hook(hook)
+    await worker.run("go")
+    call_id = next(r.call_id for r in worker.history if isinstance(r, ToolResult))
+    assert seen == [("add", "add", add.meta.description, call_id)] * 2
+    assert [r.content for r in worker.history if isinstance(r, ToolResult)] == ["3"]
+    assert len({id(info) for info in kept}) == 2
