@@ -17,7 +17,7 @@ import pytest
 from hookloop import AllowAlways, Approve, Reject, ScriptedClient, Text, ToolUse, Worker, tool
 from hookloop.command_hooks.bridge import CommandHooks
 from hookloop.durable import RunNotFound
-from hookloop.durable._dbos_tables import decision_from_json, decision_to_json
+from hookloop.durable._decisions import decision_from_json, decision_to_json
 from hookloop.durable.dbos import DBOSBackend, _dead
 from hookloop.effects import Effect
 

@@ -25,6 +25,7 @@ from hookloop.timeline import event_to_json
 
 from . import _dbos_tables as tables
 from ._dbos_steps import StepEffects
+from ._decisions import decision_from_json
 
 if TYPE_CHECKING:
     from hookloop.worker import Worker
@@ -178,7 +179,7 @@ class _Segment:
         if row.checkpoint is None:
             raise ValueError(f"run {self.run_id}: segment {self.segment} has no checkpoint to resume")
         checkpoint = Checkpoint.loads(row.checkpoint, key=self.rt.key)
-        decisions = {cid: tables.decision_from_json(d) for cid, d in (spec.get("decisions") or {}).items()}
+        decisions = {cid: decision_from_json(d) for cid, d in (spec.get("decisions") or {}).items()}
         messages = spec.get("messages")
         return await worker.resume(checkpoint, decisions, messages=messages, key=self.rt.key, effects=effects)
 

@@ -20,16 +20,11 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from hookloop._frozen import thaw_object
-from hookloop.checkpoint import AllowAlways, Approve, Reject, ResumeDecision
-
 __all__ = [
     "EXECUTORS",
     "KEYS",
     "RUNS",
     "Row",
-    "decision_from_json",
-    "decision_to_json",
     "make_engine",
 ]
 
@@ -210,25 +205,3 @@ def update(conn: sa.Connection, run_id: str, where: Sequence[sa.ColumnElement[bo
 
 
 # -- decisions as JSON -----------------------------------------------------------------------------------------
-
-
-def decision_to_json(decision: ResumeDecision) -> dict[str, object]:
-    if isinstance(decision, Approve):
-        edited = None if decision.updated_input is None else thaw_object(decision.updated_input)
-        return {"type": "approve", "updated_input": edited}
-    if isinstance(decision, AllowAlways):
-        return {"type": "allow_always", "rule": decision.rule}
-    if isinstance(decision, Reject):
-        return {"type": "reject", "reason": decision.reason}
-    raise TypeError(f"not a resume decision: {decision!r}")
-
-
-def decision_from_json(data: Mapping[str, Any]) -> ResumeDecision:
-    kind = data.get("type")
-    if kind == "approve":
-        return Approve(updated_input=data.get("updated_input"))
-    if kind == "allow_always":
-        return AllowAlways(rule=data.get("rule"))
-    if kind == "reject":
-        return Reject(reason=str(data.get("reason", "denied by the user")))
-    raise ValueError(f"recorded decision: unknown type {kind!r}")

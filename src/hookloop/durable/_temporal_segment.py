@@ -32,19 +32,20 @@ from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from hookloop._frozen import thaw_object
-from hookloop.checkpoint import AllowAlways, Approve, Checkpoint, Reject, ResumeDecision
+from hookloop.checkpoint import Checkpoint
 from hookloop.effects import DecisionLog, Effect
 from hookloop.errors import Cancelled, HookloopError
 from hookloop.items import ToolResult
 from hookloop.outcome import Finished, Paused
 from hookloop.timeline import HookDecision, event_to_json
 
+from ._decisions import decision_from_json
 from ._temporal_workflow import SEGMENT_ACTIVITY
 
 if TYPE_CHECKING:
     from hookloop.worker import Worker
 
-__all__ = ["DurableEffectFailed", "NondeterministicReplay", "Segments", "decision_from_json", "decision_to_json"]
+__all__ = ["DurableEffectFailed", "NondeterministicReplay", "Segments"]
 
 _log = logging.getLogger("hookloop.durable")
 T = TypeVar("T")
@@ -61,30 +62,6 @@ class NondeterministicReplay(HookloopError):
 
 class DurableEffectFailed(HookloopError):
     """A recorded effect had failed the first time; its replay raises this with the recorded error."""
-
-
-def decision_to_json(decision: ResumeDecision) -> dict[str, object]:
-    """A resume decision as JSON (what travels in the ``approve`` update)."""
-    if isinstance(decision, Approve):
-        edited = None if decision.updated_input is None else thaw_object(decision.updated_input)
-        return {"type": "approve", "updated_input": json.loads(json.dumps(edited))}
-    if isinstance(decision, AllowAlways):
-        return {"type": "allow_always", "rule": decision.rule}
-    if isinstance(decision, Reject):
-        return {"type": "reject", "reason": decision.reason}
-    raise TypeError(f"not a resume decision (Approve, AllowAlways, Reject): {decision!r}")
-
-
-def decision_from_json(data: Mapping[str, Any]) -> ResumeDecision:
-    """The decision :func:`decision_to_json` made; ``ValueError`` for anything else."""
-    kind = data.get("type")
-    if kind == "approve":
-        return Approve(updated_input=data.get("updated_input"))
-    if kind == "allow_always":
-        return AllowAlways(rule=data.get("rule"))
-    if kind == "reject":
-        return Reject(reason=str(data.get("reason", "denied by the user")))
-    raise ValueError(f"recorded decision: unknown type {kind!r}")
 
 
 class RecordingEffects:

@@ -62,7 +62,6 @@ import sqlalchemy as sa
 from dbos import DBOS, DBOSClient
 from dbos._serialization import DBOSPortableJSON
 
-from hookloop._frozen import thaw_object
 from hookloop.checkpoint import AllowAlways, Approve, Checkpoint, Reject, ResumeDecision
 from hookloop.items import ToolResult, new_id
 
@@ -70,6 +69,7 @@ from . import _dbos_run as engine_run
 from . import _dbos_tables as tables
 from ._dbos_read import DBOSRuns, default_url, record_of
 from ._dbos_steps import DurableEffectFailed, NondeterministicReplay
+from ._decisions import check_decisions, decision_to_json
 from ._store import PauseConsumed, RunNotFound, RunRecord, StaleDecision
 
 if TYPE_CHECKING:
@@ -293,10 +293,10 @@ class DBOSBackend(DBOSRuns):
                 if pause_id == row.consumed_pause:
                     raise PauseConsumed(f"run {run_id}: the pause {pause_id} was already decided")
                 raise StaleDecision(f"run {run_id}: pause {pause_id} is not the current one ({row.pause_id})")
-            _check_decisions(run_id, row.pending, decisions)
+            check_decisions(run_id, row.pending, decisions)
             spec: dict[str, object] = {
                 "kind": "resume",
-                "decisions": {cid: tables.decision_to_json(d) for cid, d in decisions.items()},
+                "decisions": {cid: decision_to_json(d) for cid, d in decisions.items()},
                 "messages": messages,
             }
             waiting = {str(p["call_id"]): p for p in row.pending}
@@ -388,38 +388,6 @@ def _get_or_raise(engine: sa.Engine, run_id: str, conn: sa.Connection | None = N
     if row is None:
         raise RunNotFound(f"no run {run_id!r}")
     return row
-
-
-def _check_decisions(run_id: str, pending: list[dict[str, Any]], decisions: Mapping[str, ResumeDecision]) -> None:
-    waiting = {str(p["call_id"]): p for p in pending}
-    unknown = sorted(set(decisions) - set(waiting))
-    if unknown:
-        raise StaleDecision(f"run {run_id}: decisions for calls that are not pending: {', '.join(unknown)}")
-    missing = sorted(set(waiting) - set(decisions))
-    if missing:
-        raise StaleDecision(f"run {run_id}: every pending call needs a decision; missing: {', '.join(missing)}")
-    for call_id, decision in decisions.items():
-        if isinstance(decision, Approve) and decision.updated_input is not None:
-            _validate_input(run_id, call_id, waiting[call_id], decision.updated_input)
-
-
-def _validate_input(run_id: str, call_id: str, call: Mapping[str, Any], edited: Mapping[str, object]) -> None:
-    import jsonschema  # type: ignore[import-untyped]
-
-    schema = call.get("input_schema")
-    where = f"run {run_id}: the edited input of {call_id} ({call.get('tool_name')})"
-    if not isinstance(schema, dict):
-        raise StaleDecision(f"{where}: the tool's schema is not known; an edited input cannot be checked")
-    try:
-        data = json.loads(json.dumps(thaw_object(edited)))
-        jsonschema.validate(data, schema)
-    except (TypeError, ValueError) as exc:
-        raise StaleDecision(f"{where} is not JSON: {exc}") from None
-    except jsonschema.ValidationError as exc:
-        path = "/".join(str(p) for p in exc.absolute_path) or "(top)"
-        raise StaleDecision(f"{where} does not match the tool's schema at {path}: {exc.message}") from None
-    except jsonschema.SchemaError as exc:
-        raise StaleDecision(f"{where}: the tool's schema is invalid: {exc.message}") from None
 
 
 def _close_pending(row: tables.Row, key: bytes) -> list[dict[str, Any]]:

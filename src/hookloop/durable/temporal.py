@@ -70,13 +70,14 @@ from temporalio.worker import Worker as TemporalWorker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from hookloop._checkpoint_auth import resolve_key
-from hookloop._frozen import freeze_object, thaw_object
+from hookloop._frozen import freeze_object
 from hookloop.checkpoint import AllowAlways, Approve, PendingCall, Reject, ResumeDecision
 from hookloop.items import new_id
 from hookloop.stream import Usage
 
+from ._decisions import decision_to_json, validate_input
 from ._store import PauseConsumed, RunDetail, RunNotFound, RunRecord, RunStatus, RunStore, StaleDecision
-from ._temporal_segment import DurableEffectFailed, NondeterministicReplay, Segments, decision_to_json
+from ._temporal_segment import DurableEffectFailed, NondeterministicReplay, Segments
 from ._temporal_workflow import MEMO_KEY, WORKFLOW_NAME, RunWorkflow, initial_state
 
 if TYPE_CHECKING:
@@ -330,7 +331,7 @@ class TemporalBackend:
         if data["status"] == "paused":
             for call_id, decision in decisions.items():
                 if call_id in waiting and isinstance(decision, Approve) and decision.updated_input is not None:
-                    _validate_input(run_id, call_id, waiting[call_id], decision.updated_input)
+                    validate_input(run_id, call_id, waiting[call_id], decision.updated_input)
         request = {
             "pause_id": pause_id,
             "decisions": {cid: decision_to_json(d) for cid, d in decisions.items()},
@@ -410,25 +411,6 @@ def _ended(data: dict[str, Any], status: WorkflowExecutionStatus | None) -> dict
         return data
     ended = "cancelled" if status == WorkflowExecutionStatus.CANCELED else "failed"
     return data | {"status": ended, "error": data.get("error") or f"the workflow ended {status.name}"}
-
-
-def _validate_input(run_id: str, call_id: str, call: Mapping[str, Any], edited: Mapping[str, object]) -> None:
-    import jsonschema  # type: ignore[import-untyped]
-
-    schema = call.get("input_schema")
-    where = f"run {run_id}: the edited input of {call_id} ({call.get('tool_name')})"
-    if not isinstance(schema, dict):
-        raise StaleDecision(f"{where}: the tool's schema is not known; an edited input cannot be checked")
-    try:
-        data = json.loads(json.dumps(thaw_object(edited)))
-        jsonschema.validate(data, schema)
-    except (TypeError, ValueError) as exc:
-        raise StaleDecision(f"{where} is not JSON: {exc}") from None
-    except jsonschema.ValidationError as exc:
-        path = "/".join(str(p) for p in exc.absolute_path) or "(top)"
-        raise StaleDecision(f"{where} does not match the tool's schema at {path}: {exc.message}") from None
-    except jsonschema.SchemaError as exc:
-        raise StaleDecision(f"{where}: the tool's schema is invalid: {exc.message}") from None
 
 
 def _record(data: Mapping[str, Any]) -> RunRecord:
