@@ -18,6 +18,27 @@ from pathlib import Path
 import pyte
 
 HOOKLOOP = [sys.executable, "-c", "from hookloop.cli import main; main()"]
+_WAITING = ("select", "poll", "n_tty_read", "wait_woken", "ep_poll", "futex")
+
+
+def wait_until_idle(pid: int, timeout: float = 30) -> None:
+    """Wait until the process's main thread sleeps in the kernel waiting for input (readline's select, the
+    event loop's epoll, a blocking read): a Ctrl-C sent then reaches a program that is waiting, as when a person
+    presses it — not one still busy drawing the line it was just given (readline acts on such a SIGINT only at
+    the next key). A condition checked every few milliseconds, not a fixed sleep."""
+    deadline = time.monotonic() + timeout
+    wchan = Path(f"/proc/{pid}/wchan")
+    stat = Path(f"/proc/{pid}/stat")
+    while True:
+        try:
+            state = stat.read_text().rsplit(")", 1)[1].split()[0]
+            where = wchan.read_text()
+        except OSError:
+            return  # it is gone: nothing to wait for
+        if state == "S" and any(w in where for w in _WAITING):
+            return
+        assert time.monotonic() < deadline, f"process {pid} never waited for input (state {state}, in {where})"
+        time.sleep(0.005)
 
 
 class Screen:
@@ -76,6 +97,7 @@ class Screen:
         os.write(self.master, text.encode())
 
     def interrupt(self) -> None:
+        wait_until_idle(self.proc.pid)
         os.killpg(self.proc.pid, signal.SIGINT)
 
     def finish(self, timeout: float = 30) -> int:

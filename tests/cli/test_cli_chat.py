@@ -20,6 +20,7 @@ from typing import Any
 
 import pyte
 import pytest
+from screen_helpers import wait_until_idle
 
 HOOKLOOP = [sys.executable, "-c", "from hookloop.cli import main; main()"]
 COLUMNS, LINES = 140, 60
@@ -383,10 +384,12 @@ def test_two_ctrl_c_at_the_prompt_end_the_session_sigterm_in_a_turn_exits_143(
     term.wait_prompt()
     term.type("half a line")
     term.wait_for("> half a line")  # as a person would: the text is on the screen, then Ctrl-C
+    wait_until_idle(term.proc.pid)
     term.type("\x03")
     term.wait_for("(Ctrl-C again, Ctrl-D or /exit to quit)")
     term.wait_prompt(2)
     assert term.prompt_line() == ">"  # the half line is gone
+    wait_until_idle(term.proc.pid)
     term.type("\x03")
     assert term.finish() == 0
 
