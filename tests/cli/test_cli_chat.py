@@ -15,6 +15,7 @@ import subprocess
 import sys
 import termios
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,20 @@ from screen_helpers import wait_until_idle
 
 HOOKLOOP = [sys.executable, "-c", "from hookloop.cli import main; main()"]
 COLUMNS, LINES = 140, 60
+
+
+_STARTED: list[subprocess.Popen[bytes]] = []
+
+
+@pytest.fixture(autouse=True)
+def _kill_leftovers() -> Iterator[None]:
+    """A test that failed half-way leaves no chat process behind (to fail a later test with its warning)."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 @pytest.fixture
@@ -60,6 +75,7 @@ class Screen:
             preexec_fn=_controlling_terminal,
         )
         os.close(slave)
+        _STARTED.append(self.proc)
         self.screen = pyte.Screen(COLUMNS, LINES)
         self.stream = pyte.ByteStream(self.screen)
         self.closed = False
