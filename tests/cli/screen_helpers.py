@@ -21,6 +21,15 @@ HOOKLOOP = [sys.executable, "-c", "from hookloop.cli import main; main()"]
 _WAITING = ("select", "poll", "n_tty_read", "wait_woken", "ep_poll", "futex")
 
 
+def default_signals() -> None:
+    """In the child, before exec: SIGINT and SIGTERM back to their defaults and no signal blocked. A child
+    inherits an ignored SIGINT and the signal mask of the thread that started it (a library in the test process
+    may have changed them), and a Python started with SIGINT ignored never raises KeyboardInterrupt."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_DFL)
+
+
 def wait_until_idle(pid: int, timeout: float = 30) -> None:
     """Wait until the process's main thread sleeps in the kernel waiting for input (readline's select, the
     event loop's epoll, a blocking read): a Ctrl-C sent then reaches a program that is waiting, as when a person
@@ -52,7 +61,14 @@ class Screen:
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
         env = {**env, "COLUMNS": str(columns), "LINES": str(lines), "TERM": "xterm-256color"}
         self.proc = subprocess.Popen(
-            [*HOOKLOOP, *args], stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd, start_new_session=True
+            [*HOOKLOOP, *args],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+            preexec_fn=default_signals,
         )
         os.close(slave)
         self.screen = pyte.Screen(columns, lines)

@@ -21,7 +21,7 @@ from typing import Any
 
 import pyte
 import pytest
-from screen_helpers import wait_until_idle
+from screen_helpers import default_signals, wait_until_idle
 
 HOOKLOOP = [sys.executable, "-c", "from hookloop.cli import main; main()"]
 COLUMNS, LINES = 140, 60
@@ -55,6 +55,7 @@ def script(path: Path, turns: list[list[dict[str, Any]]]) -> Path:
 
 
 def _controlling_terminal() -> None:  # in the child, after setsid: the pty becomes its terminal
+    default_signals()
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
