@@ -41,6 +41,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeAlias, TypeVar
 
+from hookloop._frozen import freeze_object, thaw
 from hookloop.stream import (
     BlockStart,
     BlockStop,
@@ -169,14 +170,6 @@ _EVENT_TYPES: dict[str, type[Any]] = {
 _EVENT_NAMES = {cls: name for name, cls in _EVENT_TYPES.items()}
 
 
-def _thaw(value: object) -> object:
-    if isinstance(value, Mapping):
-        return {str(k): _thaw(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_thaw(v) for v in value]
-    return value
-
-
 def event_to_json(event: StreamEvent) -> dict[str, object]:
     """One stream event as JSON: ``{"type": <name>, <its fields>}``."""
     cls = type(event)
@@ -186,7 +179,7 @@ def event_to_json(event: StreamEvent) -> dict[str, object]:
     data: dict[str, object] = {"type": name}
     for slot in cls.__slots__:
         value = getattr(event, slot)
-        data[slot] = _usage_json(value) if isinstance(value, Usage) else _thaw(value)
+        data[slot] = _usage_json(value) if isinstance(value, Usage) else thaw(value)
     return data
 
 
@@ -208,8 +201,6 @@ def event_from_json(data: object) -> StreamEvent:
             raise ValueError("recorded usage event: 'usage' must be an object")
         return UsageEvent(usage=Usage(**{str(k): int(v) for k, v in usage.items()}))
     if "meta" in fields or "data" in fields:
-        from hookloop._frozen import freeze_object
-
         for name in ("meta", "data"):
             if name in fields and isinstance(fields[name], Mapping):
                 fields[name] = freeze_object(fields[name])
