@@ -37,6 +37,7 @@ PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 24).decode()
 _out = threading.Lock()
 _pending = threading.Condition()
 _in_flight = 0
+_calls = threading.local()  # per handler thread: whether its call has left ``_in_flight``
 _tools_added = False
 
 
@@ -134,7 +135,19 @@ def call(request_id: object, name: str, args: dict[str, Any], meta: dict[str, An
         send({"id": request_id, "error": {"code": -32602, "message": f"unknown tool {name}"}})
         return
     record(f"end {name}")
+    leave()  # before the answer: the client may send the next call the moment it has this one
     send({"id": request_id, "result": result})
+
+
+def leave() -> None:
+    """This call is no longer in flight (once: the answer's path and ``handle``'s ``finally`` both call it)."""
+    global _in_flight
+    state = _calls.__dict__
+    if state.get("left"):
+        return
+    state["left"] = True
+    with _pending:
+        _in_flight -= 1
 
 
 def handle(message: dict[str, Any]) -> None:
@@ -162,8 +175,7 @@ def handle(message: dict[str, Any]) -> None:
         try:
             call(request_id, params["name"], params.get("arguments") or {}, params.get("_meta") or {})
         finally:
-            with _pending:
-                _in_flight -= 1
+            leave()
     elif method == "resources/list":
         resources = [
             {"uri": "memo://note", "name": "note", "mimeType": "text/plain"},
