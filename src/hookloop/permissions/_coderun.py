@@ -91,7 +91,26 @@ _CODE_OPTIONS: Final[dict[str, frozenset[str]]] = {
                                                                 "pipe-pane", "if-shell", "display-popup"}),
     "screen": frozenset({"-X", "-c"}),
     "sort": frozenset({"--compress-program"}),
+    "helm": frozenset({"--post-renderer"}),
 }  # fmt: skip
+# npm settings whose value is a program npm runs (scripts' shell, node's options, an editor) or another
+# configuration file: setting one (`npm config set script-shell ./evil`) runs code on every later npm command.
+_NPMS: Final = frozenset({"npm", "pnpm", "yarn"})
+_NPM_CODE_KEYS: Final = frozenset(
+    {"script-shell", "shell", "node-options", "onload-script", "userconfig", "globalconfig", "editor", "browser",
+     "viewer", "git", "prefix", "cache", "init-module", "node-gyp", "yarn-path", "nodeLinker", "plugins"}
+)  # fmt: skip
+
+
+def _npm_config(words: Words) -> Code:
+    if not any(w in {"config", "set", "c"} for w in words[1:3]):
+        return NONE
+    found = [w for w in words[2:] if w is not None and w.split("=", 1)[0].lstrip("-") in _NPM_CODE_KEYS]
+    if any(w is None for w in words[2:]):
+        return Code((), "an npm setting only known at run time", False)
+    return Code(tuple(found), None, False)
+
+
 _VI: Final = frozenset({"vim", "vi", "nvim", "ex", "view"})
 _FIND_CODE: Final = frozenset(
     {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
@@ -416,6 +435,8 @@ def program_code(base: str, words: Words) -> Code:
         return _at_command(words)
     if base == "find":
         return Code(_options(words, _FIND_CODE), None, False)
+    if base in _NPMS:
+        return _npm_config(words)
     options = _CODE_OPTIONS.get(base)
     if options is not None:
         found = _options(words, options)

@@ -153,17 +153,49 @@ _ALL_OPERANDS: Final = frozenset(
      "setfacl", "mkfifo", "mknod"}
 )  # fmt: skip
 _DESTINATION: Final = frozenset({"cp", "install", "ln", "rsync", "scp"})
+_PIP_OUT: Final = frozenset(
+    {"-t", "--target", "-d", "--dest", "--root", "--prefix", "--src", "-w", "--wheel-dir", "--log", "--report",
+     "-o", "--output", "--output-file"}
+)  # fmt: skip
+_NPM_OUT: Final = frozenset({"--pack-destination", "--prefix"})
 _OUTPUT_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "sort": frozenset({"-o", "--output"}),
-    "git": frozenset({"--output"}),
-    "curl": frozenset({"-o", "--output"}),
-    "wget": frozenset({"-O", "--output-document", "-o", "--output-file"}),
+    # --work-tree: where checkout/restore/reset write; -o/--output-directory: format-patch, archive;
+    # --prefix: checkout-index; --directory: apply; --separate-git-dir: init/clone put the repository there.
+    "git": frozenset(
+        {"--output", "-o", "--output-directory", "--work-tree", "--prefix", "--directory", "--separate-git-dir"}
+    ),
+    "curl": frozenset({"-o", "--output", "--output-dir"}),
+    "wget": frozenset({"-O", "--output-document", "-o", "--output-file", "-P", "--directory-prefix"}),
+    "tar": frozenset({"-C", "--directory", "-f", "--file"}),
+    "bsdtar": frozenset({"-C", "--directory", "-f", "--file"}),
+    "pip": _PIP_OUT,
+    "pip3": _PIP_OUT,
+    "uv": _PIP_OUT,
+    "pipx": frozenset({"--global"}),
+    "go": frozenset({"-o"}),
+    "cargo": frozenset({"--root", "--target-dir", "--out-dir", "--artifact-dir"}),
+    "npm": _NPM_OUT,
+    "pnpm": _NPM_OUT,
+    "yarn": _NPM_OUT,
+    "base64": frozenset({"-o", "--output"}),
+    "unzip": frozenset({"-d"}),
+    "7z": frozenset({"-o"}),
+    "7za": frozenset({"-o"}),
+    "patch": frozenset({"-o", "--output", "-d", "--directory"}),
+    "gpg": frozenset({"-o", "--output"}),
+    "openssl": frozenset({"-out"}),
+    "ssh-keygen": frozenset({"-f"}),
+    "cpio": frozenset({"-D", "--directory"}),
     "cp": frozenset({"-t", "--target-directory"}),
     "install": frozenset({"-t", "--target-directory"}),
     "mv": frozenset({"-t", "--target-directory"}),
     "ln": frozenset({"-t", "--target-directory"}),
 }
-WRITERS: Final = _ALL_OPERANDS | _DESTINATION | frozenset(_OUTPUT_OPTIONS) | {"dd", "sed", "gsed", "source", "."}
+_COPIERS: Final = frozenset({"docker", "podman", "nerdctl", "kubectl"})  # `cp SRC DEST`: a local DEST is written
+WRITERS: Final = (
+    _ALL_OPERANDS | _DESTINATION | _COPIERS | frozenset(_OUTPUT_OPTIONS) | {"dd", "sed", "gsed", "source", "."}
+)
 _GIT_CONFIG_READS: Final = frozenset(
     {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool", "-l", "--list",
      "--show-origin", "--show-scope", "-e", "--edit"}
@@ -204,6 +236,81 @@ def _git_config_target(words: Sequence[str | None], dirs: DirState) -> list[Redi
     return _operand(base, dirs)
 
 
+_GIT_GLOBALS_WITH_VALUE: Final = frozenset(
+    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--attr-source"}
+)
+_GIT_SUB_OPTIONS_WITH_VALUE: Final = frozenset(
+    {"-o", "--origin", "-b", "-B", "--branch", "-u", "--upload-pack", "--reference", "--reference-if-able",
+     "--depth", "-c", "--config", "--template", "--separate-git-dir", "-j", "--jobs", "--filter", "--shallow-since",
+     "--shallow-exclude", "--bundle-uri", "--server-option", "--ref-format", "--object-format", "--reason",
+     "--initial-branch", "--shared", "--name"}
+)  # fmt: skip
+
+
+def _git_operand_targets(words: Sequence[str | None], dirs: DirState) -> list[Redirect]:
+    """Paths git subcommands create or replace through their operands: ``clone URL DIR``, ``init DIR``,
+    ``worktree add DIR``, ``bundle create FILE``, ``mv … DEST``, ``submodule add URL PATH``."""
+    index = 1
+    while index < len(words) and (word := words[index]) is not None and word.startswith("-"):
+        index += 2 if word in _GIT_GLOBALS_WITH_VALUE else 1
+    if index >= len(words) or words[index] is None:
+        return []
+    sub = str(words[index])
+    operands: list[str | None] = []
+    rest = words[index + 1 :]
+    at = 0
+    while at < len(rest):
+        word = rest[at]
+        at += 1
+        if word == "--":
+            operands.extend(rest[at:])
+            break
+        if word is not None and word.startswith("-") and word != "-":
+            if word in _GIT_SUB_OPTIONS_WITH_VALUE:
+                at += 1
+            continue
+        operands.append(word)
+    chosen: list[str | None] = []
+    if sub == "init":
+        chosen = operands
+    elif sub in {"clone", "mv"} and len(operands) >= 2:
+        chosen = [operands[-1]]
+    elif sub in {"worktree", "bundle"} and len(operands) >= 2 and operands[0] in {"add", "create"}:
+        chosen = [operands[1]]
+    elif sub == "submodule" and len(operands) >= 3 and operands[0] == "add":
+        chosen = [operands[-1]]
+    return [r for word in chosen for r in _operand(word, dirs)]
+
+
+def _tar_clusters(words: Sequence[str | None], dirs: DirState) -> list[Redirect]:
+    """``tar -cf FILE``, ``tar xzf FILE -C DIR``: the values of ``f`` and ``C`` in option clusters, in order."""
+    found: list[Redirect] = []
+    index = 1
+    while index < len(words):
+        word = words[index]
+        index += 1
+        if word is None or word.startswith("--") or word == "-":
+            continue
+        cluster = word[1:] if word.startswith("-") else (word if index == 2 else "")
+        if len(cluster) < 2 or not cluster.isalpha():
+            continue
+        for letter in cluster:
+            if letter in "fC" and index < len(words):
+                found.extend(_operand(words[index], dirs))
+                index += 1
+    return found
+
+
+def _copy_destination(words: Sequence[str | None], dirs: DirState) -> list[Redirect]:
+    """``docker cp CONTAINER:SRC DEST`` / ``kubectl cp POD:SRC DEST``: a local destination is written."""
+    if "cp" not in words[1:]:
+        return []
+    last = words[-1]
+    if last is None or last == "cp" or ":" in last:
+        return []
+    return _operand(last, dirs)
+
+
 def _operand(word: str | None, dirs: DirState) -> list[Redirect]:
     if word is None or not word or _GLOB.search(word):
         return []  # only known at run time: left to the sandbox (see Redirect.operand)
@@ -225,7 +332,13 @@ def operand_targets(base: str, words: Sequence[str | None], dirs: DirState) -> l
         first = next((w for w in words[1:] if w != "--"), None)
         return [replace(r, write=False) for r in _operand(first, dirs)]
     options = _OUTPUT_OPTIONS.get(base, frozenset())
-    found: list[Redirect] = [] if base != "git" else _git_config_target(words, dirs)
+    found: list[Redirect] = []
+    if base == "git":
+        found = [*_git_config_target(words, dirs), *_git_operand_targets(words, dirs)]
+    elif base in {"tar", "bsdtar"}:
+        found = _tar_clusters(words, dirs)
+    elif base in _COPIERS:
+        found = _copy_destination(words, dirs)
     operands: list[str | None] = []
     in_place = False
     rest = list(words[1:])

@@ -32,6 +32,7 @@ from functools import lru_cache
 from typing import Final
 
 from hookloop.permissions._coderun import NONE, Code, option_name, program_code, reads_script_from_stdin
+from hookloop.permissions._gitcode import git_code
 from hookloop.permissions._text import OPAQUE, fold
 
 _PYTHON_VERSION: Final = re.compile(r"(python|pypy)\d+(\.\d+)*")
@@ -146,12 +147,15 @@ RUNNERS: Final = frozenset(
         ("rbenv", "exec"), ("pyenv", "exec"), ("asdf", "exec"), ("mise", "exec"), ("mise", "x"),
         ("direnv", "exec"), ("nix", "shell"), ("nix", "develop"), ("devbox", "run"), ("aws-vault", "exec"),
         ("op", "run"), ("dotenv", ""), ("cargo", "run"), ("go", "run"), ("docker", "exec"), ("kubectl", "exec"),
+        ("docker", "run"), ("docker", "container"), ("docker", "compose"), ("podman", "run"), ("podman", "exec"),
+        ("podman", "container"), ("nerdctl", "run"), ("nerdctl", "exec"), ("kubectl", "run"), ("kubectl", "debug"),
+        ("yarn", "node"),
     }
 )  # fmt: skip
 
 # Runners whose command runs elsewhere (a container, a pod) or is the project's own binary: deny and ask rules
 # look behind them, but an allow rule for the program covers them.
-_REMOTE_RUNNERS: Final = frozenset({"cargo", "go", "docker", "kubectl"})
+_REMOTE_RUNNERS: Final = frozenset({"cargo", "go", "docker", "podman", "nerdctl", "kubectl"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +259,8 @@ def _inspect(words: Words) -> Code:
     triggers = list(code.triggers)
     if scan is not None:
         triggers.extend(scan.code_options)
+        if base == "git" and scan.sub is not None:
+            triggers.extend(git_code(words, scan.sub).triggers)
     start = runner_start(base, words, None if scan is None else scan.sub)
     if start is not None and base not in _REMOTE_RUNNERS:
         program = _first_operand(words, start)

@@ -70,6 +70,7 @@ from hookloop.permissions._dirs import (
     redirect_target,
     tee_targets,
 )
+from hookloop.permissions._gitcode import git_code
 from hookloop.permissions._shellwords import has_unquoted_glob, literal, node_text, split_assignment, tokens
 from hookloop.permissions._text import fold
 
@@ -560,9 +561,25 @@ class _Analyser:
                 elif "=" in value:  # core.pager=…, alias.x=!…: settings whose value is a command
                     self.runs_code = True
                     self.deny_only(partial(_Analyser.script, source=value.split("=", 1)[1].lstrip("!")))
+            if program == "git" and scan.sub is not None:
+                self.git_commands(words, scan.sub)
         start = _programs.runner_start(program, words, None if scan is None else scan.sub)
         if start is not None:
             self.wrapped_suffixes(words[start - 1 :])
+
+    def git_commands(self, words: Words, sub: int) -> None:
+        """Deny-only readings of the commands a git subcommand runs (``submodule foreach``, ``rebase -x`` …)."""
+        found = git_code(words, sub)
+        if found.triggers:
+            self.runs_code = True
+        for script in found.scripts:
+            if script is None:
+                self.unknown_program("a command git runs that is only known at run time")
+            else:
+                self.deny_only(partial(_Analyser.script, source=script))
+        for start in found.argv_starts:
+            if start < len(words):
+                self.deny_only(partial(_Analyser.classify, words=words[start:]))
 
     def wrapped_suffixes(self, words: Words) -> None:
         """Deny-only: every later word may start the wrapped command; literal strings may be scripts."""
