@@ -52,6 +52,15 @@ UNMATCHED = [
     "npm config set script-shell ./shell",
     "npm set script-shell=./shell",
     "pnpm config set node-options=--require=./x.js",
+    # Variables a covered program reads its options or configuration from, and runs code by.
+    "MAKEFLAGS='--eval=x:;true' make",
+    "GOFLAGS=-toolexec=./x go build",
+    "CC=./evil make",
+    "TAR_OPTIONS='--to-command=sh' tar -xf x.tar",
+    "KUBECONFIG=./evil kubectl get pods",
+    "DOCKER_CONFIG=./evil docker pull alpine",
+    "export TAR_OPTIONS=--checkpoint-action=exec=sh; tar -xf x.tar",
+    "PIP_CONFIG_FILE=./evil pip download x",
 ]
 ALLOWED = [
     "git submodule update --init --recursive",

@@ -131,9 +131,24 @@ _DANGEROUS_VARS: Final = frozenset(
         "PERL5LIB", "PERL5OPT", "PERLLIB", "RUBYOPT", "RUBYLIB", "PAGER", "MANPAGER", "EDITOR", "VISUAL",
         "SSH_ASKPASS", "SUDO_ASKPASS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH",
         "RUSTC_WRAPPER", "LESSOPEN", "LESSCLOSE", "XDG_CONFIG_HOME", "ZDOTDIR", "TMPDIR", "SHELL",
+        # Options or configuration files a program reads from its environment that run code or other programs:
+        # make's flags and makefiles, go's -toolexec, compilers make and cargo run, tar's and gzip's options,
+        # kubeconfig exec plugins, docker credential helpers, AWS credential_process, openssl engines, rc files.
+        "MAKEFLAGS", "MFLAGS", "MAKEFILES", "GNUMAKEFLAGS", "GOFLAGS", "GOENV", "GOTOOLCHAIN", "CC", "CXX", "CPP",
+        "LD", "AR", "FC", "CFLAGS", "CXXFLAGS", "LDFLAGS", "CPPFLAGS", "RUSTFLAGS", "RUSTC", "RUSTDOC",
+        "RUSTC_WORKSPACE_WRAPPER", "TAR_OPTIONS", "GZIP", "XZ_OPT", "BZIP2", "ZSTD_NBTHREADS", "LESS", "LESSKEY",
+        "SYSTEMD_PAGER", "SYSTEMD_EDITOR", "PSQL_PAGER", "PSQLRC", "INPUTRC", "BROWSER", "KUBECONFIG",
+        "DOCKER_CONFIG", "DOCKER_HOST", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "OPENSSL_CONF",
+        "OPENSSL_ENGINES", "CURL_HOME", "WGETRC", "PHPRC", "PHP_INI_SCAN_DIR", "LUA_INIT", "LUA_PATH", "LUA_CPATH",
+        "R_PROFILE", "R_PROFILE_USER", "R_ENVIRON", "R_ENVIRON_USER", "GEM_HOME", "GEM_PATH", "BUNDLE_GEMFILE",
+        "MAVEN_OPTS", "GRADLE_OPTS", "SBT_OPTS", "ANT_OPTS", "ELECTRON_RUN_AS_NODE", "GCONV_PATH", "PERL5DB",
+        "TF_CLI_CONFIG_FILE", "HELM_PLUGINS", "YARN_RC_FILENAME", "PYTHONUSERBASE", "PYTHONEXECUTABLE",
     }
 )  # fmt: skip
-_DANGEROUS_PREFIXES: Final = ("LD_", "DYLD_", "GIT_", "BASH_FUNC_", "NPM_CONFIG_", "npm_config_", "CARGO_")
+_DANGEROUS_PREFIXES: Final = (
+    "LD_", "DYLD_", "GIT_", "BASH_FUNC_", "NPM_CONFIG_", "npm_config_", "CARGO_", "PIP_", "UV_", "POETRY_",
+    "PNPM_", "YARN_", "BUN_", "DENO_", "COMPOSER_", "CGO_", "DOTNET_", "JAVA_", "KUBE", "HELM_", "TF_", "MAKE",
+)  # fmt: skip
 _PROGRAM_VARS: Final = frozenset({"PATH", "IFS", "ENV", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND"})
 _PROGRAM_PREFIXES: Final = ("LD_", "DYLD_", "BASH_FUNC_")
 _SAFE_ARITHMETIC: Final = re.compile(r"[\d\s+\-*/%()<>=!&|^~?:,]*")
