@@ -41,6 +41,14 @@ DENIED = [
     "podman run alpine rm x",
     "kubectl run x --image=alpine -- rm -rf /",
 ]
+ASKED = [  # the harness asks for `pip install`: reached through python's -m and uv's pip interface
+    "python3 -m pip install evil",
+    "python -m pip --isolated install evil",
+    "python3 -mpip install evil",
+    "python3 -Im pip install evil",
+    "python3 -W ignore -m pip install evil",
+    "uv pip install evil",
+]
 UNMATCHED = [
     "git submodule foreach 'echo hi'",
     "git bisect run make test",
@@ -75,6 +83,8 @@ ALLOWED = [
     "helm install x ./chart",
     "npm config set registry https://registry.example.com",
     "tar -xzf x.tgz -C build",
+    "python3 -m http.server",
+    "python3 -m pytest -q",
     "tar -cf out.tar src",
     "git archive -o out.tar HEAD",
     "go build -o bin/app ./cmd/app",

@@ -271,6 +271,28 @@ def _inspect(words: Words) -> Code:
     return Code(tuple(triggers), code.unknown, code.reads_stdin)
 
 
+_PYTHON_WITH_ARG: Final = frozenset({"-W", "-X", "-Q", "--check-hash-based-pycs"})
+
+
+def python_module(program: str, words: Words) -> Words | None:
+    """For ``python3 [options] -m MODULE ARGS…``: the words ``MODULE ARGS…`` (``-mMODULE`` too); else ``None``.
+
+    Deny and ask rules read them as a command, so ``Bash(pip install:*)`` covers ``python3 -m pip install x``."""
+    if not (program in {"python", "pypy"} or _PYTHON_VERSION.fullmatch(program)):
+        return None
+    index = 1
+    while index < len(words):
+        word = words[index]
+        if word is None or not word.startswith("-") or word in {"-", "--", "-c"}:
+            return None
+        if not word.startswith("--") and "m" in word[1:]:
+            attached = word[word.index("m", 1) + 1 :]
+            module = (attached, *words[index + 1 :]) if attached else tuple(words[index + 1 :])
+            return module or None
+        index += 2 if word in _PYTHON_WITH_ARG else 1
+    return None
+
+
 def _first_operand(words: Words, start: int) -> str | None:
     for word in words[start:]:
         if word is None or not word.startswith("-"):

@@ -578,6 +578,11 @@ class _Analyser:
                     self.deny_only(partial(_Analyser.script, source=value.split("=", 1)[1].lstrip("!")))
             if program == "git" and scan.sub is not None:
                 self.git_commands(words, scan.sub)
+            elif program == "uv" and scan.sub is not None and words[scan.sub] == "pip":
+                self.deny_only(partial(_Analyser.classify, words=words[scan.sub :]))  # `uv pip install` is pip's
+        module = _programs.python_module(program, words)
+        if module is not None:  # `python3 -m pip install x`: rules for the module's command apply
+            self.deny_only(partial(_Analyser.classify, words=module))
         start = _programs.runner_start(program, words, None if scan is None else scan.sub)
         if start is not None:
             self.wrapped_suffixes(words[start - 1 :])
