@@ -45,8 +45,10 @@ PROTECTED = [
 ALLOWED = ["source ./lib.sh", "git config user.name", "git config --get user.name", "git config -l",
     "rm build/x", "rm -rf build", "cp secrets/key out", "cp x y", "mv a b", "touch new", "mkdir -p out/dir",
     "dd if=/dev/zero of=blob count=1", "sed s/a/b/ secrets/key", "sort -o out x",
-    "ln -s secrets/key link", "chmod 644 x",
+    "ln -s lib/key link", "chmod 644 x",
 ]  # fmt: skip
+# A link is a way to write what it points to (`ln -s secrets s && echo x > s/key`): its target counts as written.
+DENIED += ["ln -s secrets/key link", "ln -s secrets s && echo x > s/key", "cp -s secrets/key k", "cp -al secrets s"]
 
 # Code-running options (`git --output`) are never covered by a narrower allow rule: the mode's default decides.
 UNMATCHED = ["git diff --output=out.patch"]

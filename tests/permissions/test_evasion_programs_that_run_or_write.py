@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from hookloop.permissions import HookVote, PermissionMode, PermissionPolicy
-from permissions.evasion_harness import ALLOW, ASK, DENY, MODES, Case, check_case
+from permissions.evasion_harness import ALLOW, ASK, DENY, MODES, Case, Rules, check_case
 
 DENIED = [
     "git submodule foreach 'touch x'",
@@ -90,6 +90,8 @@ ALLOWED = [
     "go build -o bin/app ./cmd/app",
     "docker cp c:/etc/hosts out/hosts",
 ]
+ALLOWED_WITH = Rules(allow=(*ALLOW, "Bash(ln:*)", "Bash(cp:*)"))
+LINKS_ALLOWED = ["ln -s src/a.py b.py", "cp -r src out", "cp -s src/a.py a.py"]
 CASES = (
     [Case(c, "deny") for c in DENIED] + [Case(c, "unmatched") for c in UNMATCHED] + [Case(c, "allow") for c in ALLOWED]
 )
@@ -123,6 +125,12 @@ PROTECTED_WRITES = [
     "npm pack --pack-destination .git/hooks",
     "base64 -d payload -o .git/hooks/pre-commit",
     "uv pip install --target .hookloop x",
+    # A link made in the same command is a way into what it points to.
+    "ln -s .git/hooks h && echo x > h/pre-commit",
+    "ln -s .git g; echo x > g/config",
+    "ln -sfn ../.claude c",
+    "cp -s .git/config x",
+    "cp -rl .git y",
 ]
 HOOK_ALLOW = HookVote(behavior="allow", reason="looks fine", hook="approve-all")
 
@@ -134,7 +142,9 @@ def test_a_program_writing_a_protected_path_through_an_option_or_operand_is_aske
     tmp_path: Path, command: str, mode: PermissionMode, hooked: bool
 ) -> None:
     (tmp_path / ".git" / "hooks").mkdir(parents=True)
-    policy = PermissionPolicy(allow=[*ALLOW, "Bash(uv:*)"], ask=ASK, deny=DENY, mode=mode, workspace=tmp_path)
+    policy = PermissionPolicy(
+        allow=[*ALLOW, "Bash(uv:*)", "Bash(ln:*)", "Bash(cp:*)"], ask=ASK, deny=DENY, mode=mode, workspace=tmp_path
+    )
     outcome = policy.decide("Bash", {"command": command}, hooks=[HOOK_ALLOW] if hooked else [])
     if mode == "dontAsk":
         assert outcome.behavior == "deny", outcome

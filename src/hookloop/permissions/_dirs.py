@@ -311,6 +311,22 @@ def _copy_destination(words: Sequence[str | None], dirs: DirState) -> list[Redir
     return _operand(last, dirs)
 
 
+def _links(base: str, words: Sequence[str | None]) -> bool:
+    """``ln`` always, ``cp -s`` / ``cp -l`` / ``cp --link``: the command makes links to its source operands."""
+    if base == "ln":
+        return True
+    if base != "cp":
+        return False
+    for word in words[1:]:
+        if word == "--":
+            return False
+        if word in {"--symbolic-link", "--link"}:
+            return True
+        if word is not None and word.startswith("-") and not word.startswith("--") and ("s" in word or "l" in word):
+            return True
+    return False
+
+
 def _operand(word: str | None, dirs: DirState) -> list[Redirect]:
     if word is None or not word or _GLOB.search(word):
         return []  # only known at run time: left to the sandbox (see Redirect.operand)
@@ -363,7 +379,9 @@ def operand_targets(base: str, words: Sequence[str | None], dirs: DirState) -> l
             index += 0 if equals else 1
         elif len(word) > 2 and word[:2] in options and not word.startswith("--"):
             found.extend(_operand(word[2:], dirs))  # -oFILE
-    if base in _ALL_OPERANDS or (base in {"sed", "gsed"} and in_place):
+    if base in _ALL_OPERANDS or (base in {"sed", "gsed"} and in_place) or _links(base, words):
+        # A link is a way to write what it points to: `ln -s .git/hooks h && echo x > h/pre-commit` writes
+        # .git/hooks/pre-commit, so the link's target counts as written too.
         for word in operands:
             found.extend(_operand(word, dirs))
     elif base in _DESTINATION and len(operands) > 1:
