@@ -23,6 +23,7 @@ __all__ = [
 ]
 
 _BRACE_EXPANSION: Final = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
+_GLOB_PARTS: Final = frozenset({"word", "concatenation"})
 _ANSI_C: Final = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.DOTALL)
 
 
@@ -80,7 +81,7 @@ def literal(node: tree_sitter.Node) -> str | None:
     kind = node.type
     if kind in {"word", "number"}:
         raw = node_text(node)
-        if _BRACE_EXPANSION.search(raw):
+        if "{" in raw and _BRACE_EXPANSION.search(raw):
             return None
         return unescape_unquoted(raw)
     if kind == "raw_string":
@@ -96,7 +97,8 @@ def literal(node: tree_sitter.Node) -> str | None:
                 return None
         return "".join(parts)
     if kind == "concatenation":
-        if _BRACE_EXPANSION.search(node_text(node)):
+        text = node_text(node)
+        if "{" in text and _BRACE_EXPANSION.search(text):
             return None
         parts = []
         for child in node.children:
@@ -114,6 +116,8 @@ def literal(node: tree_sitter.Node) -> str | None:
 def word_has_glob(raw: str) -> bool:
     """Whether an unquoted word's text has a pattern character bash expands (``*``, ``?``, ``[``, ``(``), each
     backslash escaping the character after it."""
+    if "*" not in raw and "?" not in raw and "[" not in raw and "(" not in raw:
+        return False  # the common case, without the scan
     i = 0
     while i < len(raw):
         ch = raw[i]
@@ -127,9 +131,13 @@ def word_has_glob(raw: str) -> bool:
 
 
 def has_unquoted_glob(node: tree_sitter.Node) -> bool:
-    if node.type == "word":
+    kind = node.type
+    if kind == "word":
         return word_has_glob(node_text(node))
-    return any(has_unquoted_glob(child) for child in node.named_children if child.type in {"word", "concatenation"})
+    for child in node.named_children:
+        if child.type in _GLOB_PARTS and has_unquoted_glob(child):
+            return True
+    return False
 
 
 def split_assignment(word: str) -> tuple[str, str] | None:
