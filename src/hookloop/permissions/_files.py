@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Final
 
 from hookloop.permissions import _shell
-from hookloop.permissions._paths import PathPattern, ResolvedPath
+from hookloop.permissions._paths import PathPattern, ResolvedPath, realpath
 
 __all__ = [
     "PROTECTED_DIRS",
@@ -79,6 +79,7 @@ class FileAccess:
     operand: bool = False  # named as a writing program's argument, not opened by the shell (never paths=None)
 
 
+@lru_cache(maxsize=1024)
 def is_sink(path: str) -> bool:
     """``/dev/null``, the standard streams, the terminal and ``/dev/fd/N``: opening them edits no file."""
     normal = posixpath.normpath(path)
@@ -108,20 +109,23 @@ def _user_home(name: str) -> str | None:
 
 
 class _Resolver:
-    def __init__(self, command: str, analysis: _shell.ShellAnalysis, home: Path) -> None:
+    def __init__(
+        self, command: str, analysis: _shell.ShellAnalysis, home: Path, links: dict[str, bool] | None = None
+    ) -> None:
         self.command = command
         self.analysis = analysis
         self.home = str(home)
         self._volatile: frozenset[str] | None = None
-        self.cdpath = bool(os.environ.get("CDPATH"))
         self._replayed: dict[tuple[tuple[_shell.Step, ...], str], tuple[str | None, str | None]] = {}
         self._real: dict[str, str] = {}
+        self._links: dict[str, bool] = {} if links is None else links
 
     def realpath(self, path: str) -> str:
-        """``os.path.realpath``, once per path in one decision (many redirections share their directories)."""
+        """``os.path.realpath``, once per path in one decision (many redirections share their directories, each
+        of which is looked at once: see :func:`hookloop.permissions._paths.realpath`)."""
         found = self._real.get(path)
         if found is None:
-            found = self._real[path] = os.path.realpath(path)
+            found = self._real[path] = realpath(path, self._links)
         return found
 
     @property
@@ -183,18 +187,26 @@ class _Resolver:
     def _uses_cdpath(self, text: str) -> bool:
         if text in {".", ".."} or text.startswith(("./", "../")):
             return False
-        return self.cdpath or "CDPATH" in self.volatile
+        return bool(os.environ.get("CDPATH")) or "CDPATH" in self.volatile
 
 
 def _readings(resolver: _Resolver, directory: str, rest: str) -> Iterable[ResolvedPath]:
     # bash's `cd` is logical (`a/..` is dropped lexically) and falls back to the physical path; the file itself is
     # opened physically. Both readings of the directory, and the path as written for deny rules.
-    joined = posixpath.join(directory, rest) if rest else directory
-    lexical = posixpath.normpath(joined)
+    joined, lexical, logical = _spellings(directory, rest)
     yield ResolvedPath(lexical=lexical, real=resolver.realpath(joined))
-    logical = posixpath.join(posixpath.normpath(directory), rest) if rest else posixpath.normpath(directory)
-    if logical != joined:
+    if logical is not None:
         yield ResolvedPath(lexical=lexical, real=resolver.realpath(logical))
+
+
+@lru_cache(maxsize=1024)
+def _spellings(directory: str, rest: str) -> tuple[str, str, str | None]:
+    """``rest`` in ``directory``: joined, normalised, and the logical reading when it differs from the joined one.
+
+    A pure function of the strings, memoised: every decision on a command resolves the same targets."""
+    joined = posixpath.join(directory, rest) if rest else directory
+    logical = posixpath.join(posixpath.normpath(directory), rest) if rest else posixpath.normpath(directory)
+    return joined, posixpath.normpath(joined), None if logical == joined else logical
 
 
 def _sink(path: ResolvedPath) -> bool:
@@ -221,16 +233,19 @@ def _resolve_one(
     return list(_readings(resolver, directory, target))
 
 
-def file_accesses(command: str, *, cwd: Path, workspace: Path, home: Path) -> tuple[FileAccess, ...]:
+def file_accesses(
+    command: str, *, cwd: Path, workspace: Path, home: Path, links: dict[str, bool] | None = None
+) -> tuple[FileAccess, ...]:
     """Every file ``command`` opens by redirection (or as a ``tee`` operand), resolved; byte sinks left out.
 
     ``cwd`` is the directory the command starts in (the Bash tool's remembered directory); when it is not an
-    existing directory the tool falls back to ``workspace``, so both count.
+    existing directory the tool falls back to ``workspace``, so both count. ``links`` is the decision's memo of
+    which paths are symlinks (see :func:`hookloop.permissions._paths.realpath`), if it has one.
     """
     analysis = _shell.analyse(command)
     if not analysis.redirects:
         return ()
-    resolver = _Resolver(command, analysis, home)
+    resolver = _Resolver(command, analysis, home, links)
     starts = [str(cwd)] if cwd == workspace or os.path.isdir(cwd) else [str(cwd), str(workspace)]
     accesses: list[FileAccess] = []
     budget = PATH_BUDGET
@@ -245,7 +260,7 @@ def file_accesses(command: str, *, cwd: Path, workspace: Path, home: Path) -> tu
         absolute = redirect.tilde is None and target.startswith("/")
         if absolute and is_sink(target):
             continue
-        candidates = frozenset({()}) if absolute else redirect.dirs
+        candidates = _shell.START if absolute else redirect.dirs
         paths: list[ResolvedPath] | None = [] if candidates is not None else None
         for steps in candidates or ():
             for start in starts:
@@ -271,8 +286,9 @@ def _segments(path: str) -> list[str]:
     return [part.casefold() for part in path.split("/") if part]
 
 
+@lru_cache(maxsize=1024)
 def protected_reason(path: ResolvedPath, extra_dirs: tuple[str, ...] = ()) -> str | None:
-    """The protected name a path falls under (``.git``, ``.bashrc`` …), or ``None``."""
+    """The protected name a path falls under (``.git``, ``.bashrc`` …), or ``None``. Pure, memoised."""
     for reading in dict.fromkeys((path.lexical, path.real)):
         parts = _segments(reading)
         for part in parts[:-1]:

@@ -134,10 +134,7 @@ def has_unquoted_glob(node: tree_sitter.Node) -> bool:
     kind = node.type
     if kind == "word":
         return word_has_glob(node_text(node))
-    for child in node.named_children:
-        if child.type in _GLOB_PARTS and has_unquoted_glob(child):
-            return True
-    return False
+    return any(child.type in _GLOB_PARTS and has_unquoted_glob(child) for child in node.named_children)
 
 
 def split_assignment(word: str) -> tuple[str, str] | None:
