@@ -70,7 +70,15 @@ from hookloop.permissions._dirs import (
     redirect_target,
     tee_targets,
 )
-from hookloop.permissions._shellwords import has_unquoted_glob, literal, node_text, split_assignment, tokens
+from hookloop.permissions._shellwords import (
+    has_unquoted_glob,
+    literal,
+    node_text,
+    split_assignment,
+    tokens,
+    word_has_glob,
+    word_literal,
+)
 from hookloop.permissions._text import fold
 
 __all__ = ["MAX_DEPTH", "START", "DirState", "Redirect", "ShellAnalysis", "Step", "Words", "analyse", "tokens"]
@@ -756,17 +764,27 @@ def _index(commands: Iterable[Words]) -> dict[str, tuple[Words, ...]]:
 
 def _words(name: tree_sitter.Node, args: Sequence[tree_sitter.Node]) -> Words:
     # Nodes with no blank between them are one word to bash (tree-sitter splits `` r`:`m `` after the `r`).
-    words: list[str | None] = []
-    end = -1
-    for position, node in enumerate((name, *args)):
-        value = None if position == 0 and has_unquoted_glob(node) else literal(node)
-        if node.start_byte == end and words:
+    words: list[str | None] = [_name_word(name)]
+    end = name.end_byte
+    for node in args:
+        value = word_literal(node_text(node)) if node.type == "word" else literal(node)  # `literal`, inlined
+        if node.start_byte == end:
             previous = words[-1]
             words[-1] = None if previous is None or value is None else previous + value
         else:
             words.append(value)
         end = node.end_byte
     return tuple(words)
+
+
+def _name_word(name: tree_sitter.Node) -> str | None:
+    """The command name's value: ``None`` when it holds an unquoted glob or is only known at run time."""
+    if name.type == "command_name" and name.named_child_count == 1:
+        child = name.named_children[0]
+        if child.type == "word":  # the common case: `has_unquoted_glob` and `literal` of the one word, inlined
+            raw = node_text(child)
+            return None if word_has_glob(raw) else word_literal(raw)
+    return None if has_unquoted_glob(name) else literal(name)
 
 
 def _static_stdin(redirects: Iterable[tree_sitter.Node]) -> bool:

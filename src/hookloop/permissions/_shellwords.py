@@ -20,6 +20,7 @@ __all__ = [
     "split_assignment",
     "tokens",
     "word_has_glob",
+    "word_literal",
 ]
 
 _BRACE_EXPANSION: Final = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
@@ -80,10 +81,7 @@ def literal(node: tree_sitter.Node) -> str | None:
     """The value of a word after quote removal, or ``None`` when it depends on run time (expansions, globs)."""
     kind = node.type
     if kind in {"word", "number"}:
-        raw = node_text(node)
-        if "{" in raw and _BRACE_EXPANSION.search(raw):
-            return None
-        return unescape_unquoted(raw)
+        return word_literal(node_text(node))
     if kind == "raw_string":
         return node_text(node)[1:-1]
     if kind == "ansi_c_string":
@@ -111,6 +109,13 @@ def literal(node: tree_sitter.Node) -> str | None:
         child = node.named_children[0]
         return literal(child)
     return None
+
+
+def word_literal(raw: str) -> str | None:
+    """:func:`literal` of an unquoted word whose text is ``raw`` (``None`` for a brace expansion)."""
+    if "{" in raw and _BRACE_EXPANSION.search(raw):
+        return None
+    return unescape_unquoted(raw)
 
 
 def word_has_glob(raw: str) -> bool:
