@@ -143,6 +143,7 @@ def test_permissions_section_times_a_1kb_command_against_the_target() -> None:
     assert [r.measure for r in rows] == [
         "first decision (parse + analysis + rules)",
         "repeated decision (analysis cached)",
+        "first decision beyond the parse",
         "first decision, memos cold",
         "tree-sitter parse alone",
     ]

@@ -31,14 +31,13 @@ import os
 import posixpath
 import pwd
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Final
 
 from hookloop.permissions import _shell
-from hookloop.permissions._paths import PathPattern, ResolvedPath
+from hookloop.permissions._paths import PathPattern, ResolvedPath, realpath
 
 __all__ = [
     "PROTECTED_DIRS",
@@ -79,6 +78,7 @@ class FileAccess:
     operand: bool = False  # named as a writing program's argument, not opened by the shell (never paths=None)
 
 
+@lru_cache(maxsize=1024)
 def is_sink(path: str) -> bool:
     """``/dev/null``, the standard streams, the terminal and ``/dev/fd/N``: opening them edits no file."""
     normal = posixpath.normpath(path)
@@ -108,21 +108,15 @@ def _user_home(name: str) -> str | None:
 
 
 class _Resolver:
-    def __init__(self, command: str, analysis: _shell.ShellAnalysis, home: Path) -> None:
+    """Where a command's targets are, as strings: directory replay and tilde expansion (no file system access)."""
+
+    def __init__(self, command: str, analysis: _shell.ShellAnalysis, home: str, cdpath: bool) -> None:
         self.command = command
         self.analysis = analysis
-        self.home = str(home)
+        self.home = home
+        self.cdpath = cdpath
         self._volatile: frozenset[str] | None = None
-        self.cdpath = bool(os.environ.get("CDPATH"))
         self._replayed: dict[tuple[tuple[_shell.Step, ...], str], tuple[str | None, str | None]] = {}
-        self._real: dict[str, str] = {}
-
-    def realpath(self, path: str) -> str:
-        """``os.path.realpath``, once per path in one decision (many redirections share their directories)."""
-        found = self._real.get(path)
-        if found is None:
-            found = self._real[path] = os.path.realpath(path)
-        return found
 
     @property
     def volatile(self) -> frozenset[str]:
@@ -186,15 +180,21 @@ class _Resolver:
         return self.cdpath or "CDPATH" in self.volatile
 
 
-def _readings(resolver: _Resolver, directory: str, rest: str) -> Iterable[ResolvedPath]:
+def _readings(directory: str, rest: str) -> list[tuple[str, str]]:
     # bash's `cd` is logical (`a/..` is dropped lexically) and falls back to the physical path; the file itself is
-    # opened physically. Both readings of the directory, and the path as written for deny rules.
+    # opened physically. Both readings of the directory (to resolve), and the path as written for deny rules.
+    joined, lexical, logical = _spellings(directory, rest)
+    return [(lexical, joined)] if logical is None else [(lexical, joined), (lexical, logical)]
+
+
+@lru_cache(maxsize=1024)
+def _spellings(directory: str, rest: str) -> tuple[str, str, str | None]:
+    """``rest`` in ``directory``: joined, normalised, and the logical reading when it differs from the joined one.
+
+    A pure function of the strings, memoised: every decision on a command resolves the same targets."""
     joined = posixpath.join(directory, rest) if rest else directory
-    lexical = posixpath.normpath(joined)
-    yield ResolvedPath(lexical=lexical, real=resolver.realpath(joined))
     logical = posixpath.join(posixpath.normpath(directory), rest) if rest else posixpath.normpath(directory)
-    if logical != joined:
-        yield ResolvedPath(lexical=lexical, real=resolver.realpath(logical))
+    return joined, posixpath.normpath(joined), None if logical == joined else logical
 
 
 def _sink(path: ResolvedPath) -> bool:
@@ -203,76 +203,117 @@ def _sink(path: ResolvedPath) -> bool:
 
 def _resolve_one(
     resolver: _Resolver, redirect: _shell.Redirect, steps: tuple[_shell.Step, ...], start: str
-) -> list[ResolvedPath] | None:
+) -> list[tuple[str, str]] | None:
     target = redirect.target
     assert target is not None
     directory, oldpwd = resolver.replay(steps, start) if steps else (start, None)
     if redirect.tilde is not None:
         base = resolver.tilde_base(redirect.tilde, directory, oldpwd)
         if base is not None:
-            return list(_readings(resolver, base, target.lstrip("/")))
+            return _readings(base, target.lstrip("/"))
         if redirect.tilde in {"", "+", "-"} or re.fullmatch(r"[+-]?\d+", redirect.tilde):
             return None
         target = "~" + redirect.tilde + target  # no such user: bash leaves the word as it is
     if target.startswith("/"):
-        return list(_readings(resolver, "/", target.lstrip("/")))
+        return _readings("/", target.lstrip("/"))
     if directory is None:
         return None
-    return list(_readings(resolver, directory, target))
+    return _readings(directory, target)
 
 
-def file_accesses(command: str, *, cwd: Path, workspace: Path, home: Path) -> tuple[FileAccess, ...]:
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    """One file of :func:`_plan`: its readings as ``(lexical, path to resolve)``, ``None`` if only known at run
+    time."""
+
+    write: bool
+    written: str
+    operand: bool
+    readings: tuple[tuple[str, str], ...] | None
+
+
+def file_accesses(
+    command: str, *, cwd: Path, workspace: Path, home: Path, links: dict[str, bool] | None = None
+) -> tuple[FileAccess, ...]:
     """Every file ``command`` opens by redirection (or as a ``tee`` operand), resolved; byte sinks left out.
 
     ``cwd`` is the directory the command starts in (the Bash tool's remembered directory); when it is not an
-    existing directory the tool falls back to ``workspace``, so both count.
+    existing directory the tool falls back to ``workspace``, so both count. ``links`` is the decision's memo of
+    which paths are symlinks (see :func:`hookloop.permissions._paths.realpath`), if it has one. What depends only
+    on strings is planned once per command and place (:func:`_plan`); the file system is read on every call.
     """
     analysis = _shell.analyse(command)
     if not analysis.redirects:
         return ()
-    resolver = _Resolver(command, analysis, home)
-    starts = [str(cwd)] if cwd == workspace or os.path.isdir(cwd) else [str(cwd), str(workspace)]
+    starts = (str(cwd),) if cwd == workspace or os.path.isdir(cwd) else (str(cwd), str(workspace))
+    plan = _plan(command, starts, str(home), bool(os.environ.get("CDPATH")))
+    memo: dict[str, bool] = {} if links is None else links
+    real: dict[str, str] = {}  # once per path in one decision: many redirections share their directories
     accesses: list[FileAccess] = []
+    for item in plan:
+        if item.readings is None:
+            accesses.append(FileAccess(write=item.write, paths=None, written=item.written))
+            continue
+        paths: list[ResolvedPath] = []
+        for lexical, path in item.readings:
+            resolved = real.get(path)
+            if resolved is None:
+                resolved = real[path] = realpath(path, memo)
+            paths.append(ResolvedPath(lexical=lexical, real=resolved))
+        unique = tuple(dict.fromkeys(paths))
+        if unique and all(_sink(p) for p in unique):
+            continue
+        accesses.append(FileAccess(write=item.write, paths=unique, written=item.written, operand=item.operand))
+    return tuple(accesses)
+
+
+@lru_cache(maxsize=256)
+def _plan(command: str, starts: tuple[str, ...], home: str, cdpath: bool) -> tuple[_Planned, ...]:
+    """The files ``command`` opens, with every reading of each as strings (directories replayed, tildes
+    expanded, at most :data:`PATH_BUDGET` readings), from the directories it may start in. Pure, memoised."""
+    analysis = _shell.analyse(command)
+    resolver = _Resolver(command, analysis, home, cdpath)
+    planned: list[_Planned] = []
     budget = PATH_BUDGET
     for redirect in dict.fromkeys(analysis.redirects):
         target = redirect.target
         if target is None and redirect.operand:
             continue
         if target is None:
-            accesses.append(FileAccess(write=redirect.write, paths=None, written="<only known at run time>"))
+            planned.append(_Planned(write=redirect.write, written="<only known at run time>", operand=False,
+                                    readings=None))  # fmt: skip
             continue
         written = ("~" + redirect.tilde if redirect.tilde is not None else "") + target
         absolute = redirect.tilde is None and target.startswith("/")
         if absolute and is_sink(target):
             continue
-        candidates = frozenset({()}) if absolute else redirect.dirs
-        paths: list[ResolvedPath] | None = [] if candidates is not None else None
+        candidates = _shell.START if absolute else redirect.dirs
+        readings: list[tuple[str, str]] | None = [] if candidates is not None else None
         for steps in candidates or ():
             for start in starts:
                 found = _resolve_one(resolver, redirect, steps, start)
-                if found is None or paths is None:
-                    paths = None
+                if found is None or readings is None:
+                    readings = None
                     break
-                paths.extend(found)
-        if paths is not None and len(paths) > budget:
-            paths = None  # too many readings to check quickly: treated like a run-time target (restrictive)
-        if paths is not None:
-            budget -= len(paths)
-            unique = tuple(dict.fromkeys(paths))
-            if unique and all(_sink(p) for p in unique):
-                continue
-            accesses.append(FileAccess(write=redirect.write, paths=unique, written=written, operand=redirect.operand))
+                readings.extend(found)
+        if readings is not None and len(readings) > budget:
+            readings = None  # too many readings to check quickly: treated like a run-time target (restrictive)
+        if readings is not None:
+            budget -= len(readings)
+            planned.append(_Planned(write=redirect.write, written=written, operand=redirect.operand,
+                                    readings=tuple(readings)))  # fmt: skip
         elif not redirect.operand:  # an operand in an unknown directory is left to the sandbox, as a glob is
-            accesses.append(FileAccess(write=redirect.write, paths=None, written=written))
-    return tuple(accesses)
+            planned.append(_Planned(write=redirect.write, written=written, operand=False, readings=None))
+    return tuple(planned)
 
 
 def _segments(path: str) -> list[str]:
     return [part.casefold() for part in path.split("/") if part]
 
 
+@lru_cache(maxsize=1024)
 def protected_reason(path: ResolvedPath, extra_dirs: tuple[str, ...] = ()) -> str | None:
-    """The protected name a path falls under (``.git``, ``.bashrc`` …), or ``None``."""
+    """The protected name a path falls under (``.git``, ``.bashrc`` …), or ``None``. Pure, memoised."""
     for reading in dict.fromkeys((path.lexical, path.real)):
         parts = _segments(reading)
         for part in parts[:-1]:

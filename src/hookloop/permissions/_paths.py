@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import os
 import posixpath
+import stat
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["PathPattern", "ResolvedPath", "compile_path_pattern", "resolve", "within"]
+__all__ = ["PathPattern", "ResolvedPath", "compile_path_pattern", "realpath", "resolve", "within"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +47,40 @@ def resolve(raw: str, *, cwd: Path) -> ResolvedPath | None:
         return None
     joined = os.path.join(cwd, os.path.expanduser(raw))
     return ResolvedPath(lexical=posixpath.normpath(joined), real=os.path.realpath(joined))
+
+
+def realpath(path: str, links: dict[str, bool]) -> str:
+    """``os.path.realpath(path)``, exactly, with what ``lstat`` says of each component remembered in ``links``.
+
+    ``links`` maps an absolute path to whether it is a symlink; the caller keeps it for one decision, so the
+    paths a command opens, which share their directories, ``lstat`` each directory once. Until a symlink is met
+    this walks the components as :func:`os.path.realpath` does (``.`` dropped, ``..`` taking the last component
+    off, a missing component counting as no symlink); from a symlink on, and for a relative path, it is
+    :func:`os.path.realpath` itself.
+    """
+    if not path.startswith("/"):
+        return os.path.realpath(path)
+    current = "/"
+    rest = path[1:]
+    while rest:
+        name, _, rest = rest.partition("/")
+        if not name or name == ".":
+            continue
+        if name == "..":
+            current = posixpath.split(current)[0]
+            continue
+        candidate = current + name if current == "/" else f"{current}/{name}"
+        link = links.get(candidate)
+        if link is None:
+            try:
+                link = stat.S_ISLNK(os.lstat(candidate).st_mode)
+            except OSError:
+                link = False
+            links[candidate] = link
+        if link:
+            return os.path.realpath(path)
+        current = candidate
+    return posixpath.abspath(current)
 
 
 def _roots(path: str) -> tuple[str, ...]:

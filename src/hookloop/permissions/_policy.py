@@ -10,7 +10,7 @@ from typing import Final, Protocol, cast
 
 from hookloop.permissions._files import PROTECTED_DIRS, PROTECTED_FILES, names_protected, protected_reason
 from hookloop.permissions._merge import merge
-from hookloop.permissions._paths import PathPattern, ResolvedPath, within
+from hookloop.permissions._paths import PathPattern, ResolvedPath, realpath, within
 from hookloop.permissions._readrules import ReadRules
 from hookloop.permissions._rules import (
     EDIT_TOOLS,
@@ -310,10 +310,15 @@ class PermissionPolicy:
 
     # -- decisions ---------------------------------------------------------------------------------------------
     def _context(self, cwd: str | Path | None = None) -> CallContext:
-        allowed = (os.path.realpath(self._workspace), *self._directories)
+        links: dict[str, bool] = {}  # the decision's memo of symlinks, shared with the redirect targets' resolution
+        allowed = (realpath(str(self._workspace), links), *self._directories)
         start = None if cwd is None else Path(os.path.abspath(os.path.join(self._workspace, cwd)))
         return CallContext(
-            workspace=self._workspace, allowed_dirs=tuple(dict.fromkeys(allowed)), cwd=start, home=self._home
+            workspace=self._workspace,
+            allowed_dirs=tuple(dict.fromkeys(allowed)),
+            cwd=start,
+            home=self._home,
+            links=links,
         )
 
     def check(
@@ -343,7 +348,11 @@ class PermissionPolicy:
             snapshot = self._verdicts
             if snapshot is None:
                 snapshot = self._verdicts = BashVerdicts(self._rules)
-            rules, verdict = snapshot.rules, snapshot.verdict(command)
+            verdict = snapshot.verdict(command)
+            restricting = self._bash_restriction(snapshot, verdict, tool_input, command, context)
+            if restricting is not None:
+                return restricting
+            return _bash_allow(snapshot, verdict, tool_input, command, context)
         for behavior in ("deny", "ask"):
             if behavior == "ask" and self._unsandboxed(tool_name, tool_input):
                 return RuleMatch(behavior="ask", rule="dangerouslyDisableSandbox", source="sandbox")
@@ -356,6 +365,28 @@ class PermissionPolicy:
                 if hit or _redirect_hit(rule, tool_name, tool_input, context):
                     return RuleMatch(behavior=behavior, rule=rule.text, source=rule.source)
         return self._allow_match(tool_name, tool_input, context, rules["allow"], verdict)
+
+    def _bash_restriction(
+        self,
+        snapshot: BashVerdicts,
+        verdict: BashVerdict,
+        tool_input: Mapping[str, object],
+        command: str,
+        context: CallContext,
+    ) -> RuleMatch | None:
+        """:meth:`_check`'s deny and ask passes for a Bash command, from the snapshot's per-rule facts: the same
+        rules in the same order as the general passes, without asking each rule again what it covers."""
+        for behavior in ("deny", "ask"):
+            if behavior == "ask" and self._unsandboxed("Bash", tool_input):
+                return RuleMatch(behavior="ask", rule="dangerouslyDisableSandbox", source="sandbox")
+            flags = verdict.deny if behavior == "deny" else verdict.ask
+            patterns, opens = snapshot.patterns[behavior], snapshot.opens[behavior]
+            for index, rule in enumerate(snapshot.rules[behavior]):
+                hit = flags[index] if patterns[index] else rule.matches("Bash", tool_input, context)
+                writes, reads = opens[index]
+                if hit or ((writes or reads) and _opens_covered(rule, writes, reads, command, context)):
+                    return RuleMatch(behavior=behavior, rule=rule.text, source=rule.source)
+        return None
 
     def read_filter(self, tool_name: str, tool_input: Mapping[str, object]) -> ReadRules | None:
         """What a call's reads must leave out beyond its own paths (a search walking a tree), as a
@@ -510,6 +541,40 @@ class PermissionPolicy:
             if not any(within(path.real, directory) for directory in allowed):
                 return f"{path.real} is outside the workspace and its additional directories"
         return None
+
+
+def _bash_allow(
+    snapshot: BashVerdicts, verdict: BashVerdict, tool_input: Mapping[str, object], command: str, context: CallContext
+) -> RuleMatch | None:
+    """:meth:`PermissionPolicy._allow_match` for a Bash command, from the snapshot's per-rule facts."""
+    patterns = snapshot.patterns["allow"]
+    for index, rule in enumerate(snapshot.rules["allow"]):
+        if patterns[index]:
+            hit = verdict.allow[index] and redirects_stay_inside(command, context)
+        else:
+            hit = rule.matches("Bash", tool_input, context)
+        if hit:
+            return RuleMatch(behavior="allow", rule=rule.text, source=rule.source)
+    # A compound command may be covered by different allow rules, one per subcommand (the memo has the first
+    # rule covering the first subcommand when every subcommand is covered and the analysis is safe).
+    first = verdict.covering
+    if first is None or not redirects_stay_inside(command, context):
+        return None
+    return RuleMatch(behavior="allow", rule=first.text, source=first.source)
+
+
+def _opens_covered(rule: Rule, writes: bool, reads: bool, command: str, context: CallContext) -> bool:
+    """:func:`_redirect_hit` for a Bash command and a rule covering its written (``writes``) or read files."""
+    for access in command_files(command, context):
+        if not (writes if access.write else reads):
+            continue
+        if access.paths is None or rule.specifier is None:
+            return True
+        specifier = rule.specifier
+        assert isinstance(specifier, PathPattern)
+        if any(specifier.matches(path, loose=True) for path in access.paths):
+            return True
+    return False
 
 
 def _redirect_hit(rule: Rule, tool_name: str, tool_input: Mapping[str, object], context: CallContext) -> bool:

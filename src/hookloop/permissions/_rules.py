@@ -56,7 +56,8 @@ class CallContext:
     """What matching needs besides the call: where relative paths start and which directories are the workspace.
 
     ``cwd`` is the directory a Bash command starts in (``None``: the workspace), ``home`` what ``~`` expands to;
-    ``files`` memoises :func:`command_files` for the duration of one decision.
+    ``files`` memoises :func:`command_files` and ``links`` which paths are symlinks (see
+    :func:`hookloop.permissions._paths.realpath`) for the duration of one decision.
     """
 
     workspace: Path
@@ -64,6 +65,7 @@ class CallContext:
     cwd: Path | None = None
     home: Path | None = None
     files: dict[str, tuple[FileAccess, ...]] = field(default_factory=dict, compare=False)
+    links: dict[str, bool] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,7 +272,9 @@ def command_files(command: str, context: CallContext) -> tuple[FileAccess, ...]:
     if found is None:
         home = context.home if context.home is not None else Path(os.path.expanduser("~"))
         cwd = context.cwd if context.cwd is not None else context.workspace
-        found = context.files[command] = file_accesses(command, cwd=cwd, workspace=context.workspace, home=home)
+        found = context.files[command] = file_accesses(
+            command, cwd=cwd, workspace=context.workspace, home=home, links=context.links
+        )
     return found
 
 

@@ -71,7 +71,15 @@ from hookloop.permissions._dirs import (
     tee_targets,
 )
 from hookloop.permissions._gitcode import git_code
-from hookloop.permissions._shellwords import has_unquoted_glob, literal, node_text, split_assignment, tokens
+from hookloop.permissions._shellwords import (
+    has_unquoted_glob,
+    literal,
+    node_text,
+    split_assignment,
+    tokens,
+    word_has_glob,
+    word_literal,
+)
 from hookloop.permissions._text import fold
 
 __all__ = ["MAX_DEPTH", "START", "DirState", "Redirect", "ShellAnalysis", "Step", "Words", "analyse", "tokens"]
@@ -86,6 +94,22 @@ MAX_NESTING: Final = 120
 """How deep the syntax tree is walked (subshells in subshells …) before the command is treated as unanalysable."""
 
 _LANGUAGE: Final = tree_sitter.Language(tree_sitter_bash.language())
+
+
+def _field(name: str) -> int:
+    # Looking a child up by field id is several times cheaper than by field name (which maps the name first).
+    found = _LANGUAGE.field_id_for_name(name)
+    assert found is not None, f"tree-sitter-bash has no field {name!r}"
+    return found
+
+
+_ARGUMENT: Final = _field("argument")
+_BODY: Final = _field("body")
+_DESTINATION: Final = _field("destination")
+_INDEX: Final = _field("index")
+_NAME: Final = _field("name")
+_REDIRECT: Final = _field("redirect")
+_VALUE: Final = _field("value")
 
 SYSTEM_DIRS: Final = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"})
 _SHELLS: Final = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "posh", "yash"})
@@ -169,6 +193,12 @@ _OPENS_BEFORE: Final = frozenset(
 )  # fmt: skip
 _LOOPS: Final = frozenset({"while_statement", "for_statement", "c_style_for_statement", "select_statement"})
 _SUBSHELLS: Final = frozenset({"subshell", "command_substitution", "process_substitution"})
+# Kinds no branch of `_Analyser.visit_node` but the last handles (and not ERROR): their children are visited.
+_GENERIC: Final = frozenset(
+    {"program", "list", "pipeline", "command_name", "string", "concatenation", "simple_expansion", "expansion",
+     "do_group", "if_statement", "elif_clause", "else_clause", "case_statement", "case_item", "negated_command"}
+)  # fmt: skip
+_REDIRECT_KINDS: Final = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,7 +322,11 @@ class _Analyser:
 
     def visit_node(self, node: tree_sitter.Node) -> None:
         kind = node.type
-        if kind in _SUBSHELLS:
+        if kind in _GENERIC:  # the most common kinds, which only have their children visited
+            if node.is_missing:
+                self.unknown_program("the command does not parse")
+            self.visit_children(node)
+        elif kind in _SUBSHELLS:
             saved = self.dirs  # a directory change in a subshell ends with it
             self.visit_children(node)
             self.dirs = saved
@@ -326,7 +360,7 @@ class _Analyser:
                 self.unknown_program("arithmetic on variables (bash evaluates array subscripts in it)")
             self.visit_children(node)
         elif kind == "subscript":
-            index = node.child_by_field_name("index")
+            index = node.child_by_field_id(_INDEX)
             if index is not None and not _SAFE_ARITHMETIC.fullmatch(node_text(index)):
                 self.unknown_program("array subscripts that are not plain numbers")
             self.visit_children(node)
@@ -343,8 +377,8 @@ class _Analyser:
                 self.visit(child)
 
     def redirected(self, node: tree_sitter.Node) -> None:
-        body = node.child_by_field_name("body")
-        redirects = node.children_by_field_name("redirect")
+        body = node.child_by_field_id(_BODY)
+        redirects = node.children_by_field_id(_REDIRECT)
         before = self.dirs
         extra = tuple(arg for redirect in redirects for arg in _redirect_extra_words(redirect))
         if body is not None and body.type == "command":
@@ -366,7 +400,7 @@ class _Analyser:
         """Record a redirection; ``dirs`` is where it is opened (default: the current directory state)."""
         state = self.dirs if dirs == "current" else dirs
         if node.type == "file_redirect":
-            destinations = node.children_by_field_name("destination")
+            destinations = node.children_by_field_id(_DESTINATION)
             operator = next((node_text(c) for c in node.children if not c.is_named), "")
             if destinations:
                 target = destinations[0]
@@ -412,7 +446,7 @@ class _Analyser:
         self.absorb(sub)
 
     def assignment(self, node: tree_sitter.Node) -> None:
-        name = node.child_by_field_name("name")
+        name = node.child_by_field_id(_NAME)
         if name is not None and name.type == "variable_name" and _dangerous_variable(node_text(name)):
             self.dangerous(node_text(name), f"assignment to {node_text(name)} changes what runs")
         self.visit_children(node)
@@ -422,8 +456,8 @@ class _Analyser:
         for child in node.named_children:
             if child.type == "variable_assignment":
                 self.assignment(child)
-                name = child.child_by_field_name("name")
-                value = child.child_by_field_name("value")
+                name = child.child_by_field_id(_NAME)
+                value = child.child_by_field_id(_VALUE)
                 value_text = "" if value is None else literal(value)
                 words.append(None if name is None or value_text is None else f"{node_text(name)}={value_text}")
             else:
@@ -439,20 +473,32 @@ class _Analyser:
     def command(
         self, node: tree_sitter.Node, extra: Sequence[tree_sitter.Node], redirects: Sequence[tree_sitter.Node] = ()
     ) -> None:
-        name = node.child_by_field_name("name")
-        arg_nodes: list[tree_sitter.Node] = list(node.children_by_field_name("argument"))
+        name = node.child_by_field_id(_NAME)
+        arg_nodes: list[tree_sitter.Node] = list(node.children_by_field_id(_ARGUMENT))
         named = node.named_children  # each access builds the list anew: read it once
+        starts: set[int] = set()  # where redirections start
+        added = bool(extra)
         for child in named:
-            if child.type == "variable_assignment":
+            kind = child.type
+            if kind == "variable_assignment":
                 self.assignment(child)
-            elif child.type in {"file_redirect", "heredoc_redirect", "herestring_redirect"}:
+            elif kind in _REDIRECT_KINDS:
                 self.redirect(child)
-                arg_nodes.extend(_redirect_extra_words(child))
-        arg_nodes.extend(extra)
-        arg_nodes.sort(key=_START_BYTE)
-        # tree-sitter-bash reads the descriptor of `0< file` / `{fd}< file` as an argument; bash does not.
-        starts = {child.start_byte for child in (*named, *redirects) if child.type.endswith("redirect")}
-        arg_nodes = [arg for arg in arg_nodes if not (arg.end_byte in starts and _DESCRIPTOR.fullmatch(node_text(arg)))]
+                more = _redirect_extra_words(child)
+                if more:
+                    arg_nodes.extend(more)
+                    added = True
+            if kind.endswith("redirect"):
+                starts.add(child.start_byte)
+        if added:  # the arguments tree-sitter gave are in order already
+            arg_nodes.extend(extra)
+            arg_nodes.sort(key=_START_BYTE)
+        for child in redirects:
+            if child.type.endswith("redirect"):
+                starts.add(child.start_byte)
+        if starts:
+            # tree-sitter-bash reads the descriptor of `0< file` / `{fd}< file` as an argument; bash does not.
+            arg_nodes = [a for a in arg_nodes if not (a.end_byte in starts and _DESCRIPTOR.fullmatch(node_text(a)))]
         if name is None:
             if arg_nodes:
                 self.unknown_program("arguments without a command name")
@@ -755,17 +801,27 @@ def _index(commands: Iterable[Words]) -> dict[str, tuple[Words, ...]]:
 
 def _words(name: tree_sitter.Node, args: Sequence[tree_sitter.Node]) -> Words:
     # Nodes with no blank between them are one word to bash (tree-sitter splits `` r`:`m `` after the `r`).
-    words: list[str | None] = []
-    end = -1
-    for position, node in enumerate((name, *args)):
-        value = None if position == 0 and has_unquoted_glob(node) else literal(node)
-        if node.start_byte == end and words:
+    words: list[str | None] = [_name_word(name)]
+    end = name.end_byte
+    for node in args:
+        value = word_literal(node_text(node)) if node.type == "word" else literal(node)  # `literal`, inlined
+        if node.start_byte == end:
             previous = words[-1]
             words[-1] = None if previous is None or value is None else previous + value
         else:
             words.append(value)
         end = node.end_byte
     return tuple(words)
+
+
+def _name_word(name: tree_sitter.Node) -> str | None:
+    """The command name's value: ``None`` when it holds an unquoted glob or is only known at run time."""
+    if name.type == "command_name" and name.named_child_count == 1:
+        child = name.named_children[0]
+        if child.type == "word":  # the common case: `has_unquoted_glob` and `literal` of the one word, inlined
+            raw = node_text(child)
+            return None if word_has_glob(raw) else word_literal(raw)
+    return None if has_unquoted_glob(name) else literal(name)
 
 
 def _static_stdin(redirects: Iterable[tree_sitter.Node]) -> bool:
@@ -781,7 +837,7 @@ def _static_stdin(redirects: Iterable[tree_sitter.Node]) -> bool:
             return quoted or body is None or not re.search(r"[$`]", node_text(body))
         if child.type == "file_redirect":
             operator = next((node_text(c) for c in child.children if not c.is_named), "")
-            destinations = child.children_by_field_name("destination")
+            destinations = child.children_by_field_id(_DESTINATION)
             if operator == "<" and destinations:
                 target = literal(destinations[0])
                 return target is not None and not _programs.reads_script_from_stdin(target)
@@ -792,9 +848,9 @@ def _redirect_extra_words(node: tree_sitter.Node) -> tuple[tree_sitter.Node, ...
     # tree-sitter-bash attaches words that follow a redirection (`ls > out rm -rf /`) to the redirection;
     # bash passes them to the command.
     if node.type == "file_redirect":
-        return tuple(node.children_by_field_name("destination")[1:])
+        return tuple(node.children_by_field_id(_DESTINATION)[1:])
     if node.type == "heredoc_redirect":
-        return tuple(node.children_by_field_name("argument"))
+        return tuple(node.children_by_field_id(_ARGUMENT))
     return ()
 
 

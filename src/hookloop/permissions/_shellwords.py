@@ -20,9 +20,11 @@ __all__ = [
     "split_assignment",
     "tokens",
     "word_has_glob",
+    "word_literal",
 ]
 
 _BRACE_EXPANSION: Final = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
+_GLOB_PARTS: Final = frozenset({"word", "concatenation"})
 _ANSI_C: Final = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.DOTALL)
 
 
@@ -79,10 +81,7 @@ def literal(node: tree_sitter.Node) -> str | None:
     """The value of a word after quote removal, or ``None`` when it depends on run time (expansions, globs)."""
     kind = node.type
     if kind in {"word", "number"}:
-        raw = node_text(node)
-        if _BRACE_EXPANSION.search(raw):
-            return None
-        return unescape_unquoted(raw)
+        return word_literal(node_text(node))
     if kind == "raw_string":
         return node_text(node)[1:-1]
     if kind == "ansi_c_string":
@@ -96,7 +95,8 @@ def literal(node: tree_sitter.Node) -> str | None:
                 return None
         return "".join(parts)
     if kind == "concatenation":
-        if _BRACE_EXPANSION.search(node_text(node)):
+        text = node_text(node)
+        if "{" in text and _BRACE_EXPANSION.search(text):
             return None
         parts = []
         for child in node.children:
@@ -111,9 +111,18 @@ def literal(node: tree_sitter.Node) -> str | None:
     return None
 
 
+def word_literal(raw: str) -> str | None:
+    """:func:`literal` of an unquoted word whose text is ``raw`` (``None`` for a brace expansion)."""
+    if "{" in raw and _BRACE_EXPANSION.search(raw):
+        return None
+    return unescape_unquoted(raw)
+
+
 def word_has_glob(raw: str) -> bool:
     """Whether an unquoted word's text has a pattern character bash expands (``*``, ``?``, ``[``, ``(``), each
     backslash escaping the character after it."""
+    if "*" not in raw and "?" not in raw and "[" not in raw and "(" not in raw:
+        return False  # the common case, without the scan
     i = 0
     while i < len(raw):
         ch = raw[i]
@@ -127,9 +136,10 @@ def word_has_glob(raw: str) -> bool:
 
 
 def has_unquoted_glob(node: tree_sitter.Node) -> bool:
-    if node.type == "word":
+    kind = node.type
+    if kind == "word":
         return word_has_glob(node_text(node))
-    return any(has_unquoted_glob(child) for child in node.named_children if child.type in {"word", "concatenation"})
+    return any(child.type in _GLOB_PARTS and has_unquoted_glob(child) for child in node.named_children)
 
 
 def split_assignment(word: str) -> tuple[str, str] | None:

@@ -19,12 +19,15 @@ from dataclasses import dataclass
 from typing import Final
 
 from hookloop.permissions import _shell
-from hookloop.permissions._rules import BashPattern, Rule, bash_pattern_matches
+from hookloop.permissions._paths import PathPattern
+from hookloop.permissions._rules import EDIT_TOOLS, READ_ONLY_TOOLS, BashPattern, Rule, bash_pattern_matches
 from hookloop.permissions._types import Behavior
 
 __all__ = ["BashVerdict", "BashVerdicts"]
 
 _MAX_COMMANDS: Final = 256
+_MAX_WORDS: Final = 4096
+_MIXED: Final = object()  # a sentinel: no single program, or nothing remembered
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,13 +47,23 @@ class BashVerdict:
 class BashVerdicts:
     """A snapshot of the rule lists and the memoised :class:`BashVerdict` per command (at most 256 kept)."""
 
-    __slots__ = ("_by_head", "_cache", "_general", "rules")
+    __slots__ = ("_by_head", "_cache", "_first_covering", "_general", "opens", "patterns", "rules")
 
     def __init__(self, rules: dict[Behavior, list[Rule]]) -> None:
         self.rules: Final[dict[Behavior, tuple[Rule, ...]]] = {
             behavior: tuple(rules[behavior]) for behavior in ("allow", "ask", "deny")
         }
+        self.patterns: Final[dict[Behavior, tuple[bool, ...]]] = {
+            behavior: tuple(isinstance(rule.specifier, BashPattern) for rule in listed)
+            for behavior, listed in self.rules.items()
+        }
+        """Per rule: whether it has a command pattern (its answer for a command is in the verdict)."""
+        self.opens: Final[dict[Behavior, tuple[tuple[bool, bool], ...]]] = {
+            behavior: tuple(_opens(rule) for rule in listed) for behavior, listed in self.rules.items()
+        }
+        """Per rule: whether it covers the files a Bash command writes, and those it reads (by redirection)."""
         self._cache: dict[str, BashVerdict] = {}
+        self._first_covering: dict[_shell.Words, object] = {}  # subcommand → first allow rule covering it, or None
         # Allow rules that can cover a subcommand, by the program their pattern names; `_general` holds those
         # that can cover any program (no specifier, or a pattern starting with a `*`). Rule order is kept.
         general: list[tuple[int, Rule]] = []
@@ -84,7 +97,7 @@ class BashVerdicts:
         return BashVerdict(
             deny=self._patterns("deny", command),
             ask=self._patterns("ask", command),
-            allow=self._patterns("allow", command),
+            allow=self._allowing(command, analysis),
             covering=self._covering(analysis),
         )
 
@@ -95,18 +108,44 @@ class BashVerdicts:
             for rule in self.rules[behavior]
         )
 
+    def _allowing(self, command: str, analysis: _shell.ShellAnalysis) -> tuple[bool, ...]:
+        # `_patterns("allow", …)`, without matching a pattern that names a program against a command made of
+        # several programs (or another one): `BashPattern.allows` refuses every subcommand of another program.
+        heads = {words[0] if words else None for words in analysis.commands}
+        only = next(iter(heads)) if len(heads) == 1 else _MIXED
+        return tuple(
+            isinstance(spec := rule.specifier, BashPattern)
+            and (spec.head is None or spec.head == only)
+            and bash_pattern_matches(spec, command, loose=False)
+            for rule in self.rules["allow"]
+        )
+
     def _covering(self, analysis: _shell.ShellAnalysis) -> Rule | None:
         if not analysis.safe or not analysis.commands:
             return None
         first: Rule | None = None
+        memo = self._first_covering
         for words in analysis.commands:
-            head = words[0] if words else None
-            candidates = self._by_head.get(head, self._general) if head is not None else self._general
-            covering = next((rule for rule in candidates if _covers(rule, words)), None)
+            covering = memo.get(words, _MIXED)
+            if covering is _MIXED:  # not seen with these rules yet
+                head = words[0] if words else None
+                candidates = self._by_head.get(head, self._general) if head is not None else self._general
+                covering = next((rule for rule in candidates if _covers(rule, words)), None)
+                if len(memo) >= _MAX_WORDS:
+                    memo.clear()
+                memo[words] = covering
             if covering is None:
                 return None
+            assert isinstance(covering, Rule)
             first = first or covering
         return first
+
+
+def _opens(rule: Rule) -> tuple[bool, bool]:
+    # A Read/Edit rule with a path specifier (or none) covers a Bash command's redirect targets.
+    if not isinstance(rule.specifier, PathPattern | None):
+        return False, False
+    return any(rule.covers_tool(tool) for tool in EDIT_TOOLS), any(rule.covers_tool(tool) for tool in READ_ONLY_TOOLS)
 
 
 def _covers(rule: Rule, words: _shell.Words) -> bool:
