@@ -109,6 +109,7 @@ def test_prebuilt_client_events_are_well_formed() -> None:
     assert [e.fragment for e in calls if type(e).__name__ == "ToolCallDelta"] == ['{"x": 7}', '{"x": 7}']
 
 
+@pytest.mark.timeout(240)  # every section of the suite, in its quick sizes: ~20 s alone, a minute on a loaded machine
 def test_command_prints_the_table_markdown_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "bench.json"
     assert main(["--tiny", "--markdown", "--json", str(out)]) == 0
