@@ -232,13 +232,13 @@ class _ToolBatch(_RunBase):
             decided: tuple[Any, Handler] | None = None
             if not w.timeline.subscribers:
                 # Nobody watching: the chain runs here (no dispatch coroutine), as run_chain would run it. Each
-                # hook gets its own input, built from the Worker's own values: one that forces a change into
-                # its input (or keeps it and changes it later) cannot mislead the next.
+                # hook gets an input as good as a new one, from the Worker's own values: one that forces a
+                # change into its input (or keeps it and changes it later) cannot mislead the next.
                 passes = PRE_TOOL_CALL.passes
+                get = self.pre_inputs.get  # a new input per hook, or the last one when nobody can tell
                 for handler in chain:
-                    info = pre_tool_call_input(*fields)
                     try:
-                        result = handler.fn(info)
+                        result = handler.fn(get(fields))  # held by no local: see PreToolCallInputs
                         if handler.is_async:
                             result = await result
                     except Aborted:
