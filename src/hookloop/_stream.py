@@ -208,7 +208,7 @@ class _StreamStep(_RunBase):
                         text_index, text_append = reply.text_index, reply.text_append
                         continue
                     if event.index == text_index:
-                        text_append(event.text)  # type: ignore[attr-defined]
+                        text_append(event.text)  # type: ignore[misc]
                     else:
                         take(event)
                         text_index, text_append = reply.text_index, reply.text_append
