@@ -151,12 +151,17 @@ class _ToolBatch(_RunBase):
                 await self._consult_approvers(calls)
             if w.denial_observers and any(c.denied for c in calls):
                 await self._report_denials(calls)
-            if any(c.state in ("approval", "paused") for c in calls):
-                paused = True
+            ready = []
+            for c in calls:  # one pass (no generator per test): the waiting calls pause the batch
+                state = c.state
+                if state == "ready":
+                    ready.append(c)
+                elif state == "approval" or state == "paused":
+                    paused = True
+            if paused:
                 outcome = self._pause_batch(calls)
                 await self._notify_pause(outcome)
                 return outcome
-            ready = [c for c in calls if c.state == "ready"]
             if len(ready) == 1:
                 await self._execute(ready[0])
             elif ready:
@@ -170,10 +175,13 @@ class _ToolBatch(_RunBase):
                             group.create_task(self._execute(c))
                     for chain in chains.values():
                         group.create_task(self._execute_in_order(chain))
+            subagent = False
             for c in calls:
                 if c.executed:
                     await self._post(c)
-            if any(c.state == "subagent" for c in calls):  # a subagent paused: the batch pauses with it
+                elif c.state == "subagent":
+                    subagent = True
+            if subagent:  # a subagent paused: the batch pauses with it
                 for c in calls:
                     if c.executed:
                         c.state, c.executed = "done", False
@@ -490,6 +498,8 @@ class _ToolBatch(_RunBase):
     async def _post(self, c: _Call) -> None:
         """post_tool_call: interceptors, then hooks (Continue edits, Abort, Stop)."""
         w = self.w
+        if not w._interceptors.post_tool_call and not w.hooks.chains[POST_TOOL_CALL.index]:
+            return  # nobody to change the result
         result = c.result
         assert result is not None
         assert c.tool is not None
