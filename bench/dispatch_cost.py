@@ -1,9 +1,11 @@
 """Per-event hook cost on the Worker's real pre_tool_call path, beside pluggy and strands-agents.
 
 Every hookloop figure times ``_Run._plan_call`` — the exact coroutine the Worker awaits for each tool call of
-a reply — on a prepared call of a real ``Worker`` with one registered tool, so it includes what a user pays:
-building the frozen hook input (``PreToolCallInfo`` + ``tool_meta_view``), the dispatch, the declared-edit
-scan, then validation and the permission decision. Configurations differ only in their hooks, so what a hook
+a reply — on two prepared calls of a real ``Worker`` with one registered tool (planned in turn, so each call's
+hooks see another call id and arguments), so it includes what a user pays: the frozen hook input (a new
+``PreToolCallInfo`` + ``tool_meta_view``, or the run's last one checked and handed out again — see
+``hookloop.hooks._inputs``), the dispatch, the declared-edit scan, then validation and the permission
+decision. Configurations differ only in their hooks, so what a hook
 adds is ``plan_call(with hooks) − plan_call(0 hooks)``, both medians of the same interleaved run:
 
 - hookloop — ``await run._plan_call(call)`` with 0, 1 or 5 sync / async ``pre_tool_call`` hooks (the tool's
@@ -102,14 +104,22 @@ class PlanCall:
             worker.subscribe(lambda event: None)
         self.run = _Run(worker, "run_bench")
         self.run.turn = 1
-        self.call = _Call(ToolCall(call_id="call_1", name="noop", arguments=freeze_object({"x": 1})), noop)
-        self.plan: Callable[[], Any] = partial(self.run._plan_call, self.call)
+        # Two calls, planned in turn: as in a real reply, each call's hooks see another call id and arguments.
+        self.calls = tuple(
+            _Call(ToolCall(call_id=f"call_{i}", name="noop", arguments=freeze_object({"x": i})), noop) for i in (1, 2)
+        )
+        self.plans: tuple[Callable[[], Any], Callable[[], Any]] = (
+            partial(self.run._plan_call, self.calls[0]),
+            partial(self.run._plan_call, self.calls[1]),
+        )
+        self.plan: Callable[[], Any] = self.plans[0]
 
     async def check(self) -> None:
-        """The call is planned as ready to run (every hook passed, the permission allowed it)."""
-        await self.plan()
-        if self.call.state != "ready" or self.call.validated is None:
-            raise AssertionError(f"the prepared call was not planned as ready: {self.call.state}")
+        """Both calls are planned as ready to run (every hook passed, the permission allowed them)."""
+        for plan, call in zip(self.plans, self.calls, strict=True):
+            await plan()
+            if call.state != "ready" or call.validated is None:
+                raise AssertionError(f"the prepared call was not planned as ready: {call.state}")
 
 
 # -- the timed loops ------------------------------------------------------------------------------------------
@@ -129,12 +139,15 @@ async def _awaited_coroutine(fn: Callable[[object], Any], arg: object, n: int) -
     return (perf_counter_ns() - start) / n
 
 
-async def _plan_call(plan: Callable[[], Any], n: int) -> float:
-    """``await run._plan_call(call)``, as ``_ToolBatch._run_tool_batch`` does for each call of a reply."""
+async def _plan_call(plans: tuple[Callable[[], Any], Callable[[], Any]], n: int) -> float:
+    """``await run._plan_call(call)``, as ``_ToolBatch._run_tool_batch`` does for each call of a reply (two
+    calls in turn)."""
+    first, second = plans
     start = perf_counter_ns()
-    for _ in range(n):
-        await plan()
-    return (perf_counter_ns() - start) / n
+    for _ in range(n // 2):
+        await first()
+        await second()
+    return (perf_counter_ns() - start) / (n // 2 * 2)
 
 
 async def _pluggy_sync(pm: Any, info: object, n: int) -> float:
@@ -310,7 +323,7 @@ async def run(sizes: Sizes) -> tuple[list[Row], dict[str, object]]:
         "awaited coroutine": partial(_awaited_coroutine, async_hook, prepared),
     }
     for key, plan in plans.items():
-        timed[f"plan_call {key}"] = partial(_plan_call, plan.plan)
+        timed[f"plan_call {key}"] = partial(_plan_call, plan.plans)
     for key, pm in managers.items():
         if key != "async0":
             timed[f"pluggy {key}"] = partial(_pluggy_async if key.startswith("async") else _pluggy_sync, pm, prepared)

@@ -1,8 +1,8 @@
 """The shortcuts of the hot paths decide exactly as the general paths do.
 
-- A lone pre_tool_call hook is called inline when nobody watches the timeline (no dispatch coroutine); with
-  a subscriber the same hook goes through ``run_chain``. Every kind of answer must have the same effect both
-  ways: edits, votes, denials, skips, aborts, errors.
+- pre_tool_call hooks run inline at the call site when nobody watches the timeline (no dispatch coroutine),
+  one hook or five; with a subscriber the same hooks go through ``run_chain``. Every kind of answer must have
+  the same effect both ways: edits, votes, denials, skips, aborts, errors.
 - ``json_size`` (the token estimate of tool-call arguments) is ``len(json.dumps(...))`` without serialising.
 - Item ids come from a pool drawn ahead; they stay unique, also across a fork.
 """
@@ -22,7 +22,7 @@ from helpers import add
 from hookloop import Finished, HookError, Paused, ScriptedClient, Text, ToolResult, ToolUse, Worker
 from hookloop._frozen import freeze
 from hookloop.errors import Aborted
-from hookloop.hooks import PRE_TOOL_CALL, Abort, Allow, Ask, Continue, Deny, PreToolCallInfo, Skip
+from hookloop.hooks import ON_TEXT_DELTA, PRE_TOOL_CALL, Abort, Allow, Ask, Continue, Deny, Pause, PreToolCallInfo, Skip
 from hookloop.items import Message
 from hookloop.worker import json_size
 
@@ -41,8 +41,19 @@ def _as(hook: Hook, is_async: bool) -> Hook:
     return wrapped
 
 
-async def _run(hook: Hook, *, watched: bool, is_async: bool) -> tuple[Worker, object, list[object]]:
+BEFORE: list[Hook] = [
+    lambda info: Continue(),
+    lambda info: Allow("fine"),
+    lambda info: Continue(),
+    lambda info: Continue(),
+]
+"""Hooks that pass on, ahead of the answering hook in the 5-hook chains."""
+
+
+async def _run(hook: Hook, *, watched: bool, is_async: bool, before: int = 0) -> tuple[Worker, object, list[object]]:
     worker = Worker(ScriptedClient([[ToolUse("add", {"a": 1, "b": 2})], [Text("done")]]), tools=[add])
+    for i, passing in enumerate(BEFORE[:before]):
+        worker.add_hook(PRE_TOOL_CALL, _as(passing, is_async), name=f"passing {i}")
     worker.add_hook(PRE_TOOL_CALL, _as(hook, is_async), name="the hook")
     events: list[object] = []
     if watched:
@@ -78,11 +89,14 @@ ANSWERS: dict[str, Hook] = {
 }
 
 
+@pytest.mark.parametrize("before", [0, 4], ids=["1 hook", "5 hooks"])
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
 @pytest.mark.parametrize("answer", list(ANSWERS))
-async def test_a_lone_hook_decides_the_same_inline_and_through_the_chain(answer: str, is_async: bool) -> None:
-    inline_worker, inline, _ = await _run(ANSWERS[answer], watched=False, is_async=is_async)
-    chain_worker, chained, events = await _run(ANSWERS[answer], watched=True, is_async=is_async)
+async def test_a_hook_decides_the_same_inline_and_through_the_chain(answer: str, is_async: bool, before: int) -> None:
+    """The inline chain (nobody watching) and run_chain (a subscriber) agree, for a lone hook and for the last
+    of five."""
+    inline_worker, inline, _ = await _run(ANSWERS[answer], watched=False, is_async=is_async, before=before)
+    chain_worker, chained, events = await _run(ANSWERS[answer], watched=True, is_async=is_async, before=before)
     assert _summary(inline_worker, inline) == _summary(chain_worker, chained)
     if answer != "raises":  # the watched run did take the chain (which reports every answer)
         assert any(type(e).__name__ == "HookDecision" for e in events)
@@ -195,3 +209,53 @@ async def test_each_hook_of_a_chain_gets_its_own_input_even_from_a_vandal_that_k
     assert seen == [("add", "add", add.meta.description, call_id)] * 2
     assert [r.content for r in worker.history if isinstance(r, ToolResult)] == ["3"]
     assert len({id(info) for info in kept}) == 2
+
+
+TEXT_ANSWERS: dict[str, Callable[[Any], Any]] = {
+    "continue": lambda delta: Continue(),
+    "abort on the third delta": lambda delta: Abort("enough") if "third" in delta.text else Continue(),
+    "pause": lambda delta: Pause("wait"),
+    "wrong result": lambda delta: None,
+    "raises": lambda delta: 1 / 0,
+}
+
+
+async def _stream(answer: str, *, watched: bool) -> tuple[object, ...]:
+    """Three sync on_text_delta hooks (the last one answers) on a reply of several text blocks and a tool call."""
+    client = ScriptedClient(
+        [[Text("first second third fourth"), ToolUse("add", {"a": 1, "b": 2}), Text("more")], [Text("done")]],
+        chunk_size=6,
+    )
+    worker = Worker(client, tools=[add])
+    seen: list[tuple[str, int, str]] = []
+    for name in ("one", "two"):
+        worker.add_hook(
+            ON_TEXT_DELTA,
+            lambda delta, name=name: seen.append((name, delta.index, delta.text)) or Continue(),
+            name=name,
+        )
+    worker.add_hook(ON_TEXT_DELTA, TEXT_ANSWERS[answer], name="the hook")
+    if watched:
+        worker.subscribe(lambda event: None)
+    try:
+        outcome: object = await worker.run("go")
+    except Exception as exc:
+        outcome = exc
+    texts = [i.text for i in worker.history if isinstance(i, Message)]
+    if isinstance(outcome, BaseException):
+        return (type(outcome).__name__, str(outcome), seen, texts)
+    assert isinstance(outcome, Finished)
+    return ("finished", outcome.text, seen, texts)
+
+
+@pytest.mark.parametrize("answer", list(TEXT_ANSWERS))
+async def test_text_delta_hooks_decide_the_same_on_the_fast_stream_loop(answer: str) -> None:
+    """Sync text hooks with nobody watching take their own stream loop; a subscriber sends the same hooks
+    through the general loop. Same deltas seen, same order, same decisions and errors, same history."""
+    fast, general = await _stream(answer, watched=False), await _stream(answer, watched=True)
+    assert fast == general
+    if answer == "continue":
+        assert fast[0] == "finished"
+        assert fast[3][-1] == "done"
+    else:
+        assert fast[0] in ("Aborted", "HookError")

@@ -19,7 +19,7 @@ from hookloop.errors import (
     Aborted,
     CheckpointError,
 )
-from hookloop.hooks._dispatch import Handler, carries, display_name, raised, settle
+from hookloop.hooks._dispatch import Handler, display_name, raised, settle
 from hookloop.hooks.events import (
     NOTIFICATION,
     POST_TOOL_BATCH,
@@ -27,9 +27,11 @@ from hookloop.hooks.events import (
     PRE_TOOL_CALL,
 )
 from hookloop.hooks.results import (
+    _PLAIN,
     Abort,
     Allow,
     Ask,
+    Continue,
     Deny,
     Pause,
     Skip,
@@ -149,12 +151,17 @@ class _ToolBatch(_RunBase):
                 await self._consult_approvers(calls)
             if w.denial_observers and any(c.denied for c in calls):
                 await self._report_denials(calls)
-            if any(c.state in ("approval", "paused") for c in calls):
-                paused = True
+            ready = []
+            for c in calls:  # one pass (no generator per test): the waiting calls pause the batch
+                state = c.state
+                if state == "ready":
+                    ready.append(c)
+                elif state == "approval" or state == "paused":
+                    paused = True
+            if paused:
                 outcome = self._pause_batch(calls)
                 await self._notify_pause(outcome)
                 return outcome
-            ready = [c for c in calls if c.state == "ready"]
             if len(ready) == 1:
                 await self._execute(ready[0])
             elif ready:
@@ -168,10 +175,13 @@ class _ToolBatch(_RunBase):
                             group.create_task(self._execute(c))
                     for chain in chains.values():
                         group.create_task(self._execute_in_order(chain))
+            subagent = False
             for c in calls:
                 if c.executed:
                     await self._post(c)
-            if any(c.state == "subagent" for c in calls):  # a subagent paused: the batch pauses with it
+                elif c.state == "subagent":
+                    subagent = True
+            if subagent:  # a subagent paused: the batch pauses with it
                 for c in calls:
                     if c.executed:
                         c.state, c.executed = "done", False
@@ -216,44 +226,60 @@ class _ToolBatch(_RunBase):
             )
             await InterceptorChain.run(w._interceptors.pre_tool_call, view)
             c.args = freeze_object(view.arguments)
-        votes: list[tuple[str, str, str]] = []
+        votes: list[tuple[str, str, str]] | tuple[()] = ()
         chain = w.hooks.chains[PRE_TOOL_CALL.index]
         if chain:
             frame = current_agent.get()
+            policy = w.permissions  # w.permission_mode, without the property's frame
             fields = (
-                self.run_id, self.session_id, self.turn, call.call_id, call.name, c.args, meta, w.permission_mode,
+                self.run_id, self.session_id, self.turn, call.call_id, call.name, c.args, meta,
+                None if policy is None else str(policy.mode),
                 None if frame is None else frame.agent_id, None if frame is None else frame.agent_type,
             )  # fmt: skip
-            info = pre_tool_call_input(*fields)
-            single = chain.single
-            edits: Sequence[tuple[Handler, Any]]
-            if single is not None and not w.timeline.subscribers:
-                # One hook, nobody watching: called inline, no dispatch coroutine (what run_chain would do).
-                try:
-                    result = single.fn(info)
-                    if single.is_async:
-                        result = await result
-                except Aborted:
-                    raise
-                except Exception as exc:
-                    raise raised(PRE_TOOL_CALL, single, exc) from exc
-                decided = None if result.__class__ in PRE_TOOL_CALL.passes else settle(PRE_TOOL_CALL, single, result)
-                edits = ((single, result),) if decided is None and carries(result) else ()
-            else:  # each later hook gets a new input built from the Worker's own values
+            edits: list[tuple[Handler, Any]] | None = None
+            decided: tuple[Any, Handler] | None = None
+            if not w.timeline.subscribers:
+                # Nobody watching: the chain runs here (no dispatch coroutine), as run_chain would run it. Each
+                # hook gets an input as good as a new one, from the Worker's own values: one that forces a
+                # change into its input (or keeps it and changes it later) cannot mislead the next.
+                passes = PRE_TOOL_CALL.passes
+                get = self.pre_inputs.get  # a new input per hook, or the last one when nobody can tell
+                for handler in chain:
+                    try:
+                        result = handler.fn(get(fields))  # held by no local: see PreToolCallInputs
+                        if handler.is_async:
+                            result = await result
+                    except Aborted:
+                        raise
+                    except Exception as exc:
+                        raise raised(PRE_TOOL_CALL, handler, exc) from exc
+                    cls = result.__class__
+                    if cls is Continue:
+                        if result is _PLAIN or not result.has_edit:
+                            continue  # the plain answer: nothing to record (what `carries` says)
+                    elif cls not in passes:
+                        decided = settle(PRE_TOOL_CALL, handler, result)
+                        break
+                    if edits is None:
+                        edits = []
+                    edits.append((handler, result))
+            else:  # each hook's decision also becomes a HookDecision on the timeline
                 edits = []
-                fresh = partial(pre_tool_call_input, *fields) if len(chain) > 1 else None
-                decided = await self.hooks(PRE_TOOL_CALL, info, edits, call.call_id, fresh)
-            for handler, result in edits:
-                if isinstance(result, Ask):
-                    votes.append(("ask", result.reason, handler.name))
-                elif isinstance(result, Allow):
-                    votes.append(("allow", result.reason, handler.name))
-                else:
-                    self._reject_edits(PRE_TOOL_CALL, handler, result, allowed=("updated_input",))
-                updated = result.updated_input
-                if updated is not None:  # frozen anew: the hook may still hold what it returned
-                    c.args = freeze_object(updated)
-                    c.input_edited_by = handler.name
+                fresh = partial(pre_tool_call_input, *fields)
+                decided = await self.hooks(PRE_TOOL_CALL, fresh(), edits, call.call_id, fresh)
+            if edits:
+                votes = []
+                for handler, result in edits:
+                    if isinstance(result, Ask):
+                        votes.append(("ask", result.reason, handler.name))
+                    elif isinstance(result, Allow):
+                        votes.append(("allow", result.reason, handler.name))
+                    else:
+                        self._reject_edits(PRE_TOOL_CALL, handler, result, allowed=("updated_input",))
+                    updated = result.updated_input
+                    if updated is not None:  # frozen anew: the hook may still hold what it returned
+                        c.args = freeze_object(updated)
+                        c.input_edited_by = handler.name
             if decided is not None:
                 result, handler = decided
                 if isinstance(result, Skip):
@@ -472,6 +498,8 @@ class _ToolBatch(_RunBase):
     async def _post(self, c: _Call) -> None:
         """post_tool_call: interceptors, then hooks (Continue edits, Abort, Stop)."""
         w = self.w
+        if not w._interceptors.post_tool_call and not w.hooks.chains[POST_TOOL_CALL.index]:
+            return  # nobody to change the result
         result = c.result
         assert result is not None
         assert c.tool is not None

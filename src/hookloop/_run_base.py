@@ -9,6 +9,7 @@ from hookloop.errors import (
     HookError,
 )
 from hookloop.hooks._dispatch import Handler, run_chain
+from hookloop.hooks._inputs import PreToolCallInputs
 from hookloop.hooks.events import (
     HookEvent,
 )
@@ -102,6 +103,8 @@ class _RunBase:
         """That cancellation was taken (surfaced as CancelledError, or settled when the run ended)."""
         self.ending = False
         """The run's body is over: on_abort / session_end may be running; further cancel() calls are ignored."""
+        self.pre_inputs = PreToolCallInputs()
+        """The pre_tool_call hook inputs of this run (its calls are planned one after another)."""
 
     # -- hooks -----------------------------------------------------------------------------------------
 

@@ -198,6 +198,29 @@ class _StreamStep(_RunBase):
                         continue
                     take(event)
                     text_index, text_append = reply.text_index, reply.text_append
+            elif emit is None and not chunk_chain and not tool_chain and text_chain.all_sync:
+                # Only sync on_text_delta hooks and nobody watching (the common UI-less case): the general loop
+                # below, with every test that cannot pass taken out — same order, same decisions, same errors.
+                handlers = tuple(text_chain)
+                async for event in stream:
+                    if event.__class__ is not TextDelta:
+                        take(event)  # a StreamError raises here, as below (nobody else would see it first)
+                        text_index, text_append = reply.text_index, reply.text_append
+                        continue
+                    if event.index == text_index:
+                        text_append(event.text)  # type: ignore[misc]
+                    else:
+                        take(event)
+                        text_index, text_append = reply.text_index, reply.text_append
+                    for handler in handlers:
+                        try:
+                            result = handler.fn(event)
+                        except Aborted:
+                            raise
+                        except Exception as exc:
+                            raise raised(ON_TEXT_DELTA, handler, exc) from exc
+                        if result.__class__ is not Continue:
+                            self._stream_decided(ON_TEXT_DELTA, settle(ON_TEXT_DELTA, handler, result))
             else:
                 text_single = text_chain.single
                 text_async = text_single is not None and text_single.is_async

@@ -468,7 +468,7 @@ class Worker:
         policy = self.permissions
         name = tool.meta.name
         if policy is None:
-            asks = [v for v in votes if v[0] == "ask"]
+            asks = [v for v in votes if v[0] == "ask"] if votes else votes
             if asks:
                 if name in self._session_allowed:
                     return "allow", "allowed always for this session", "session approval"
@@ -483,7 +483,7 @@ class Worker:
         outcome = policy.decide(
             name,
             arguments,
-            hooks=[HookVote(behavior=b, reason=r, hook=h) for b, r, h in votes],  # type: ignore[arg-type]
+            hooks=[HookVote(behavior=b, reason=r, hook=h) for b, r, h in votes] if votes else [],  # type: ignore[arg-type]
             read_only=tool.meta.read_only,
             cwd=cwd if isinstance(cwd, Path) else None,
         )

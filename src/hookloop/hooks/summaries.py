@@ -111,10 +111,19 @@ def rebuild(snap: object) -> Any:
     return new
 
 
-_SET_NAME, _SET_DESCRIPTION, _SET_SCHEMA, _SET_READ_ONLY, _SET_SERVER, _SET_SEQUENTIAL, _SET_PERFORMS_EFFECTS = (
-    ToolMeta.__dict__[name].__set__
-    for name in ("name", "description", "input_schema", "read_only", "server", "sequential", "performs_effects")
-)  # the slot descriptors: the cheapest way to fill a frozen, slotted dataclass
+def _builder(cls: type) -> type:
+    """A plain class with exactly ``cls``'s slots: an instance of it is filled with ordinary attribute stores
+    (the fastest way CPython fills slots), then becomes a ``cls`` by ``__class__`` assignment — the layouts are
+    the same, so CPython allows it. A frozen dataclass's own ``__init__`` (one ``object.__setattr__`` a field)
+    costs several times as much, and the Worker builds one of these per hook call."""
+    slots = cls.__dict__["__slots__"]
+    builder = type(f"_{cls.__name__}Builder", (), {"__slots__": slots, "__module__": __name__})
+    probe = builder()
+    probe.__class__ = cls  # TypeError here (at import) if the layouts ever differ
+    return builder
+
+
+_ToolMetaBuilder = _builder(ToolMeta)
 
 
 def tool_meta_view(meta: ToolMeta) -> ToolMeta:
@@ -123,15 +132,16 @@ def tool_meta_view(meta: ToolMeta) -> ToolMeta:
     Shares only immutable leaves with ``meta`` (an ``input_schema`` that is not a FrozenDict is frozen anew;
     a ``str`` subclass is copied as an exact ``str``)."""
     name, description, schema, server = meta.name, meta.description, meta.input_schema, meta.server
-    view: ToolMeta = _new(ToolMeta)
-    _SET_NAME(view, name if name.__class__ is str else plain_str(name))
-    _SET_DESCRIPTION(view, description if description.__class__ is str else plain_str(description))
-    _SET_SCHEMA(view, schema if schema.__class__ is MappingProxyType else freeze_object(schema))
-    _SET_READ_ONLY(view, meta.read_only is True)
-    _SET_SERVER(view, server if server.__class__ is str else plain_str(server))
-    _SET_SEQUENTIAL(view, meta.sequential is True)
-    _SET_PERFORMS_EFFECTS(view, meta.performs_effects is True)
-    return view
+    view: Any = _ToolMetaBuilder()
+    view.name = name if name.__class__ is str else plain_str(name)
+    view.description = description if description.__class__ is str else plain_str(description)
+    view.input_schema = schema if schema.__class__ is MappingProxyType else freeze_object(schema)
+    view.read_only = meta.read_only is True
+    view.server = server if server.__class__ is str else plain_str(server)
+    view.sequential = meta.sequential is True
+    view.performs_effects = meta.performs_effects is True
+    view.__class__ = ToolMeta
+    return view  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -179,9 +189,7 @@ class PreToolCallInfo:
     """Inside a subagent: its type (the definition's name, or the ``as_tool`` name)."""
 
 
-_PRE_TOOL_CALL_SETTERS = tuple(
-    PreToolCallInfo.__dict__[f.name].__set__ for f in dataclasses.fields(PreToolCallInfo)
-)  # run_id, session_id, turn, call_id, tool_name, arguments, meta, permission_mode, agent_id, agent_type
+_PreToolCallInfoBuilder = _builder(PreToolCallInfo)
 
 
 def pre_tool_call_info(
@@ -196,22 +204,22 @@ def pre_tool_call_info(
     agent_id: str | None = None,
     agent_type: str | None = None,
 ) -> PreToolCallInfo:
-    """``PreToolCallInfo(...)`` with these fields, built the cheapest way (the Worker builds one per call).
+    """``PreToolCallInfo(...)`` with these fields, built the cheapest way (the Worker builds one per hook call).
 
     ``meta`` is used as it is: pass a :func:`tool_meta_view`, never a tool's own metadata."""
-    info: PreToolCallInfo = _new(PreToolCallInfo)
-    s_run, s_session, s_turn, s_call, s_tool, s_arguments, s_meta, s_mode, s_agent, s_type = _PRE_TOOL_CALL_SETTERS
-    s_run(info, run_id)
-    s_session(info, session_id)
-    s_turn(info, turn)
-    s_call(info, call_id)
-    s_tool(info, tool_name)
-    s_arguments(info, arguments)
-    s_meta(info, meta)
-    s_mode(info, permission_mode)
-    s_agent(info, agent_id)
-    s_type(info, agent_type)
-    return info
+    info: Any = _PreToolCallInfoBuilder()
+    info.run_id = run_id
+    info.session_id = session_id
+    info.turn = turn
+    info.call_id = call_id
+    info.tool_name = tool_name
+    info.arguments = arguments
+    info.meta = meta
+    info.permission_mode = permission_mode
+    info.agent_id = agent_id
+    info.agent_type = agent_type
+    info.__class__ = PreToolCallInfo
+    return info  # type: ignore[no-any-return]
 
 
 def pre_tool_call_input(

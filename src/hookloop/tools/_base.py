@@ -164,7 +164,7 @@ _AnyFn: TypeAlias = Callable[..., Any]
 class FunctionTool:
     """A tool built from a typed Python function (see :func:`tool`)."""
 
-    __slots__ = ("_async", "_ctx_param", "_fn", "_meta", "_model", "_threaded")
+    __slots__ = ("_async", "_ctx_param", "_field_names", "_fn", "_meta", "_model", "_threaded")
 
     def __init__(
         self,
@@ -205,6 +205,7 @@ class FunctionTool:
             schema = self._model.model_json_schema()
         except Exception as exc:
             raise ToolDefinitionError(f"tool {tool_name!r}: cannot build an input schema: {exc}") from exc
+        self._field_names = tuple(self._model.model_fields)  # looked up once (the class property is slow)
         schema.pop("title", None)
         for prop in schema.get("properties", {}).values():
             if isinstance(prop, dict):
@@ -227,7 +228,7 @@ class FunctionTool:
             model = self._model.model_validate(arguments)
         except pydantic.ValidationError as exc:
             raise ToolInputError(format_validation_error(self._meta.name, exc)) from None
-        return {name: getattr(model, name) for name in type(model).model_fields}
+        return {name: getattr(model, name) for name in self._field_names}
 
     async def execute(self, arguments: Mapping[str, object], ctx: ToolContext) -> object:
         kwargs = dict(arguments)
