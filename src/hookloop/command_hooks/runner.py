@@ -684,7 +684,11 @@ def _with(outcome: HookOutcome, *, timeout: float, duration: float) -> HookOutco
 def _encode(payload: Mapping[str, object] | bytes) -> bytes:
     if isinstance(payload, bytes):
         return payload
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return _PAYLOAD_JSON.encode(payload).encode("utf-8")
+
+
+_PAYLOAD_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""``json.dumps(payload, ensure_ascii=False, separators=(",", ":"))`` without a new encoder per firing."""
 
 
 _PROTOCOL_VARS = (
