@@ -70,7 +70,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
 from hookloop import _reaper
-from hookloop._spawn import spawn_group
+from hookloop._spawn import spawn_group, spawn_group_light
 from hookloop.effects import current_effects
 from hookloop.effects import perform as perform_effect
 
@@ -544,15 +544,17 @@ async def run_process(
     started = loop.time()
     protocol = _HookProtocol(loop, output_cap, on_line)
     try:
-        transport, _ = await spawn_group(
-            lambda: protocol,
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=cwd,
-            env=env,  # spawn_group copies it (adding the call's token)
-        )
+        transport: asyncio.SubprocessTransport | None = spawn_group_light(protocol, *argv, cwd=cwd, env=env)
+        if transport is None:  # no pidfd here: asyncio's own subprocess machinery
+            transport, _ = await spawn_group(
+                lambda: protocol,
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=cwd,
+                env=env,  # spawn_group copies it (adding the call's token)
+            )
     except OSError as exc:
         if shell_fallback and exc.errno == errno.ENOEXEC:
             return await run_process(
