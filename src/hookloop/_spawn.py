@@ -8,6 +8,11 @@ whole group, waits for it, and only then lets the cancellation through.
 Every child also gets a token in its environment (``HOOKLOOP_SPAWN``, see :mod:`hookloop._reaper`): when its call
 ends, the caller hands the leader's pid to :func:`hookloop._reaper.release`, which kills and reaps whatever of
 the call left the process group. The first spawn makes this process a child subreaper on Linux.
+
+:func:`spawn_group_light` starts a short-lived child with three pipes (a command hook) more cheaply on Linux: the
+exit is watched through a pidfd and the pipes are read and written by the event loop directly, where
+``loop.subprocess_exec`` starts a watcher thread and connects each pipe in a task (about 20 loop iterations and
+a thread per spawn). Same process group, token, errors and protocol calls; no await, so no cancellation window.
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ Process contract (Unix):
   directly with no shell, after substituting ``${CLAUDE_PROJECT_DIR}``-style placeholders as plain strings;
   Cline scripts run through :func:`~hookloop.command_hooks.discovery.launcher_for` (a file without a shebang is
   retried through ``/bin/sh``, as a shell would).
+* On Linux the hook is started synchronously and its exit watched through a pidfd by the event loop, which
+  also reads and writes its pipes (:func:`hookloop._spawn.spawn_group_light`: no watcher thread per spawn);
+  where pidfd is missing or refused, through asyncio's subprocess machinery. The contract below is the same.
 * Each hook leads a new session and process group (``start_new_session``), has no controlling terminal, stdin is
   a pipe, cwd is the project directory; the environment is hookloop's with the settings ``env`` block applied
   and secrets withheld, plus ``HOOKLOOP_PROJECT_DIR``, ``CLAUDE_PROJECT_DIR`` and (plugins)
