@@ -226,3 +226,41 @@ async def test_secrets_stay_out_of_a_process_started_from_the_memo(
     await servers.fire([hook], "crash a")
     [restarted] = await servers.fire([hook], "ls")
     assert answer(restarted)["env"] is None
+
+
+ECHO_SERVER = """
+from hookloop.hookserver import serve
+
+async def handle(event, data):
+    return {"event": event, "n": data["n"]}
+
+serve(handle)
+"""
+
+
+async def test_an_async_hookserver_answers_every_line_of_a_pipe_the_last_without_its_line_end(tmp_path: Path) -> None:
+    script = tmp_path / "echo.py"
+    script.write_text(ECHO_SERVER)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, str(script), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+    requests = b"".join(b'{"id":"%d","event":"E","input":{"n":%d}}\n' % (n, n) for n in range(50))
+    out, _ = await process.communicate(requests + b'{"id":"last","event":"F","input":{"n":-1}}')
+    answers = {a["id"]: a["stdout"] for a in map(json.loads, out.splitlines())}
+    assert answers == {**{str(n): {"event": "E", "n": n} for n in range(50)}, "last": {"event": "F", "n": -1}}
+    assert process.returncode == 0
+
+
+async def test_an_async_hookserver_reads_a_memory_stream_too() -> None:
+    import io
+
+    from hookloop.hookserver import serve
+
+    async def handle(event: str, data: dict[str, object]) -> dict[str, object]:
+        return {"n": data["n"]}
+
+    out = io.BytesIO()
+    requests = io.BytesIO(b'{"id":"1","event":"E","input":{"n":1}}\n{"id":"2","event":"E","input":{"n":2}}\n')
+    await asyncio.to_thread(serve, handle, stdin=requests, stdout=out)
+    answers = sorted((a["id"], a["stdout"]) for a in map(json.loads, out.getvalue().splitlines()))
+    assert answers == [("1", {"n": 1}), ("2", {"n": 2})]
