@@ -81,13 +81,13 @@ def spawn_group_light(
 ) -> _LightTransport | None:
     """:func:`spawn_group` for a child with three pipes, synchronously and without asyncio's child watcher: its
     exit is watched through a pidfd (Linux 5.3+) in the event loop, its pipes are read and written by the loop
-    directly — no thread, no pipe-connecting tasks per spawn. ``None`` when this system cannot (no pidfd): use
-    :func:`spawn_group`. Raises ``OSError`` when the program cannot start (as :func:`spawn_group`). The protocol
+    directly — no thread, no pipe-connecting tasks per spawn. ``None`` when this system cannot (no pidfd; probed
+    before any child starts): use :func:`spawn_group`. Raises ``OSError`` when the program cannot start (as
+    :func:`spawn_group`), or cannot be watched (then it was killed before it got its input). The protocol
     gets the same calls as from ``loop.subprocess_exec`` (``connection_made``, ``pipe_data_received``,
     ``pipe_connection_lost``, ``process_exited``, ``connection_lost``). The caller must ``await
     _reaper.release(transport.get_pid())`` once the call is over."""
-    global _PIDFD
-    if _PIDFD is False:
+    if not _pidfd_works():
         return None
     loop = asyncio.get_running_loop()
     env_, token = _reaper.with_token(env)
@@ -107,8 +107,7 @@ def spawn_group_light(
         raise
     try:
         pidfd = os.pidfd_open(popen.pid)
-    except OSError:  # not allowed here (a seccomp filter, an old kernel): stop the child, never try again
-        _PIDFD = False
+    except OSError:  # out of file descriptors: the hook could not be watched, so it does not run
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(popen.pid, signal.SIGKILL)
         for pipe in (popen.stdin, popen.stdout, popen.stderr):
@@ -116,10 +115,22 @@ def spawn_group_light(
                 pipe.close()
         popen.wait()
         _reaper.discard(token)
-        return None
-    _PIDFD = True
+        raise
     _reaper.register(popen.pid, token)
     return _LightTransport(loop, protocol, popen, pidfd)
+
+
+def _pidfd_works() -> bool:
+    """Whether this system lets us open pidfds (Linux 5.3+, not refused by a seccomp filter): probed once, on
+    this process itself, before any child is started (a child is never started twice)."""
+    global _PIDFD
+    if _PIDFD is None:
+        try:
+            os.close(os.pidfd_open(os.getpid()))
+            _PIDFD = True
+        except OSError:
+            _PIDFD = False
+    return _PIDFD
 
 
 class _StdinPipe(asyncio.WriteTransport):
