@@ -13,8 +13,8 @@ The hook is a trivial ``sh`` JSON hook — it reads its stdin and prints a PreTo
 - 20 hooks — 20 distinct matching hooks on one event, through ``run_all`` and through the bridge, against the
   same 20 scripts spawned concurrently by hand (``asyncio.gather`` of bare spawns). Wall time.
 
-Targets (SPEC §10): ≤ 1.15× the bare spawn for one hook and for 20. Each sample times ``BATCH`` sequential round
-trips (one for 20 hooks); figures are medians of interleaved rounds.
+Targets (SPEC §10, issue 17): ≤ 1.10× the bare spawn for one hook, ≤ 1.15× for 20. Each sample times ``BATCH``
+sequential round trips (one for 20 hooks); figures are medians of interleaved rounds.
 """
 
 from __future__ import annotations
@@ -63,7 +63,15 @@ def script(n: int | None) -> str:
 
 
 def configured(n: int | None) -> ConfiguredHook:
-    return ConfiguredHook(event="PreToolUse", matcher="Bash", handler=CommandHandler(command=script(n)), source=SOURCE)
+    """One configured hook; each ``n`` its own entry of the settings file (entries at the same place would be one
+    handler read twice, and the bridge would run it once)."""
+    return ConfiguredHook(
+        event="PreToolUse",
+        matcher="Bash",
+        handler=CommandHandler(command=script(n)),
+        source=SOURCE,
+        json_path=f"hooks.PreToolUse[0].hooks[{n or 0}]",
+    )
 
 
 async def bare_spawn(command: str) -> bytes:
@@ -178,7 +186,7 @@ async def run(sizes: Sizes) -> tuple[list[Row], dict[str, object]]:
         medians_one, samples_one = await interleave(single, repeats_one)
         medians_many, samples_many = await interleave(parallel, repeats_many)
     base, base_many = medians_one["bare"], medians_many["bare"]
-    at_most = 1.15
+    at_most, at_most_many = 1.10, 1.15
     one_label, many_label = "bare asyncio spawn", f"{MANY} bare spawns (gather)"
     rows = [
         info(SECTION, "bare asyncio spawn + communicate", base, "ns"),
@@ -190,11 +198,11 @@ async def run(sizes: Sizes) -> tuple[list[Row], dict[str, object]]:
         info(SECTION, f"{MANY} bare spawns, concurrently (wall)", base_many, "ns"),
         times(
             SECTION, f"{MANY} hooks on one event, run_all (wall)", medians_many["run_all"], "ns", base_many,
-            many_label, at_most=at_most,
+            many_label, at_most=at_most_many,
         ),
         times(
             SECTION, f"{MANY} hooks on one event, bridge (wall)", medians_many["bridge"], "ns", base_many,
-            many_label, at_most=at_most,
+            many_label, at_most=at_most_many,
         ),
     ]  # fmt: skip
     data: dict[str, object] = {

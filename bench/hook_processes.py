@@ -4,10 +4,11 @@ The hook is a small Python server that answers every request with a PreToolUse `
 command-hooks section's ``sh`` hook). Measured through the exact functions the Worker calls:
 
 - bare spawn (baseline, for scale) — one ``sh`` hook spawned and answered, as in the command-hooks section;
+- floor — the same server's round trip written by hand on asyncio's subprocess pipes (write a line, read one);
 - persistent round trip — ``run_all`` on one configured ``process`` hook whose process already runs (the
   runner's pool, as the bridge sets it up): request line, answer line, HookOutcome;
 - through the bridge — the installed ``"command hooks"`` pre_tool_call hook on that hook;
-- 20 hooks — 20 distinct process hooks on one event through ``run_all`` (wall);
+- 20 hooks — 20 distinct process hooks on one event through ``run_all`` and through the bridge (wall);
 - leaks — ``N`` firings through the bridge: open file descriptors, live child processes and RSS before/after.
 
 Targets (issue 17): round trip ≤ 0.2 ms; 20 hooks ≤ 1 ms wall; no leak of processes, pipes or memory.
@@ -27,7 +28,7 @@ from typing import Any
 
 from bench._measure import Sample, Sizes, interleave
 from bench._report import Row, absolute, info, times
-from bench.command_hooks import ANSWER, PAYLOAD, SCRIPT, bare_spawn, bridge_hook
+from bench.command_hooks import ANSWER, BODY, PAYLOAD, SCRIPT, bare_spawn, bridge_hook
 from hookloop.command_hooks.model import ConfiguredHook, HookSource, ProcessHandler
 from hookloop.command_hooks.processes import ProcessPool
 from hookloop.command_hooks.runner import RunnerOptions, run_all
@@ -52,7 +53,8 @@ SOURCE = HookSource(kind="hookloop-user", path="/bench/settings.json")
 
 def configured(server: Path, n: int) -> ConfiguredHook:
     handler = ProcessHandler(command=sys.executable, args=("-S", str(server), str(n)))
-    return ConfiguredHook(event="PreToolUse", matcher="Bash", handler=handler, source=SOURCE)
+    path = f"hooks.PreToolUse[0].hooks[{n}]"  # each its own settings entry (one entry read twice runs once)
+    return ConfiguredHook(event="PreToolUse", matcher="Bash", handler=handler, source=SOURCE, json_path=path)
 
 
 async def _bare_one() -> float:
@@ -61,6 +63,19 @@ async def _bare_one() -> float:
     elapsed = perf_counter_ns() - start
     assert out.strip() == ANSWER.encode(), out
     return elapsed
+
+
+async def _floor(process: asyncio.subprocess.Process, line: bytes) -> float:
+    """The floor: one request line written and its answer line read on the pipes of an asyncio subprocess."""
+    assert process.stdin is not None
+    assert process.stdout is not None
+    start = perf_counter_ns()
+    for _ in range(BATCH):
+        process.stdin.write(line)
+        answer = await process.stdout.readline()
+    elapsed = perf_counter_ns() - start
+    assert answer.startswith(b'{"id":"1"'), answer
+    return elapsed / BATCH
 
 
 async def _round_trip(hooks: list[ConfiguredHook], project: str, opts: RunnerOptions) -> float:
@@ -114,12 +129,19 @@ async def run(sizes: Sizes) -> tuple[list[Row], dict[str, object]]:
         pool = ProcessPool(output_cap=1 << 20, kill_grace=1.0)
         opts = RunnerOptions(processes=pool)
         bridge_fn, call = bridge_hook((one[0],), project)
+        bridge_many, _ = bridge_hook(tuple(many), project)
+        floor = await asyncio.create_subprocess_exec(
+            sys.executable, "-S", str(server), "floor", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+        )
+        request = b'{"id":"1","event":"PreToolUse","input":%s}\n' % BODY
         try:
             cases: dict[str, Sample] = {
                 "bare": _bare_one,
+                "floor": partial(_floor, floor, request),
                 "persistent": partial(_round_trip, one, project, opts),
                 "bridge": partial(_bridge, bridge_fn, call),
                 "many": partial(_round_trip, many, project, opts),
+                "bridge_many": partial(_bridge, bridge_many, call),
             }
             medians, samples = await interleave(cases, repeats)
             fds, children, rss = _fds(), _children(), _rss_mb()
@@ -128,6 +150,11 @@ async def run(sizes: Sizes) -> tuple[list[Row], dict[str, object]]:
             leaked_fds, leaked_children, grown = _fds() - fds, _children() - children, _rss_mb() - rss
         finally:
             await pool.close()
+            for fn in (bridge_fn, bridge_many):  # the bridge's own pool (its Worker's command hooks)
+                await fn.__self__.processes.close()
+            assert floor.stdin is not None
+            floor.stdin.close()
+            await floor.wait()
             await asyncio.sleep(0)
     base = medians["bare"]
     no_leak = leaked_fds <= 0 and leaked_children <= 0 and grown < 5.0
@@ -135,10 +162,19 @@ async def run(sizes: Sizes) -> tuple[list[Row], dict[str, object]]:
         info(SECTION, "bare spawn of one sh hook (for scale)", base, "ns"),
         absolute(SECTION, "1 persistent hook, round trip through run_all", medians["persistent"], at_most_ns=200_000),
         times(SECTION, "… vs a bare spawn", medians["persistent"], "ns", base, "bare spawn"),
+        times(
+            SECTION,
+            "… vs the same round trip on bare asyncio pipes",
+            medians["persistent"],
+            "ns",
+            medians["floor"],
+            "bare asyncio pipes",
+        ),
         info(SECTION, "1 persistent hook through the bridge (pre_tool_call)", medians["bridge"], "ns"),
         absolute(
             SECTION, f"{MANY} persistent hooks on one event, run_all (wall)", medians["many"], at_most_ns=1_000_000
         ),
+        info(SECTION, f"{MANY} persistent hooks on one event, bridge (wall)", medians["bridge_many"], "ns"),
         info(
             SECTION,
             f"{firings:,} firings: +{leaked_fds} fds, +{leaked_children} processes, +{grown:.1f} MB peak RSS",

@@ -31,6 +31,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import os
+import stat
 import sys
 import traceback
 from collections.abc import Awaitable, Callable, Mapping
@@ -79,7 +81,10 @@ def _answer(request_id: object, result: Result) -> bytes:
         result = Answer(stdout=dict(result))
     stdout = result.stdout if isinstance(result.stdout, str) else dict(result.stdout)
     line = {"id": request_id, "exit_code": result.exit_code, "stdout": stdout, "stderr": result.stderr}
-    return json.dumps(line, ensure_ascii=False).encode() + b"\n"
+    return _JSON.encode(line).encode() + b"\n"
+
+
+_JSON = json.JSONEncoder(ensure_ascii=False)
 
 
 def _failed(request_id: object) -> bytes:
@@ -110,6 +115,9 @@ def serve(handler: Handler, *, stdin: IO[bytes] | None = None, stdout: IO[bytes]
 
 async def _serve_async(handler: Handler, reader: IO[bytes], writer: IO[bytes]) -> None:
     loop = asyncio.get_running_loop()
+    eager = getattr(asyncio, "eager_task_factory", None)  # Python 3.12+: a handler that never waits runs inline
+    if eager is not None:
+        loop.set_task_factory(eager)
     pending: set[asyncio.Task[None]] = set()
 
     async def one(raw: bytes) -> None:
@@ -124,9 +132,64 @@ async def _serve_async(handler: Handler, reader: IO[bytes], writer: IO[bytes]) -
         writer.write(line)
         writer.flush()
 
-    while raw := await loop.run_in_executor(None, reader.readline):
+    def start(raw: bytes) -> None:
         task = loop.create_task(one(raw))
-        pending.add(task)
-        task.add_done_callback(pending.discard)
+        if not task.done():
+            pending.add(task)
+            task.add_done_callback(pending.discard)
+
+    closed = await _read_pipe(loop, reader, start)
+    if closed is not None:
+        await closed
+    else:  # a file or an in-memory stream: read in a thread
+        while raw := await loop.run_in_executor(None, reader.readline):
+            start(raw)
     if pending:
         await asyncio.gather(*pending)
+
+
+class _Lines(asyncio.Protocol):
+    """Request lines from a pipe, handed to ``start`` as they arrive (no reader task, no thread hop)."""
+
+    def __init__(self, start: Callable[[bytes], None], closed: asyncio.Future[None]) -> None:
+        self.start = start
+        self.closed = closed
+        self.buffer = bytearray()
+
+    def data_received(self, data: bytes) -> None:
+        buffer = self.buffer
+        buffer += data
+        if b"\n" in data:
+            *lines, rest = buffer.split(b"\n")
+            buffer[:] = rest
+            for line in lines:
+                self.start(bytes(line) + b"\n")
+
+    def eof_received(self) -> bool | None:
+        return None  # the transport closes: connection_lost
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.buffer:  # a last request without its line end
+            raw, self.buffer = bytes(self.buffer), bytearray()
+            self.start(raw)
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+async def _read_pipe(
+    loop: asyncio.AbstractEventLoop, reader: IO[bytes], start: Callable[[bytes], None]
+) -> asyncio.Future[None] | None:
+    """Read ``reader`` in the event loop when it is a pipe, socket or terminal, passing each line to ``start``;
+    the returned future is done at end of input. ``None`` when it cannot be (a file, an in-memory stream)."""
+    try:
+        mode = os.fstat(reader.fileno()).st_mode
+    except (AttributeError, OSError, ValueError):
+        return None
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
+        return None
+    closed: asyncio.Future[None] = loop.create_future()
+    try:
+        await loop.connect_read_pipe(lambda: _Lines(start, closed), reader)
+    except (OSError, ValueError):
+        return None
+    return closed

@@ -18,8 +18,10 @@ Lifecycle: the process is started in its own process group with the environment 
 withheld, ``CLAUDE_PROJECT_DIR`` …) in the project directory. A firing whose answer does not come within the
 hook's timeout is a timeout of that firing only (a late answer is dropped). If the process exits or writes a line
 that is not an answer, every firing waiting on it is a hook error ("crashed"), and the next firing starts it again.
-It is killed with its whole process group at the run's end (session_end) and when a firing waiting on it is
-cancelled (the run is being cancelled). Per-firing variables (``CLAUDE_ENV_FILE``, the session id) are not in
+A process that closes its stdout is stopped too (SIGTERM, then SIGKILL after the grace): it can no longer
+answer. It is killed with its whole process group at the run's end (session_end) and when a firing waiting on it
+is cancelled (the run is being cancelled). Its environment is computed when it starts (and again at a restart),
+so a restart sees the environment of that moment. Per-firing variables (``CLAUDE_ENV_FILE``, the session id) are not in
 its environment: the payload carries the session id. Processes do not run under the hook sandbox (a configuration
 that sandboxes hooks refuses them, as a hook error). :mod:`hookloop.hookserver` writes the server side in Python.
 """
@@ -34,18 +36,120 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeAlias
 
 from hookloop import _reaper
 from hookloop._spawn import spawn_group
 
 from .model import ConfiguredHook, HookOutcome
 
-__all__ = ["HookProcess", "ProcessPool"]
+__all__ = ["HookProcess", "ProcessPool", "Waiting", "wait_all"]
 
 _log = logging.getLogger("hookloop.command_hooks.processes")
 _LINE_SLACK = 1 << 16
+_EVENT_JSON: dict[str, bytes] = {}
+
+Env: TypeAlias = Mapping[bytes, bytes] | Mapping[str, str] | None
+EnvSource: TypeAlias = Env | Callable[[], Env]
+"""An environment, or a function that computes it (called at each start of the process)."""
+
+
+class Waiting:
+    """One firing sent to a hook process and not answered yet: :attr:`future` gets its :class:`HookOutcome`
+    (the answer, a timeout, or "crashed") — it never raises."""
+
+    __slots__ = ("future", "generation", "request_id", "started", "timeout", "timer")
+
+    def __init__(
+        self, future: asyncio.Future[HookOutcome], request_id: str, generation: int, timeout: float, started: float
+    ) -> None:
+        self.future = future
+        self.request_id = request_id
+        self.generation = generation
+        self.timeout = timeout
+        self.started = started
+        self.timer: asyncio.TimerHandle | None = None
+
+
+class _Answers(asyncio.SubprocessProtocol):
+    """One run of a hook process: answer lines (stdout) resolve the firings waiting on them as they arrive,
+    stderr lines are logged; no reader task."""
+
+    def __init__(self, owner: HookProcess, generation: int, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        self.owner = owner
+        self.generation = generation
+        self.limit = limit
+        self.out = bytearray()
+        self.err = bytearray()
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.failed = False
+        self.pid = 0
+        self.transport: asyncio.SubprocessTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.SubprocessTransport)
+        self.transport = transport
+        self.pid = transport.get_pid()
+
+    @property
+    def returncode(self) -> int | None:
+        return None if self.transport is None else self.transport.get_returncode()
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        if fd == 1:
+            self._stdout(data)
+        elif fd == 2:
+            self._stderr(data)
+
+    def _stdout(self, data: bytes) -> None:
+        if self.failed:
+            return
+        buffer = self.out
+        if b"\n" not in data:
+            buffer += data
+            if len(buffer) > self.limit:
+                self.owner._fail(self, f"wrote an answer longer than {self.owner.output_cap} bytes")
+            return
+        buffer += data
+        *lines, rest = buffer.split(b"\n")
+        buffer[:] = rest
+        for raw in lines:
+            if len(raw) > self.limit:
+                self.owner._fail(self, f"wrote an answer longer than {self.owner.output_cap} bytes")
+                return
+            if not self.owner._answer(self, raw):
+                return
+        if len(buffer) > self.limit:
+            self.owner._fail(self, f"wrote an answer longer than {self.owner.output_cap} bytes")
+
+    def _stderr(self, data: bytes) -> None:
+        buffer = self.err
+        buffer += data
+        if b"\n" in data:
+            *lines, rest = buffer.split(b"\n")
+            buffer[:] = rest
+            for raw in lines:
+                _log.info("hook %s: %s", self.owner.name, raw.decode("utf-8", "replace").rstrip())
+        if len(buffer) > self.limit:  # a line too long to keep: logged in pieces
+            _log.info("hook %s: %s", self.owner.name, bytes(buffer).decode("utf-8", "replace"))
+            buffer.clear()
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:
+            if self.out and not self.failed:  # a last answer without its line end
+                raw, self.out = bytes(self.out), bytearray()
+                if not self.owner._answer(self, raw):
+                    return
+            self.owner._fail(self, None)  # it can no longer answer
+        elif fd == 2 and self.err:
+            _log.info("hook %s: %s", self.owner.name, bytes(self.err).decode("utf-8", "replace").rstrip())
+            self.err.clear()
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+        self.owner._fail(self, None)
 
 
 class HookProcess:
@@ -57,7 +161,7 @@ class HookProcess:
         argv: Sequence[str],
         *,
         cwd: str,
-        env: Mapping[bytes, bytes] | Mapping[str, str] | None,
+        env: EnvSource,
         output_cap: int,
         kill_grace: float,
     ) -> None:
@@ -65,89 +169,178 @@ class HookProcess:
         self.argv = tuple(argv)
         self.cwd = cwd
         self.env = env
+        """The process's environment, or a function computing it at each start."""
         self.output_cap = output_cap
         self.kill_grace = kill_grace
-        self.process: asyncio.subprocess.Process | None = None
-        self.pending: dict[str, asyncio.Future[HookOutcome]] = {}
+        self.pending: dict[str, Waiting] = {}
         self.ids = itertools.count(1)
-        self.tasks: list[asyncio.Task[None]] = []
         self.starting = asyncio.Lock()
         self.starts = 0
         """How many times the process was started (a restart after a crash counts)."""
+        self._transport: asyncio.SubprocessTransport | None = None
+        self._protocol: _Answers | None = None
+        self._stopping: asyncio.Task[None] | None = None
 
     @property
     def pid(self) -> int | None:
-        process = self.process
-        return None if process is None or process.returncode is not None else process.pid
+        """The running process's pid (``None`` when it does not run)."""
+        transport = self._transport
+        if transport is None or transport.get_returncode() is not None:
+            return None
+        return transport.get_pid()
 
-    async def _ensure(self) -> asyncio.subprocess.Process:
+    # -- firing ---------------------------------------------------------------------------------------------
+
+    async def request(self, event: str, body: bytes, *, timeout: float) -> HookOutcome:  # noqa: ASYNC109
+        """Send one firing's request and wait for its answer (at most ``timeout`` seconds)."""
+        started = time.perf_counter()
+        waiting = self.submit(event, body, timeout=timeout, started=started)
+        if waiting is None:
+            try:
+                await self._ensure()
+            except OSError as exc:
+                return HookOutcome(
+                    name=self.name,
+                    error_kind="not_found" if isinstance(exc, FileNotFoundError) else "spawn_failed",
+                    error=f"hook {self.name} could not start: {exc.strerror or exc}",
+                    timeout=timeout,
+                )
+            waiting = self.submit(event, body, timeout=timeout, started=started)
+            if waiting is None:  # it died as it started
+                return self._crashed(self._protocol, None, timeout, time.perf_counter() - started)
+        return (await wait_all(((self, waiting),)))[0]
+
+    def submit(self, event: str, body: bytes, *, timeout: float, started: float | None = None) -> Waiting | None:
+        """Send one firing's request now if the process runs (``None`` when it must be started first: use
+        :meth:`request`). The answer, a timeout after ``timeout`` seconds, or a crash resolves the returned
+        :attr:`Waiting.future`; await it with :func:`wait_all`."""
+        protocol, transport = self._protocol, self._transport
+        if protocol is None or protocol.failed or transport is None:
+            return None
+        pipe = transport.get_pipe_transport(0)
+        if not isinstance(pipe, asyncio.WriteTransport) or pipe.is_closing():
+            return None
+        loop = asyncio.get_running_loop()
+        request_id = str(next(self.ids))
+        waiting = Waiting(
+            loop.create_future(),
+            request_id,
+            protocol.generation,
+            timeout,
+            time.perf_counter() if started is None else started,
+        )
+        self.pending[request_id] = waiting
+        waiting.timer = loop.call_later(timeout, self._expire, waiting)
+        event_json = _EVENT_JSON.get(event)
+        if event_json is None:
+            event_json = _EVENT_JSON.setdefault(event, json.dumps(event).encode())
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the exit is reported by the protocol
+            pipe.write(b'{"id":"%s","event":%s,"input":%s}\n' % (request_id.encode(), event_json, body))
+        return waiting
+
+    def forget(self, waiting: Waiting) -> None:
+        """The firing is no longer awaited (cancelled): drop it and its timer."""
+        if self.pending.get(waiting.request_id) is waiting:
+            del self.pending[waiting.request_id]
+        if waiting.timer is not None:
+            waiting.timer.cancel()
+
+    def _resolve(self, waiting: Waiting, outcome: HookOutcome) -> None:
+        self.forget(waiting)
+        if not waiting.future.done():
+            waiting.future.set_result(outcome)
+
+    def _expire(self, waiting: Waiting) -> None:
+        waiting.timer = None
+        self._resolve(
+            waiting,
+            HookOutcome(
+                name=self.name,
+                error_kind="timeout",
+                error=f"hook {self.name} did not answer within {waiting.timeout:g} seconds",
+                timed_out=True,
+                timeout=waiting.timeout,
+                duration=time.perf_counter() - waiting.started,
+                pid=self.pid,
+            ),
+        )
+
+    def _answer(self, protocol: _Answers, raw: bytes | bytearray) -> bool:
+        """One answer line; False when it is not one (the process is then stopped)."""
+        answer = _parse_answer(raw)
+        if isinstance(answer, str):
+            self._fail(protocol, f"wrote a line that is not an answer ({answer})")
+            return False
+        request_id, fields = answer
+        waiting = self.pending.get(request_id)
+        if waiting is None or waiting.generation != protocol.generation:
+            _log.info("hook %s: answer to %r, which no firing waits for; dropped", self.name, request_id)
+            return True
+        self._resolve(
+            waiting,
+            HookOutcome(
+                name=self.name,
+                **fields,
+                timeout=waiting.timeout,
+                duration=time.perf_counter() - waiting.started,
+                pid=protocol.pid,
+            ),
+        )
+        return True
+
+    # -- lifecycle ------------------------------------------------------------------------------------------
+
+    async def _ensure(self) -> None:
         async with self.starting:
-            process = self.process
-            if process is not None and process.returncode is None:
-                return process
+            protocol = self._protocol
+            if protocol is not None and not protocol.failed:
+                return
             await self._reap()
             loop = asyncio.get_running_loop()
+            env = self.env() if callable(self.env) else self.env
+            generation = self.starts + 1
             limit = self.output_cap + _LINE_SLACK
             transport, protocol = await spawn_group(
-                lambda: asyncio.subprocess.SubprocessStreamProtocol(limit=limit, loop=loop),
+                lambda: _Answers(self, generation, limit, loop),
                 *self.argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self.cwd,
-                env=self.env,
+                env=env,
             )
-            process = asyncio.subprocess.Process(transport, protocol, loop)
-            self.process = process
-            self.starts += 1
-            self.tasks = [
-                loop.create_task(self._read_answers(process)),
-                loop.create_task(self._read_stderr(process)),
-            ]
-            return process
+            self.starts = generation
+            self._transport, self._protocol = transport, protocol
 
-    async def request(self, event: str, body: bytes, *, timeout: float) -> HookOutcome:  # noqa: ASYNC109
-        """Send one firing's request and wait for its answer (at most ``timeout`` seconds)."""
-        started = time.perf_counter()
-        try:
-            process = await self._ensure()
-        except OSError as exc:
-            return HookOutcome(
-                name=self.name,
-                error_kind="not_found" if isinstance(exc, FileNotFoundError) else "spawn_failed",
-                error=f"hook {self.name} could not start: {exc.strerror or exc}",
-                timeout=timeout,
-            )
-        request_id = str(next(self.ids))
-        future: asyncio.Future[HookOutcome] = asyncio.get_running_loop().create_future()
-        self.pending[request_id] = future
-        line = b'{"id":"%s","event":%s,"input":%s}\n' % (request_id.encode(), json.dumps(event).encode(), body)
-        try:
-            async with asyncio.timeout(timeout):
-                assert process.stdin is not None
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the reader reports the exit
-                    process.stdin.write(line)
-                    await process.stdin.drain()
-                outcome = await asyncio.shield(future)
-        except TimeoutError:
-            return HookOutcome(
-                name=self.name,
-                error_kind="timeout",
-                error=f"hook {self.name} did not answer within {timeout:g} seconds",
-                timed_out=True,
-                timeout=timeout,
-                duration=time.perf_counter() - started,
-                pid=process.pid,
-            )
-        except asyncio.CancelledError:
-            await asyncio.shield(self.close())  # the run is being cancelled: the process goes with it
-            raise
-        finally:
-            self.pending.pop(request_id, None)
-        return _timed(outcome, timeout, time.perf_counter() - started, process.pid)
+    def _fail(self, protocol: _Answers, why: str | None) -> None:
+        """The process stopped answering (exit, stdout closed, a bad line): stop it, then every firing waiting on
+        it is a hook error."""
+        if protocol.failed:
+            return
+        protocol.failed = True
+        if why is not None:
+            _log.warning("hook %s %s; stopping it", self.name, why)
+        if protocol is self._protocol:
+            self._stopping = asyncio.get_running_loop().create_task(self._stop(protocol, why))
 
-    def _crashed(self, process: asyncio.subprocess.Process, why: str | None = None) -> HookOutcome:
-        status = process.returncode
+    async def _stop(self, protocol: _Answers, why: str | None) -> None:
+        exited = protocol.exited
+        if why is None and not exited.done():  # stdout closed: it may be exiting on its own
+            await asyncio.wait([exited], timeout=self.kill_grace)
+        if not exited.done():
+            _signal_group(protocol.pid, signal.SIGTERM if why is None else signal.SIGKILL)
+            await asyncio.wait([exited], timeout=self.kill_grace)
+            if not exited.done():
+                _signal_group(protocol.pid, signal.SIGKILL)
+                await asyncio.wait([exited], timeout=self.kill_grace + 1)
+        self._fail_pending(protocol, why)
+
+    def _fail_pending(self, protocol: _Answers, why: str | None) -> None:
+        for waiting in [w for w in self.pending.values() if w.generation == protocol.generation]:
+            self._resolve(waiting, self._crashed(protocol, why, waiting.timeout, time.perf_counter() - waiting.started))
+
+    def _crashed(self, protocol: _Answers | None, why: str | None, timeout: float, duration: float) -> HookOutcome:
+        status = protocol.returncode if protocol is not None else None
         detail = why or (f"exited with status {status}" if status is not None else "stopped answering")
         return HookOutcome(
             name=self.name,
@@ -155,72 +348,51 @@ class HookProcess:
             error=f"hook {self.name} {detail} before answering",
             exit_code=None,
             signal=-status if status is not None and status < 0 else None,
+            timeout=timeout,
+            duration=duration,
+            pid=protocol.pid if protocol is not None else None,
         )
-
-    async def _read_answers(self, process: asyncio.subprocess.Process) -> None:
-        assert process.stdout is not None
-        why: str | None = None
-        try:
-            while True:
-                try:
-                    raw = await process.stdout.readline()
-                except ValueError:  # a line over the limit
-                    why = f"wrote an answer longer than {self.output_cap} bytes"
-                    break
-                if not raw:
-                    break
-                answer = _parse_answer(raw)
-                if isinstance(answer, str):
-                    why = f"wrote a line that is not an answer ({answer})"
-                    break
-                request_id, outcome = answer
-                future = self.pending.get(request_id)
-                if future is None or future.done():
-                    _log.info("hook %s: answer to %r, which no firing waits for; dropped", self.name, request_id)
-                    continue
-                future.set_result(HookOutcome(name=self.name, **outcome))
-        finally:
-            if why is not None:
-                _log.warning("hook %s %s; stopping it", self.name, why)
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(process.pid, signal.SIGKILL)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(process.wait(), self.kill_grace + 1)
-            for future in list(self.pending.values()):
-                if not future.done():
-                    future.set_result(self._crashed(process, why))
-
-    async def _read_stderr(self, process: asyncio.subprocess.Process) -> None:
-        assert process.stderr is not None
-        with contextlib.suppress(ValueError):
-            async for raw in process.stderr:
-                _log.info("hook %s: %s", self.name, raw.decode("utf-8", "replace").rstrip())
 
     async def close(self) -> None:
         """Stop the process and its whole group (SIGTERM, then SIGKILL after the grace), and wait for it."""
-        process = self.process
-        if process is None:
+        protocol = self._protocol
+        if protocol is None:
             return
-        if process.returncode is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGTERM)
-            try:
-                await asyncio.wait_for(process.wait(), self.kill_grace)
-            except TimeoutError:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                await process.wait()
+        if not protocol.exited.done():
+            _signal_group(protocol.pid, signal.SIGTERM)
+            await asyncio.wait([protocol.exited], timeout=self.kill_grace)
+            if not protocol.exited.done():
+                _signal_group(protocol.pid, signal.SIGKILL)
+                await asyncio.wait([protocol.exited])
         await self._reap()
 
     async def _reap(self) -> None:
-        process, self.process = self.process, None
-        tasks, self.tasks = self.tasks, []
-        if process is None:
+        protocol, transport, stopping = self._protocol, self._transport, self._stopping
+        self._protocol = self._transport = self._stopping = None
+        if protocol is None or transport is None:
             return
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        await _reaper.release(process.pid)
+        protocol.failed = True
+        if stopping is not None:
+            await asyncio.shield(stopping)  # the firings of this run are resolved
+        self._fail_pending(protocol, None)
+        transport.close()
+        await _reaper.release(protocol.pid)
+
+
+async def wait_all(firings: Sequence[tuple[HookProcess, Waiting]]) -> list[HookOutcome]:
+    """The outcomes of firings sent with :meth:`HookProcess.submit`, in order. Cancelling the caller stops the
+    processes that had not answered yet (the run is being cancelled: they go with it), then re-raises."""
+    try:
+        if len(firings) == 1:
+            return [await firings[0][1].future]
+        await asyncio.wait([waiting.future for _, waiting in firings])
+    except asyncio.CancelledError:
+        waiting_on = {id(process): process for process, waiting in firings if not waiting.future.done()}
+        for process, waiting in firings:
+            process.forget(waiting)
+        await asyncio.shield(asyncio.gather(*(p.close() for p in waiting_on.values()), return_exceptions=True))
+        raise
+    return [waiting.future.result() for _, waiting in firings]
 
 
 class ProcessPool:
@@ -230,8 +402,12 @@ class ProcessPool:
         self.output_cap = output_cap
         self.kill_grace = kill_grace
         self.processes: dict[tuple[str, ...], HookProcess] = {}
+        self.resolved: dict[tuple[Any, ...], tuple[object, ConfiguredHook, HookProcess]] = {}
+        """Memo of the runner: (hook, project, …) → (its options, the process) — see ``runner._process_of``."""
 
-    def get(self, hook: ConfiguredHook, argv: Sequence[str], *, cwd: str, env: Mapping[Any, Any] | None) -> HookProcess:
+    def get(self, hook: ConfiguredHook, argv: Sequence[str], *, cwd: str, env: EnvSource) -> HookProcess:
+        """The process for ``argv`` in ``cwd`` (created, not started, the first time); ``env`` is used when the
+        process is created: the first hook to ask for that command line sets it."""
         key = (cwd, *argv)
         found = self.processes.get(key)
         if found is None:
@@ -247,13 +423,12 @@ class ProcessPool:
         await asyncio.gather(*(p.close() for p in processes), return_exceptions=True)
 
 
-def _timed(outcome: HookOutcome, timeout: float, duration: float, pid: int) -> HookOutcome:
-    from dataclasses import replace
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
 
-    return replace(outcome, timeout=timeout, duration=duration, pid=outcome.pid or pid)
 
-
-def _parse_answer(raw: bytes) -> tuple[str, dict[str, Any]] | str:
+def _parse_answer(raw: bytes | bytearray) -> tuple[str, dict[str, Any]] | str:
     """(request id, HookOutcome fields) of one answer line, or why it is not one."""
     try:
         data = json.loads(raw)

@@ -12,6 +12,9 @@ Process contract (Unix):
   directly with no shell, after substituting ``${CLAUDE_PROJECT_DIR}``-style placeholders as plain strings;
   Cline scripts run through :func:`~hookloop.command_hooks.discovery.launcher_for` (a file without a shebang is
   retried through ``/bin/sh``, as a shell would).
+* On Linux the hook is started synchronously and its exit watched through a pidfd by the event loop, which
+  also reads and writes its pipes (:func:`hookloop._spawn.spawn_group_light`: no watcher thread per spawn);
+  where pidfd is missing or refused, through asyncio's subprocess machinery. The contract below is the same.
 * Each hook leads a new session and process group (``start_new_session``), has no controlling terminal, stdin is
   a pipe, cwd is the project directory; the environment is hookloop's with the settings ``env`` block applied
   and secrets withheld, plus ``HOOKLOOP_PROJECT_DIR``, ``CLAUDE_PROJECT_DIR`` and (plugins)
@@ -70,7 +73,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
 from hookloop import _reaper
-from hookloop._spawn import spawn_group
+from hookloop._spawn import spawn_group, spawn_group_light
 from hookloop.effects import current_effects
 from hookloop.effects import perform as perform_effect
 
@@ -95,7 +98,7 @@ from .model import (
 )
 
 if TYPE_CHECKING:
-    from .processes import ProcessPool
+    from .processes import HookProcess, ProcessPool, Waiting
 
 __all__ = [
     "CLINE_TIMEOUT",
@@ -544,15 +547,17 @@ async def run_process(
     started = loop.time()
     protocol = _HookProtocol(loop, output_cap, on_line)
     try:
-        transport, _ = await spawn_group(
-            lambda: protocol,
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=cwd,
-            env=env,  # spawn_group copies it (adding the call's token)
-        )
+        transport: asyncio.SubprocessTransport | None = spawn_group_light(protocol, *argv, cwd=cwd, env=env)
+        if transport is None:  # no pidfd here: asyncio's own subprocess machinery
+            transport, _ = await spawn_group(
+                lambda: protocol,
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=cwd,
+                env=env,  # spawn_group copies it (adding the call's token)
+            )
     except OSError as exc:
         if shell_fallback and exc.errno == errno.ENOEXEC:
             return await run_process(
@@ -684,7 +689,11 @@ def _with(outcome: HookOutcome, *, timeout: float, duration: float) -> HookOutco
 def _encode(payload: Mapping[str, object] | bytes) -> bytes:
     if isinstance(payload, bytes):
         return payload
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return _PAYLOAD_JSON.encode(payload).encode("utf-8")
+
+
+_PAYLOAD_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""``json.dumps(payload, ensure_ascii=False, separators=(",", ":"))`` without a new encoder per firing."""
 
 
 _PROTOCOL_VARS = (
@@ -729,9 +738,11 @@ async def run_hook(
     opts = options or RunnerOptions()
     project = os.fspath(project_dir)
     body = _encode(payload)
+    handler = hook.handler
+    if isinstance(handler, ProcessHandler):
+        return await _run_in_process(hook, handler, body, project, opts, extra_env)
     overrides, env = _hook_env(hook, project, opts, extra_env)
     timeout = default_timeout(hook.event, hook, opts)
-    handler = hook.handler
     if isinstance(handler, HttpHandler):
         return await run_http(
             handler,
@@ -746,8 +757,6 @@ async def run_hook(
         kind = handler.kind if isinstance(handler, PromptHandler) else "mcp_tool"
         message = f"hook {hook.name}: {kind} handlers run only inside a Worker (they need its model or MCP servers)"
         return HookOutcome(name=hook.name, error_kind="spawn_failed", error=message, timeout=timeout)
-    if isinstance(handler, ProcessHandler):
-        return await _run_in_process(hook, handler, body, project, opts, overrides, env, timeout)
     if isinstance(handler, PythonHandler):
         message = f"hook {hook.name}: python handlers are typed hooks registered on the Worker; they do not run here"
         return HookOutcome(name=hook.name, error_kind="spawn_failed", error=message, timeout=timeout)
@@ -775,27 +784,64 @@ async def _run_in_process(
     body: bytes,
     project: str,
     opts: RunnerOptions,
-    overrides: dict[str, str],
-    env: Mapping[str, str],
-    timeout: float,  # noqa: ASYNC109 -- expiry times out this firing only, the process stays
+    extra_env: Mapping[str, str] | None,
 ) -> HookOutcome:
     """A firing of a ``process`` handler: one request to its running hook process (started if need be)."""
-    if opts.processes is None:
+    found = _process_of(hook, handler, project, opts, extra_env)
+    if isinstance(found, HookOutcome):
+        return found
+    process, timeout = found
+    return await process.request(hook.event, body, timeout=timeout)
+
+
+def _process_of(
+    hook: ConfiguredHook,
+    handler: ProcessHandler,
+    project: str,
+    opts: RunnerOptions,
+    extra_env: Mapping[str, str] | None,
+) -> tuple[HookProcess, float] | HookOutcome:
+    """The hook process a firing of ``hook`` goes to and the firing's timeout, or the outcome of a firing that
+    cannot run. Remembered in the pool per (hook, project, the variables that are not per firing) for these
+    ``opts``; the process's environment is computed when it starts, not here."""
+    timeout = default_timeout(hook.event, hook, opts)
+    pool = opts.processes
+    if pool is None:
         message = f"hook {hook.name}: process handlers run only inside a Worker (hookloop keeps the process)"
         return HookOutcome(name=hook.name, error_kind="spawn_failed", error=message, timeout=timeout)
     if opts.sandbox is not None and opts.sandbox.covers_hook(hook):
         message = f"hook {hook.name}: process handlers cannot run under the hook sandbox; use a command handler"
         return HookOutcome(name=hook.name, error_kind="spawn_failed", error=message, timeout=timeout)
+    lasting = () if not extra_env else tuple(sorted(i for i in extra_env.items() if i[0] not in _PER_FIRING_VARS))
+    # exec form with a $ placeholder expands from the environment: not remembered (it may change)
+    memo = handler.args is None or ("$" not in handler.command and not any("$" in a for a in handler.args))
+    key = (id(hook), project, lasting)
+    if memo:
+        known = pool.resolved.get(key)
+        if known is not None and known[0] is opts and known[1] is hook:
+            return known[2], timeout
+    overrides, env = _hook_env(hook, project, opts, extra_env)
     argv = command_argv(CommandHandler(command=handler.command, args=handler.args), platform=opts.platform, env=env)
-    process_env = hook_environment_bytes(
-        opts.base_env,
-        settings_env=dict(opts.settings_env),
-        allowlist=opts.env_allowlist,
-        scrub=opts.scrub_env,
-        overrides={k: v for k, v in overrides.items() if k not in _PER_FIRING_VARS},
-    )
-    process = opts.processes.get(hook, argv, cwd=project, env=process_env)
-    return await process.request(hook.event, body, timeout=timeout)
+    kept = {k: v for k, v in overrides.items() if k not in _PER_FIRING_VARS}
+
+    def process_env() -> dict[bytes, bytes]:
+        return hook_environment_bytes(
+            opts.base_env,
+            settings_env=dict(opts.settings_env),
+            allowlist=opts.env_allowlist,
+            scrub=opts.scrub_env,
+            overrides=kept,
+        )
+
+    process = pool.get(hook, argv, cwd=project, env=process_env)
+    if memo:
+        if len(pool.resolved) >= _PROCESS_MEMO:
+            pool.resolved.clear()
+        pool.resolved[key] = (opts, hook, process)
+    return process, timeout
+
+
+_PROCESS_MEMO = 1024
 
 
 _PER_FIRING_VARS = frozenset({"CLAUDE_ENV_FILE", "CLAUDE_CODE_SESSION_ID", "HOOKLOOP_SESSION_ID"})
@@ -918,6 +964,41 @@ async def run_all(
         return ()
     if len(hooks) == 1:
         return (await one(hooks[0]),)
+    sent = None if durable else _send_to_processes(hooks, claude_body, os.fspath(project_dir), options, extra_env)
+    if not sent:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(one(hook)) for hook in hooks]
+        return tuple(task.result() for task in tasks)
+    # Requests to running hook processes went out already: their answers are awaited together, not in tasks.
+    from .processes import wait_all
+
+    outcomes: dict[int, HookOutcome] = {}
     async with asyncio.TaskGroup() as group:
-        tasks = [group.create_task(one(hook)) for hook in hooks]
-    return tuple(task.result() for task in tasks)
+        others = {i: group.create_task(one(hook)) for i, hook in enumerate(hooks) if i not in sent}
+        answered = await wait_all(list(sent.values()))
+    outcomes.update(zip(sent, answered, strict=True))
+    outcomes.update((i, task.result()) for i, task in others.items())
+    return tuple(outcomes[i] for i in range(len(hooks)))
+
+
+def _send_to_processes(
+    hooks: Sequence[ConfiguredHook],
+    body: bytes,
+    project: str,
+    options: RunnerOptions | None,
+    extra_env: Mapping[str, str] | None,
+) -> dict[int, tuple[HookProcess, Waiting]]:
+    """Send the requests of the ``process`` hooks among ``hooks`` whose process already runs (by position)."""
+    if options is None or options.processes is None:
+        return {}
+    sent: dict[int, tuple[HookProcess, Waiting]] = {}
+    for i, hook in enumerate(hooks):
+        handler = hook.handler
+        if isinstance(handler, ProcessHandler):
+            found = _process_of(hook, handler, project, options, extra_env)
+            if not isinstance(found, HookOutcome):
+                process, timeout = found
+                waiting = process.submit(hook.event, body, timeout=timeout)
+                if waiting is not None:
+                    sent[i] = (process, waiting)
+    return sent
