@@ -50,8 +50,10 @@ import asyncio
 import contextlib
 import json
 import os
+import socket
 import sys
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -77,6 +79,7 @@ from hookloop.stream import Usage
 
 from ._decisions import decision_to_json, validate_input
 from ._store import PauseConsumed, RunDetail, RunNotFound, RunRecord, RunStatus, RunStore, StaleDecision
+from ._temporal_effects import EffectTable
 from ._temporal_segment import DurableEffectFailed, NondeterministicReplay, Segments
 from ._temporal_workflow import MEMO_KEY, WORKFLOW_NAME, RunWorkflow, initial_state
 
@@ -149,6 +152,8 @@ class TemporalBackend:
         heartbeat_timeout: float = 10.0,
         max_cached_workflows: int = 100,
         decision_timeout: float = 30.0,
+        model_attempts: int = 3,
+        continue_as_new_after: int | None = None,
     ) -> None:
         self.url = url or DEFAULT_URL
         self.target, self.namespace = parse_url(self.url)
@@ -156,6 +161,15 @@ class TemporalBackend:
             raise ValueError("TemporalBackend task_queue: must be a non-empty string")
         if heartbeat_timeout <= 0:
             raise ValueError(f"TemporalBackend heartbeat_timeout: must be positive, got {heartbeat_timeout!r}")
+        for option, value, least in (
+            ("model_attempts", model_attempts, 1),
+            ("continue_as_new_after", 1 if continue_as_new_after is None else continue_as_new_after, 1),
+            ("max_cached_workflows", max_cached_workflows, 0),
+        ):
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                raise ValueError(f"TemporalBackend {option}: must be an integer of at least {least}, got {value!r}")
+        self.model_attempts = model_attempts
+        self.continue_as_new_after = continue_as_new_after
         self.executor_id = executor_id
         self.task_queue = task_queue
         self.heartbeat_timeout = heartbeat_timeout
@@ -201,7 +215,12 @@ class TemporalBackend:
         run_id = run_id or new_id("run")
         if not isinstance(run_id, str) or not run_id.strip() or len(run_id) > 150:
             raise ValueError(f"start: run_id must be a non-empty string of at most 150 characters, got {run_id!r}")
-        config = {"task_queue": self.task_queue, "heartbeat_timeout": self.heartbeat_timeout}
+        config = {
+            "task_queue": self.task_queue,
+            "heartbeat_timeout": self.heartbeat_timeout,
+            "model_attempts": self.model_attempts,
+            "continue_as_new_after": self.continue_as_new_after,
+        }
         state = initial_state(
             run_id=run_id, prompt=prompt, worker=worker, options=opts, created_at=time.time(), config=config
         )
@@ -262,25 +281,38 @@ class TemporalBackend:
     # -- executing ------------------------------------------------------------------------------------------------
 
     async def serve(self) -> None:
-        """Execute runs in this process — workflow tasks and segment activities of the task queue — until
-        cancelled. Runs of a crashed worker are retried here once their heartbeat times out."""
+        """Execute runs in this process until cancelled: workflow tasks and driver activities of the task queue,
+        and the effect activities of the runs it drives, on its own queue ``<task_queue>/effects/<uuid>``. Runs of
+        a crashed worker are retried here once their heartbeat times out."""
         client = await self.client()
-        restrictions = SandboxRestrictions.default.with_passthrough_modules("hookloop")
-        segments = Segments(client, self._key, self._factories)
-        worker = TemporalWorker(
+        table = EffectTable(f"{self.task_queue}/effects/{uuid.uuid4().hex}")
+        segments = Segments(client, self._key, self._factories, table)
+        identity = self.executor_id or f"{os.getpid()}@{socket.gethostname()}"
+        main = TemporalWorker(
             client,
             task_queue=self.task_queue,
             workflows=[RunWorkflow],
             activities=[segments.segment],
-            workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
+            workflow_runner=_runner(),
             max_cached_workflows=self.max_cached_workflows,
             graceful_shutdown_timeout=_SHUTDOWN,
             # a run's next workflow task goes to the worker that has it cached; when that worker is dead, to any
             # worker after this long (the SDK's 10 s would delay every recovery)
             sticky_queue_schedule_to_start_timeout=timedelta(seconds=min(max(self.heartbeat_timeout, 1.0), 10.0)),
-            identity=self.executor_id,
+            identity=identity,
         )
-        await worker.run()
+        effects = TemporalWorker(
+            client,
+            task_queue=table.queue,
+            activities=[table.perform],
+            # an effect activity only waits for the effect its driver registered: as many as the drivers ask for
+            max_concurrent_activities=10_000,
+            graceful_shutdown_timeout=_SHUTDOWN,
+            identity=f"{identity} effects",
+        )
+        async with asyncio.TaskGroup() as group:
+            group.create_task(main.run())
+            group.create_task(effects.run())
 
     # -- the store ------------------------------------------------------------------------------------------------
 
@@ -399,6 +431,10 @@ class TemporalBackend:
         if not isinstance(data, dict):
             raise RunNotFound(f"no run {run_id!r} (workflow {handle.id} is not a hookloop run)")
         return _ended(data, desc.status)
+
+
+def _runner() -> SandboxedWorkflowRunner:
+    return SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default.with_passthrough_modules("hookloop"))
 
 
 _MEMO_KEYS = ("run_id", "status", "segment", "prompt", "worker", "created_at", "updated_at", "pending", "pause_id")
