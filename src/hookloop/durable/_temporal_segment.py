@@ -207,8 +207,10 @@ class Segments:
                     return answer
                 except WorkflowUpdateFailedError as exc:  # the segment moved on, or its activity was lost
                     raise SegmentLost(f"{body['name']}: {getattr(exc.cause, 'message', exc.cause)}") from None
-                except (RPCError, WorkflowUpdateRPCTimeoutOrCancelledError):  # unreachable: retry while we live
-                    await asyncio.sleep(delay)
+                except (RPCError, WorkflowUpdateRPCTimeoutOrCancelledError) as exc:
+                    if isinstance(exc.__cause__, asyncio.CancelledError):  # the SDK turns a cancel into its error
+                        raise asyncio.CancelledError from None
+                    await asyncio.sleep(delay)  # the server is unreachable: ask again while this attempt lives
                     delay = min(delay * 2, 2.0)
 
         beat = asyncio.create_task(_heartbeat(info.heartbeat_timeout.total_seconds() if info.heartbeat_timeout else 30))
