@@ -125,6 +125,7 @@ class RunWorkflow:
             if self._continue_as_new_now(config):
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 if not self.cancel_requested:  # the same workflow id, a fresh history; clients follow the id
+                    self.state["status"] = "running"  # what the new execution's memo says until its first task
                     workflow.continue_as_new(self.state, memo={MEMO_KEY: self._memo()})
         self.state.pop("cancel_tail", None)
         await workflow.wait_condition(workflow.all_handlers_finished)

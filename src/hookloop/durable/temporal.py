@@ -321,8 +321,8 @@ class TemporalBackend:
         client = await self.client()
         seen: dict[str, RunRecord] = {}
         async for execution in client.list_workflows(f'WorkflowType = "{WORKFLOW_NAME}"'):
-            if execution.id in seen:
-                continue  # an older execution of a continued run
+            if execution.id in seen or execution.status == WorkflowExecutionStatus.CONTINUED_AS_NEW:
+                continue  # an older execution of a continued run (its memo is not the run's record any more)
             memo = await execution.memo()
             data = memo.get(MEMO_KEY)
             if not isinstance(data, dict) or "run_id" not in data:
