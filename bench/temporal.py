@@ -40,7 +40,7 @@ from bench._measure import Sizes
 from bench._report import Row, info, times
 from hookloop import ScriptedClient, Text, ToolUse, Worker, tool
 from hookloop.hooks import Ask, PreToolCallInfo, PreToolCallResult
-from hookloop.items import Message
+from hookloop.items import ToolCall
 from hookloop.providers.base import LLMRequest
 from hookloop.providers.scripted import ScriptedTurn
 
@@ -93,7 +93,7 @@ def _factory(options: Mapping[str, object]) -> Worker:
     turns = int(str(options["turns"]))
 
     def reply(request: LLMRequest) -> ScriptedTurn:
-        index = sum(1 for item in request.items if isinstance(item, Message) and item.role == "assistant")
+        index = sum(1 for item in request.items if isinstance(item, ToolCall))  # one call per turn
         if index < turns:
             return ScriptedTurn(blocks=(ToolUse("noop", {"x": index}, call_id=f"c{index}"),))
         return ScriptedTurn(blocks=(Text("done"),))

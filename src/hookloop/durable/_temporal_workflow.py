@@ -27,12 +27,25 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
-__all__ = ["EFFECT_ACTIVITY", "MEMO_KEY", "SEGMENT_ACTIVITY", "WORKFLOW_NAME", "RunWorkflow"]
+__all__ = [
+    "EFFECT_ACTIVITY",
+    "EVENTS_KEY",
+    "HISTORY_KEY",
+    "MEMO_KEY",
+    "SEGMENT_ACTIVITY",
+    "WORKFLOW_NAME",
+    "RunWorkflow",
+]
 
 WORKFLOW_NAME = "hookloop.run"
 SEGMENT_ACTIVITY = "hookloop.segment"
 EFFECT_ACTIVITY = "hookloop.effect"
 MEMO_KEY = "hookloop"
+HISTORY_KEY = "hookloop.history"
+EVENTS_KEY = "hookloop.events"
+_BIG = {"history": HISTORY_KEY, "events": EVENTS_KEY}
+"""The run's history and timeline live only in the memo (under their own keys, written when they change), not in
+the workflow's state: a paused run in a worker's workflow cache holds them once, as the memo's encoded bytes."""
 _MEMO_FIELDS = (
     "run_id",
     "status",
@@ -45,8 +58,6 @@ _MEMO_FIELDS = (
     "consumed",
     "result",
     "error",
-    "events",
-    "history",
 )
 
 
@@ -78,29 +89,36 @@ class RunWorkflow:
 
     @workflow.run
     async def run(self, state: dict[str, Any]) -> dict[str, Any]:
+        carried = {name: state.pop(name) for name in _BIG if name in state}  # a new run, a continued one
         self.state = state
         config = state["config"]
+        if carried:
+            self._set(**carried)
         while True:
             if self.cancel_requested:
                 self._set(status="cancelled")
                 break
             self._set(status="running")
             out = await self._segment(config)
-            self.state["events"] = [*self.state["events"], *out.get("events", [])]
+            kept: dict[str, Any] = {}
+            if out.get("events"):
+                kept["events"] = [*self._big("events"), *out["events"]]
             if "history" in out:
-                self.state["history"] = out["history"]
+                kept["history"] = out["history"]
             if "result" in out:
                 self.state["result"] = out["result"]
             status = str(out.get("status", "failed"))
             if status == "paused" and self.cancel_requested:
-                self._set(status="cancelled", history=[*self.state["history"], *out.get("cancel_tail", [])])
+                history = [*kept.get("history", self._big("history")), *out.get("cancel_tail", [])]
+                self._set(status="cancelled", **(kept | {"history": history}))
                 break
             if status != "paused":
                 if status == "finished":
                     self.state["checkpoint"] = out.get("checkpoint")
-                self._set(status=status, error=out.get("error"))
+                self._set(status=status, error=out.get("error"), **kept)
                 break
             self._set(
+                **kept,
                 status="paused",
                 checkpoint=out["checkpoint"],
                 pending=out["pending"],
@@ -112,7 +130,7 @@ class RunWorkflow:
             self.state["consumed"] = [*self.state["consumed"], self.state["pause_id"]]
             tail = self.state.pop("cancel_tail", None) or []
             if decision is None:  # cancelled while paused: the waiting calls get a "not executed" result
-                self._set(status="cancelled", history=[*self.state["history"], *tail], pending=[], pause_id=None)
+                self._set(status="cancelled", history=[*self._big("history"), *tail], pending=[], pause_id=None)
                 break
             self.state["grants"] = [*self.state["grants"], *decision.get("grants", [])]
             self.state["spec"] = {
@@ -126,10 +144,11 @@ class RunWorkflow:
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 if not self.cancel_requested:  # the same workflow id, a fresh history; clients follow the id
                     self.state["status"] = "running"  # what the new execution's memo says until its first task
-                    workflow.continue_as_new(self.state, memo={MEMO_KEY: self._memo()})
+                    memo = {MEMO_KEY: self._memo(), **{key: self._big(name) for name, key in _BIG.items()}}
+                    workflow.continue_as_new(self.state, memo=memo)
         self.state.pop("cancel_tail", None)
         await workflow.wait_condition(workflow.all_handlers_finished)
-        return self.state
+        return self.state | {name: self._big(name) for name in _BIG}
 
     def _continue_as_new_now(self, config: dict[str, Any]) -> bool:
         """Between segments: when Temporal suggests it (the history grew long), or after ``continue_as_new_after``
@@ -177,9 +196,15 @@ class RunWorkflow:
             self.recorded, self.slots, self.scheduled = {}, {}, {}
 
     def _set(self, **values: Any) -> None:
+        big = {_BIG[name]: values.pop(name) for name in list(values) if name in _BIG}
         self.state.update(values)
         self.state["updated_at"] = workflow.now().timestamp()
-        workflow.upsert_memo({MEMO_KEY: self._memo()})
+        workflow.upsert_memo({MEMO_KEY: self._memo(), **big})
+
+    def _big(self, name: str) -> list[Any]:
+        """The run's history or timeline, from the memo (decoded when needed, never kept decoded)."""
+        value = workflow.memo_value(_BIG[name], [])
+        return list(value) if isinstance(value, list) else []
 
     def _memo(self) -> dict[str, Any]:
         memo = {name: self.state.get(name) for name in _MEMO_FIELDS}

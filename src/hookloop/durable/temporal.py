@@ -81,7 +81,7 @@ from ._decisions import decision_to_json, validate_input
 from ._store import PauseConsumed, RunDetail, RunNotFound, RunRecord, RunStatus, RunStore, StaleDecision
 from ._temporal_effects import EffectTable
 from ._temporal_segment import DurableEffectFailed, NondeterministicReplay, Segments
-from ._temporal_workflow import MEMO_KEY, WORKFLOW_NAME, RunWorkflow, initial_state
+from ._temporal_workflow import EVENTS_KEY, HISTORY_KEY, MEMO_KEY, WORKFLOW_NAME, RunWorkflow, initial_state
 
 if TYPE_CHECKING:
     from hookloop.worker import Worker
@@ -427,10 +427,12 @@ class TemporalBackend:
             if exc.status == RPCStatusCode.NOT_FOUND:
                 raise RunNotFound(f"no run {run_id!r}") from None
             raise
-        data = (await desc.memo()).get(MEMO_KEY)
+        memo = await desc.memo()
+        data = memo.get(MEMO_KEY)
         if not isinstance(data, dict):
             raise RunNotFound(f"no run {run_id!r} (workflow {handle.id} is not a hookloop run)")
-        return _ended(data, desc.status)
+        big = {"history": memo.get(HISTORY_KEY) or [], "events": memo.get(EVENTS_KEY) or []}
+        return _ended(data | big, desc.status)
 
 
 def _runner() -> SandboxedWorkflowRunner:
