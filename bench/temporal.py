@@ -2,12 +2,12 @@
 run costs the worker.
 
 - **durable turn vs a bare two-activity workflow** — the marginal cost of one durable turn (a model call and a
-  no-op tool call: two recorded effects, plus the turn machine, the decision digest and the segment activity's
-  heartbeat) against a bare workflow that runs two no-op activities per turn, side by side on the same dev server
-  and worker process. Marginal: ``(time of a LONG-turn run - time of a SHORT-turn run) / (LONG - SHORT)``, so the
-  fixed costs of starting and ending a workflow cancel out; each run is timed from the client's start to its
-  result (a long poll, no polling). Shown, no target: the two do different things (an effect is recorded by an
-  update from the running activity; a bare activity is scheduled by the workflow).
+  no-op tool call: two effect activities scheduled by the workflow, as in the bare one, plus the ``perform``
+  update the driver asks each with, the turn machine, the decision digest and the driver's heartbeat) against a
+  bare workflow that runs two no-op activities per turn, side by side on the same dev server and worker process.
+  Marginal: ``(time of a LONG-turn run - time of a SHORT-turn run) / (LONG - SHORT)``, so the fixed costs of
+  starting and ending a workflow cancel out; each run is timed from the client's start to its result (a long
+  poll, no polling) and must have finished. Shown, no target.
 - **paused runs on the worker** — how much the resident memory of a separate serving process grows per run over
   a second batch of N runs that pause (the first batch, left paused, brings its allocator to its working size),
   with the worker's workflow cache on (the default, 100) and off (``max_cached_workflows=0``: a paused run then
@@ -166,8 +166,11 @@ async def _measure(
     async def durable(turns: int) -> float:
         started = time.perf_counter()
         run_id = await backend.start("go", worker="bench", options={"turns": turns})
-        await client.get_workflow_handle(workflow_id(run_id)).result()
-        return time.perf_counter() - started
+        state = await client.get_workflow_handle(workflow_id(run_id)).result()
+        elapsed = time.perf_counter() - started
+        if state.get("status") != "finished":
+            raise RuntimeError(f"the bench's durable run did not finish: {state.get('status')} {state.get('error')}")
+        return elapsed
 
     async def plain(turns: int) -> float:
         started = time.perf_counter()

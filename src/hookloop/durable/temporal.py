@@ -10,16 +10,24 @@ Usage::
     await backend.approve(run_id, {call_id: Approve()}, pause_id=record.pause_id)   # from any process
 
 **Model.** A run is one workflow (id ``hookloop-<run id>``, type ``hookloop.run``). Each run segment — the first
-run, each continuation after a decision — is one activity that runs the Worker (hooks, interceptors, permission
-policy exactly as in a plain run); each of its effects (a model call, a tool call, an external hook firing) is
-recorded in the workflow (an update) with the digest of the decisions taken before it, and a retried activity
-replays the recorded ones and performs only the rest (see :mod:`hookloop.durable._temporal_segment` for why the
-Worker runs in an activity and not as workflow code). The activity heartbeats while it runs (long tools
-included); a killed worker is noticed after ``heartbeat_timeout`` and the segment is retried on any worker, the
-interrupted effect again (a tool with the same idempotency key). Decisions are an update (``approve``: checked
-and consumed inside the workflow, so of two approvals of one pause exactly one wins; it needs a worker polling
-the task queue to answer); cancel is a signal. The run's record (status, pending calls, timeline, history) is the
-workflow's memo, so ``list_runs`` / ``get_run`` / ``wait`` need no worker.
+run, each continuation after a decision — is one *driver* activity (``hookloop.segment``) that runs the Worker:
+its hooks, interceptors and permission policy behave exactly as in a plain run, because they run in an ordinary
+activity and not as workflow code under Temporal's sandbox (no subprocesses, threads or blocking I/O there; see
+:mod:`hookloop.durable._temporal_segment`). Each effect the driver meets — a model call, a tool call, an external
+hook firing — is its own activity (``hookloop.effect``, id ``<segment>/<effect name>``, summary saying what it is),
+scheduled by the workflow when the driver asks (the ``perform`` update, with the digest of the decisions taken
+before it) on the driver's own task queue ``<task_queue>/effects/<uuid>``, because only that process holds the live
+client, tools and hook processes (:mod:`hookloop.durable._temporal_effects`). Its outcome is recorded in the
+workflow; a retried driver replays the recorded ones and asks only for the rest. Activities heartbeat (a long tool
+included); a killed worker is noticed after ``heartbeat_timeout``: the driver is retried on any worker and the
+interrupted effect is scheduled again on the new driver's queue (a tool with the same idempotency key); completed
+effects never run again. A model call that fails with a retryable provider error is retried by its activity up to
+``model_attempts`` times; a tool's or hook's own failure is its outcome, as in a plain run. Decisions are an update
+(``approve``: checked and consumed inside the workflow, so of two approvals of one pause exactly one wins; it
+needs a worker polling the task queue to answer); cancel is a signal. The run's record (status, pending calls,
+timeline, history) is the workflow's memo, so ``list_runs`` / ``get_run`` / ``wait`` need no worker. Between
+segments the workflow continues as new when Temporal suggests it (or after ``continue_as_new_after`` history
+events); everything addresses the run by workflow id, so it follows.
 
 **Command line.** ``hookloop run --durable temporal://HOST:PORT/NAMESPACE``, ``hookloop worker temporal://…`` and
 ``hookloop runs … --db temporal://…`` use this backend with the default task queue ``hookloop``; a CLI process that
@@ -32,12 +40,16 @@ new execution) from its final state.
 ``$HOOKLOOP_HOME``); every worker process of a deployment must use the same key.
 
 **Paused runs** hold no activity and no slot: the workflow waits for the ``approve`` update or the ``cancel``
-signal on the server. A worker keeps a paused workflow's JSON state in its workflow cache until evicted
-(``max_cached_workflows``; 0 keeps none, and any worker rebuilds it from the history when the decision comes).
+signal on the server. A serving worker may keep a paused workflow in its workflow cache (at most
+``max_cached_workflows`` runs, least recently used evicted; 0 keeps none, and any worker rebuilds a run from its
+history when the decision comes). A cached paused run holds its small JSON state, its checkpoint and its memo's
+encoded bytes (the history and timeline are not kept decoded): ``python -m bench --only temporal`` measures what
+it costs the worker's memory.
 
 **Limits.** A segment's outcome (history, timeline) travels as one activity result and the record as the memo:
-Temporal's payload limit (2 MB by default) bounds them. Every effect adds an update to the workflow's history,
-so one run has a Temporal history-length bound (tens of thousands of effects).
+Temporal's payload limit (2 MB by default) bounds them. Each effect adds an update and an activity to the
+workflow's history; the workflow continues as new only between segments, so one segment has a Temporal
+history-length bound (thousands of effects).
 
 **Secrets.** The workflow history holds the runs' prompts, histories, timelines, pending calls, checkpoints and
 the factory's name and JSON ``options`` — never API keys, clients or settings files: Workers are built in each
@@ -138,8 +150,12 @@ class TemporalBackend:
     the queue the workers poll (the same on every process of a deployment). ``heartbeat_timeout``: after how
     long without a heartbeat a segment's worker counts as dead and the segment is retried elsewhere.
     ``max_cached_workflows``: how many workflows a serving worker keeps in memory between tasks (a paused run in
-    the cache holds only its JSON state; 0 keeps none). ``decision_timeout``: how long :meth:`approve` waits for a
-    worker to check and record a decision. The client connects on first use.
+    the cache holds only its small JSON state, its checkpoint and its memo's bytes; 0 keeps none, and every
+    workflow task then replays the run's history). ``decision_timeout``: how long :meth:`approve` waits for a
+    worker to check and record a decision. ``model_attempts``: how many times a model call that failed with a
+    retryable provider error is tried in all (its activity's retry policy; ``retry_after`` honoured).
+    ``continue_as_new_after``: continue a run's workflow as new between segments once its history has this many
+    events (None: when Temporal suggests it). The client connects on first use.
     """
 
     def __init__(
