@@ -10,6 +10,7 @@ run costs the worker.
   poll, no polling) and must have finished. Shown, no target.
 - **paused runs on the worker** — how much the resident memory of a separate serving process grows per run over
   a second batch of N runs that pause (the first batch, left paused, brings its allocator to its working size),
+  each figure read once the process collected garbage and trimmed its free heap (what it holds, not its peak),
   with the worker's workflow cache on (the default, 100) and off (``max_cached_workflows=0``: a paused run then
   holds nothing on any worker; its state is on the server).
 
@@ -21,6 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import gc
 import os
 import shutil
 import signal
@@ -225,8 +228,18 @@ async def _paused_rss(url: str, queue: str, cache: int, n: int) -> float:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([_ROOT, env.get("PYTHONPATH", "")])
     argv = [sys.executable, "-m", "bench.temporal", url, queue, str(cache)]
-    proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, start_new_session=True)  # noqa: ASYNC220
+    proc = subprocess.Popen(  # noqa: ASYNC220
+        argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, start_new_session=True
+    )
     started: list[str] = []
+
+    async def held() -> int:
+        """The serving process's resident memory once it collected garbage and gave free heap back (SIGUSR1):
+        what it holds, not the peak the runs' activities reached meanwhile."""
+        assert proc.stdout is not None
+        proc.send_signal(signal.SIGUSR1)
+        line = await asyncio.to_thread(proc.stdout.readline)
+        return int(line)
 
     async def pause(count: int) -> None:
         ids = [await backend.start("go", worker="bench", options={"turns": 1, "ask": True}) for _ in range(count)]
@@ -237,9 +250,9 @@ async def _paused_rss(url: str, queue: str, cache: int, n: int) -> float:
 
     try:
         await pause(n)  # warm-up: the process's allocator reaches its working size with runs that stay paused
-        before = _rss_kb(proc.pid)
+        before = await held()
         await pause(n)
-        after = _rss_kb(proc.pid)
+        after = await held()
         for run_id in started:
             await backend.cancel(run_id)
         return max(after - before, 0) / n
@@ -249,8 +262,18 @@ async def _paused_rss(url: str, queue: str, cache: int, n: int) -> float:
         proc.wait()
 
 
+def _report_held() -> None:
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    sys.stdout.write(f"{_rss_kb(os.getpid())}\n")
+    sys.stdout.flush()
+
+
 async def _serve(url: str, queue: str, cache: int) -> None:
     from hookloop.durable.temporal import TemporalBackend
+
+    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, _report_held)
 
     backend = TemporalBackend(url, task_queue=queue, heartbeat_timeout=10, max_cached_workflows=cache)
     backend.register("bench", _factory)
