@@ -80,8 +80,8 @@ from temporalio.client import (
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
+from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
 from temporalio.worker import Worker as TemporalWorker
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from hookloop._checkpoint_auth import resolve_key
 from hookloop._frozen import freeze_object
@@ -451,8 +451,13 @@ class TemporalBackend:
         return _ended(data | big, desc.status)
 
 
-def _runner() -> SandboxedWorkflowRunner:
-    return SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default.with_passthrough_modules("hookloop"))
+def _runner() -> WorkflowRunner:
+    """The workflow runs outside Temporal's sandbox: the sandbox re-creates a module namespace per workflow
+    instance, and that was most of what a paused run in the cache cost a worker. It is safe here because the
+    workflow (:mod:`hookloop.durable._temporal_workflow`) imports only ``temporalio`` and the standard library,
+    keeps no module-level state, does no I/O and takes time only from ``workflow.now()``; hookloop code never runs
+    as workflow code. Temporal still checks every replay against the history (a changed command fails it)."""
+    return UnsandboxedWorkflowRunner()
 
 
 _MEMO_KEYS = ("run_id", "status", "segment", "prompt", "worker", "created_at", "updated_at", "pending", "pause_id")
