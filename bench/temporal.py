@@ -260,6 +260,8 @@ async def _paused_rss(url: str, queue: str, cache: int, n: int) -> float:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def _report_held() -> None:
