@@ -2,14 +2,15 @@
 run costs the worker.
 
 - **durable turn vs a bare two-activity workflow** — the marginal cost of one durable turn (a model call and a
-  no-op tool call: two recorded effects, plus the turn machine, the decision digest and the segment activity's
-  heartbeat) against a bare workflow that runs two no-op activities per turn, side by side on the same dev server
-  and worker process. Marginal: ``(time of a LONG-turn run - time of a SHORT-turn run) / (LONG - SHORT)``, so the
-  fixed costs of starting and ending a workflow cancel out; each run is timed from the client's start to its
-  result (a long poll, no polling). Shown, no target: the two do different things (an effect is recorded by an
-  update from the running activity; a bare activity is scheduled by the workflow).
+  no-op tool call: two effect activities scheduled by the workflow, as in the bare one, plus the ``perform``
+  update the driver asks each with, the turn machine, the decision digest and the driver's heartbeat) against a
+  bare workflow that runs two no-op activities per turn, side by side on the same dev server and worker process.
+  Marginal: ``(time of a LONG-turn run - time of a SHORT-turn run) / (LONG - SHORT)``, so the fixed costs of
+  starting and ending a workflow cancel out; each run is timed from the client's start to its result (a long
+  poll, no polling) and must have finished. Shown, no target.
 - **paused runs on the worker** — how much the resident memory of a separate serving process grows per run over
   a second batch of N runs that pause (the first batch, left paused, brings its allocator to its working size),
+  each figure read once the process collected garbage and trimmed its free heap (what it holds, not its peak),
   with the worker's workflow cache on (the default, 100) and off (``max_cached_workflows=0``: a paused run then
   holds nothing on any worker; its state is on the server).
 
@@ -21,6 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import gc
 import os
 import shutil
 import signal
@@ -40,7 +43,7 @@ from bench._measure import Sizes
 from bench._report import Row, info, times
 from hookloop import ScriptedClient, Text, ToolUse, Worker, tool
 from hookloop.hooks import Ask, PreToolCallInfo, PreToolCallResult
-from hookloop.items import Message
+from hookloop.items import ToolCall
 from hookloop.providers.base import LLMRequest
 from hookloop.providers.scripted import ScriptedTurn
 
@@ -93,7 +96,7 @@ def _factory(options: Mapping[str, object]) -> Worker:
     turns = int(str(options["turns"]))
 
     def reply(request: LLMRequest) -> ScriptedTurn:
-        index = sum(1 for item in request.items if isinstance(item, Message) and item.role == "assistant")
+        index = sum(1 for item in request.items if isinstance(item, ToolCall))  # one call per turn
         if index < turns:
             return ScriptedTurn(blocks=(ToolUse("noop", {"x": index}, call_id=f"c{index}"),))
         return ScriptedTurn(blocks=(Text("done"),))
@@ -166,8 +169,11 @@ async def _measure(
     async def durable(turns: int) -> float:
         started = time.perf_counter()
         run_id = await backend.start("go", worker="bench", options={"turns": turns})
-        await client.get_workflow_handle(workflow_id(run_id)).result()
-        return time.perf_counter() - started
+        state = await client.get_workflow_handle(workflow_id(run_id)).result()
+        elapsed = time.perf_counter() - started
+        if state.get("status") != "finished":
+            raise RuntimeError(f"the bench's durable run did not finish: {state.get('status')} {state.get('error')}")
+        return elapsed
 
     async def plain(turns: int) -> float:
         started = time.perf_counter()
@@ -222,8 +228,18 @@ async def _paused_rss(url: str, queue: str, cache: int, n: int) -> float:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([_ROOT, env.get("PYTHONPATH", "")])
     argv = [sys.executable, "-m", "bench.temporal", url, queue, str(cache)]
-    proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, start_new_session=True)  # noqa: ASYNC220
+    proc = subprocess.Popen(  # noqa: ASYNC220
+        argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, start_new_session=True
+    )
     started: list[str] = []
+
+    async def held() -> int:
+        """The serving process's resident memory once it collected garbage and gave free heap back (SIGUSR1):
+        what it holds, not the peak the runs' activities reached meanwhile."""
+        assert proc.stdout is not None
+        proc.send_signal(signal.SIGUSR1)
+        line = await asyncio.to_thread(proc.stdout.readline)
+        return int(line)
 
     async def pause(count: int) -> None:
         ids = [await backend.start("go", worker="bench", options={"turns": 1, "ask": True}) for _ in range(count)]
@@ -234,9 +250,9 @@ async def _paused_rss(url: str, queue: str, cache: int, n: int) -> float:
 
     try:
         await pause(n)  # warm-up: the process's allocator reaches its working size with runs that stay paused
-        before = _rss_kb(proc.pid)
+        before = await held()
         await pause(n)
-        after = _rss_kb(proc.pid)
+        after = await held()
         for run_id in started:
             await backend.cancel(run_id)
         return max(after - before, 0) / n
@@ -244,10 +260,22 @@ async def _paused_rss(url: str, queue: str, cache: int, n: int) -> float:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def _report_held() -> None:
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    sys.stdout.write(f"{_rss_kb(os.getpid())}\n")
+    sys.stdout.flush()
 
 
 async def _serve(url: str, queue: str, cache: int) -> None:
     from hookloop.durable.temporal import TemporalBackend
+
+    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, _report_held)
 
     backend = TemporalBackend(url, task_queue=queue, heartbeat_timeout=10, max_cached_workflows=cache)
     backend.register("bench", _factory)

@@ -3,7 +3,9 @@
 The Worker factory ``app`` builds, from ``options["dir"]`` (a test's folder):
 
 - a scripted model that answers by the number of model replies already in the history (so a replay that does not
-  send a request again still gets the right reply) and logs every request it receives to ``requests.log``;
+  send a request again still gets the right reply) and logs every request it receives to ``requests.log``; with
+  ``flaky`` (a count) in the options its second request fails that many times with a retryable RateLimitError,
+  with ``bad_key`` it fails with an AuthenticationError (not retryable);
 - a tool ``step(n)`` that logs ``{n, key, pid}`` to ``tools.log`` (``key``: its idempotency key); with ``slow``
   in the options, ``step(2)`` takes that many seconds;
 - a PreToolUse command hook (a real subprocess) that logs each firing to ``hooks.log``;
@@ -37,6 +39,7 @@ from hookloop.command_hooks.bridge import CommandHooks
 from hookloop.hooks import AbortInfo, Ask, Continue, Deny, PreToolCallInfo, PreToolCallResult
 from hookloop.items import Message
 from hookloop.permissions import PermissionPolicy
+from hookloop.providers import AuthenticationError, RateLimitError
 from hookloop.providers.base import LLMRequest
 from hookloop.providers.scripted import ScriptedTurn
 from hookloop.tools import ToolContext
@@ -69,6 +72,10 @@ def _log(path: Path, record: Mapping[str, object]) -> None:
         f.write(json.dumps(dict(record)) + "\n")
 
 
+def _lines(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
 def _blocked(here: Path, what: str) -> bool:
     block = here / f"block-{what}"
     if not block.exists():
@@ -85,6 +92,11 @@ def app(options: Mapping[str, object]) -> Worker:
     def reply(request: LLMRequest) -> ScriptedTurn:
         index = sum(1 for item in request.items if isinstance(item, Message) and item.role == "assistant")
         _log(here / "requests.log", {"index": index, "pid": os.getpid()})
+        tries = sum(1 for r in _lines(here / "requests.log") if r["index"] == index)
+        if index == 1 and tries <= int(str(options.get("flaky", 0))):  # a provider that is briefly overloaded
+            raise RateLimitError("429 slow down", provider="scripted", retry_after=0.05)
+        if index == 1 and options.get("bad_key"):
+            raise AuthenticationError("401 invalid x-api-key", provider="scripted")
         if _blocked(here, f"model-{index}"):
             threading.Event().wait()  # the process is killed here
         return ScriptedTurn(blocks=tuple(TURNS[min(index, len(TURNS) - 1)]))

@@ -290,9 +290,7 @@ async def test_unknown_runs_and_bad_input(procs: Procs) -> None:
         TemporalBackend("temporal://localhost:99999/default")
 
 
-async def test_sigkill_the_worker_and_the_server_mid_tool_and_mid_pause(
-    own_server: TemporalServer, own_procs: Procs
-) -> None:
+async def test_sigkill_the_worker_and_the_server_mid_tool(own_server: TemporalServer, own_procs: Procs) -> None:
     procs = own_procs
     (procs.workdir / "block-tool-3").touch()
     first = procs.worker()
@@ -302,14 +300,21 @@ async def test_sigkill_the_worker_and_the_server_mid_tool_and_mid_pause(
     kill_group(first)
     own_server.kill()
     own_server.start()
-    second = procs.worker()
+    procs.worker()
     record = await backend.wait(run_id, timeout=50)
     assert record.status == "finished", record
     assert tool_runs(procs) == [1, 2, 3, 3]
     assert len(keys_by_step(procs)[3]) == 1
     assert sorted(int(str(r["index"])) for r in lines(procs.workdir / "requests.log")) == [0, 1, 2]
+    assert len(lines(procs.workdir / "hooks.log")) == 3
 
-    # mid-pause: the worker and the server die; the record survives; a new worker continues after the approval
+
+async def test_sigkill_the_worker_and_the_server_mid_pause(own_server: TemporalServer, own_procs: Procs) -> None:
+    # the worker and the server die while the run waits; the record survives; a new worker continues it after
+    # the approval
+    procs = own_procs
+    second = procs.worker()
+    backend = backend_for(procs)
     other = procs.workdir / "b"
     other.mkdir()
     paused = await backend.start("go", worker="app", options={"dir": str(other), "ask": True})

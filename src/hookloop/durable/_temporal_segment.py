@@ -1,4 +1,4 @@
-"""The activity that runs one segment of a durable run on Temporal, and the Effects that record its effects.
+"""The driver of one segment of a durable run on Temporal: the activity that runs the Worker, and its Effects.
 
 **Where hookloop code runs.** The Worker — its hooks, interceptors, permission policy, command hooks, tools, model
 client — runs here, inside an ordinary activity on the worker's asyncio loop, exactly as in a plain run; the
@@ -8,19 +8,23 @@ blocking I/O, timers that become durable timers — a hook that behaves in a pla
 differently. Here it behaves the same; what must still be deterministic (the decisions a hook takes on the same
 recorded inputs) is checked on replay by a digest of the decisions, as with DBOS.
 
-**Effects.** Every model call, tool call and external hook firing is performed here and its outcome recorded in the
-workflow (the ``record`` update) before the run goes on; the record is in the workflow's history, on the server.
-When the activity is retried (its worker was killed: the heartbeat times out; or the server restarted), the new
-attempt, on any worker, reads the recorded outcomes (the ``recorded`` query), replays them (no model request is
-sent again, no completed tool runs again) and performs for real only what was not recorded — the step a crash
-interrupted runs again, a tool with the same idempotency key. A long tool keeps the activity alive by the
-activity's heartbeat, sent every third of the heartbeat timeout while the segment runs.
+**Effects.** Every model call, tool call and external hook firing the Worker meets is its own activity
+(``hookloop.effect``, :mod:`hookloop.durable._temporal_effects`), scheduled by the workflow: the driver registers
+the effect in this process, asks the workflow to perform it (the ``perform`` update, with the digest of the
+decisions taken before it) and goes on with the outcome the workflow recorded. When the driver is retried (its
+worker was killed: the heartbeat times out; or the server restarted), the new attempt, on any worker, reads the
+recorded outcomes (the ``recorded`` query), replays them (no model request is sent again, no completed tool runs
+again) and asks for the rest: the workflow answers a completed one from its record and schedules an interrupted
+one again on the new driver's queue — it runs again, a tool with the same idempotency key. An attempt that the
+workflow no longer counts as current (a later attempt took over) stops where it is. The driver heartbeats every
+third of the heartbeat timeout while its segment runs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import hashlib
 import json
 import logging
@@ -28,7 +32,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from temporalio import activity
-from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.client import Client, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError
+from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
 from hookloop._frozen import thaw_object
@@ -40,12 +45,13 @@ from hookloop.outcome import Finished, Paused
 from hookloop.timeline import HookDecision, event_to_json
 
 from ._decisions import decision_from_json
+from ._temporal_effects import EffectTable, summary
 from ._temporal_workflow import SEGMENT_ACTIVITY
 
 if TYPE_CHECKING:
     from hookloop.worker import Worker
 
-__all__ = ["DurableEffectFailed", "NondeterministicReplay", "Segments"]
+__all__ = ["DurableEffectFailed", "NondeterministicReplay", "SegmentLost", "Segments"]
 
 _log = logging.getLogger("hookloop.durable")
 T = TypeVar("T")
@@ -64,18 +70,34 @@ class DurableEffectFailed(HookloopError):
     """A recorded effect had failed the first time; its replay raises this with the recorded error."""
 
 
-class RecordingEffects:
-    """The :class:`~hookloop.effects.Effects` of one segment attempt: replay what the workflow recorded, perform
-    and record the rest. ``record(name, output)`` stores an output and returns the one the workflow kept."""
+class SegmentLost(Exception):
+    """This driver attempt is no longer the segment's current one (a later attempt took over, the segment ended,
+    or the workflow lost the effect's activity): it stops, and Temporal retries the driver if the segment still
+    needs one."""
 
-    def __init__(self, recorded: Mapping[str, str], record: Callable[[str, str], Awaitable[str]]) -> None:
+
+Ask = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+class RecordingEffects:
+    """The :class:`~hookloop.effects.Effects` of one driver attempt: replay what the workflow recorded, have the
+    workflow perform the rest as activities. ``ask(request)`` sends the ``perform`` update and returns its answer."""
+
+    def __init__(
+        self, recorded: Mapping[str, dict[str, Any]], ask: Ask, table: EffectTable, scope: tuple[str, int]
+    ) -> None:
         self._recorded = dict(recorded)
-        self._record = record
+        self._ask = ask
+        self._table = table
+        self._scope = scope
         self._seen: dict[str, int] = {}
         self._logs: dict[str, DecisionLog] = {}
         self.performed = 0
-        """Effects performed for real in this attempt (not replayed)."""
+        """Effects asked of the workflow in this attempt (not replayed from the record)."""
         self.replayed = 0
+        self.lost: str | None = None
+        """Why this attempt stopped being the current one (then the run task is cancelled)."""
+        self.on_lost: Callable[[], object] = lambda: None
 
     def on_decision(self, event: object) -> None:
         if isinstance(event, HookDecision):
@@ -95,21 +117,13 @@ class RecordingEffects:
         name = f"{effect.key}#{n}"
         call_id = effect.describe.get("call_id")
         digest, entries = self._digest(call_id if isinstance(call_id, str) else "")
-        output = self._recorded.get(name)
-        if output is None:
+        data = self._recorded.pop(name, None)
+        failure: BaseException | None = None
+        if data is None:
             self.performed += 1
-            failure: BaseException | None = None
-            try:
-                body: dict[str, object] = {"outcome": effect.encode(await effect.perform())}
-            except Exception as exc:
-                failure, body = exc, {"error": f"{type(exc).__name__}: {exc}"}
-            mine = json.dumps({**body, "digest": digest, "entries": list(entries)})
-            output = await self._record(name, mine)
-            if failure is not None and output == mine:
-                raise failure
+            data, failure = await self._perform(name, effect, digest, entries)
         else:
             self.replayed += 1
-        data = json.loads(output)
         if data.get("digest") != digest:
             was = "; ".join(data.get("entries") or []) or "(none)"
             now = "; ".join(entries) or "(none)"
@@ -119,44 +133,94 @@ class RecordingEffects:
                 "inputs (hooks must be deterministic); the run fails instead of following the new decision"
             )
         if "error" in data:
+            if failure is not None:  # it failed here, in this attempt: the run sees the error as in a plain run
+                raise failure
             raise DurableEffectFailed(f"{name} (recorded): {data['error']}")
-        return effect.decode(data["outcome"])
+        return effect.decode(json.loads(str(data["output"]))["outcome"])
+
+    async def _perform(
+        self, name: str, effect: Effect[T], digest: str, entries: tuple[str, ...]
+    ) -> tuple[dict[str, Any], BaseException | None]:
+        key = (*self._scope, name)
+        entry = self._table.enter(key, effect)
+        request = {
+            "segment": self._scope[1],
+            "name": name,
+            "kind": effect.kind,
+            "describe": json.loads(json.dumps(thaw_object(effect.describe), default=str)),
+            "summary": summary(effect),
+            "digest": digest,
+            "entries": list(entries),
+            "queue": self._table.queue,
+        }
+        try:
+            try:
+                data = await self._ask(request)
+            except SegmentLost as exc:
+                self._lose(str(exc))
+                raise
+            except asyncio.CancelledError:
+                await self._table.cancel(key, entry)
+                raise
+            return data, entry.failure()
+        finally:
+            self._table.leave(key, entry)
+
+    def _lose(self, why: str) -> None:
+        if self.lost is None:
+            self.lost = why
+            self.on_lost()
 
 
 class Segments:
-    """What the segment activity needs in a worker process: the client, the checkpoint key, the factories."""
+    """What the driver activity needs in a worker process: the client, the checkpoint key, the factories, and
+    this process's table of pending effects (its own effect task queue)."""
 
-    def __init__(self, client: Client, key: bytes, factories: Mapping[str, Callable[[Mapping[str, object]], Worker]]):
+    def __init__(
+        self,
+        client: Client,
+        key: bytes,
+        factories: Mapping[str, Callable[[Mapping[str, object]], Worker]],
+        table: EffectTable,
+    ) -> None:
         self.client = client
         self.key = key
         self.factories = factories
+        self.table = table
 
     @activity.defn(name=SEGMENT_ACTIVITY)
     async def segment(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Run one segment; returns its outcome as JSON (never raises for the run's own errors)."""
+        """Run one segment; returns its outcome as JSON (never raises for the run's own errors; raises to be
+        retried when this attempt lost its place, see :class:`SegmentLost`)."""
         info = activity.info()
         handle = self.client.get_workflow_handle(info.workflow_id or "", run_id=info.workflow_run_id)
-        segment = int(request["segment"])
+        segment, attempt = int(request["segment"]), info.attempt
 
-        async def record(name: str, output: str) -> str:
+        async def ask(body: dict[str, Any]) -> dict[str, Any]:
+            body = body | {"attempt": attempt}
             delay = 0.1
             while True:
                 try:
-                    kept: str = await handle.execute_update(
-                        "record", {"segment": segment, "name": name, "output": output}
+                    answer: dict[str, Any] = await handle.execute_update(
+                        "perform", body, id=f"{segment}/{body['name']}/{attempt}"
                     )
-                    return kept
-                except WorkflowUpdateFailedError as exc:  # the segment moved on: this attempt is stale
-                    raise DurableEffectFailed(f"recording {name}: {exc.cause}; this attempt is stale") from None
-                except RPCError:  # the server is unreachable: keep trying while the activity lives
-                    await asyncio.sleep(delay)
+                    return answer
+                except WorkflowUpdateFailedError as exc:  # the segment moved on, or its activity was lost
+                    raise SegmentLost(f"{body['name']}: {getattr(exc.cause, 'message', exc.cause)}") from None
+                except (RPCError, WorkflowUpdateRPCTimeoutOrCancelledError) as exc:
+                    if isinstance(exc.__cause__, asyncio.CancelledError):  # the SDK turns a cancel into its error
+                        raise asyncio.CancelledError from None
+                    await asyncio.sleep(delay)  # the server is unreachable: ask again while this attempt lives
                     delay = min(delay * 2, 2.0)
 
         beat = asyncio.create_task(_heartbeat(info.heartbeat_timeout.total_seconds() if info.heartbeat_timeout else 30))
         try:  # heartbeating from the start: the query waits while the workflow's last worker is found dead
-            recorded: dict[str, str] = await handle.query("recorded", segment)
-            effects = RecordingEffects(recorded, record)
-            return await _Run(self, request, effects).execute()
+            recorded: dict[str, dict[str, Any]] = await handle.query("recorded", segment)
+            effects = RecordingEffects(recorded, ask, self.table, (info.workflow_id or "", segment))
+            outcome = await _Run(self, request, effects).execute()
+            if effects.lost is not None:
+                raise ApplicationError(f"driver attempt {attempt} of segment {segment} stopped: {effects.lost}")
+            return outcome
         finally:
             beat.cancel()
             await asyncio.gather(beat, return_exceptions=True)
@@ -190,18 +254,25 @@ class _Run:
         worker.timeline.subscribe(self.effects.on_decision)
         worker.timeline.subscribe(self._keep)
         task = asyncio.create_task(self._drive(worker))
+        self.effects.on_lost = functools.partial(task.cancel, "a later attempt took over")  # this one stops
         try:
             try:
                 outcome = await asyncio.shield(task)
             except asyncio.CancelledError:
+                if self.effects.lost is not None and task.done():
+                    return {"status": "lost"}
                 if activity.is_worker_shutdown() or task.done():
                     task.cancel()
                     raise
                 worker.cancel()  # the workflow cancelled the run: on_abort once, one result per call
                 outcome = await task
         except Cancelled:
+            if self.effects.lost is not None:
+                return {"status": "lost"}
             return {"status": "cancelled", "history": _history(worker), "events": self.events}
         except Exception as exc:
+            if self.effects.lost is not None:
+                return {"status": "lost"}
             _log.info("durable run %s failed", self.run_id, exc_info=True)
             error = f"{type(exc).__name__}: {exc}"
             return {"status": "failed", "error": error, "history": _history(worker), "events": self.events}
@@ -228,7 +299,7 @@ class _Run:
                 tool = next((t for t in worker.tools if t.meta.name == call.tool_name), None)
                 schema = thaw_object(tool.meta.input_schema) if tool is not None else None
                 pending.append(json.loads(json.dumps(call.to_json() | {"input_schema": schema})))
-            closed = list(base["history"])
+            tail = []  # what closes the history if the run is cancelled while paused: one result per call
             for call in checkpoint.batch:
                 answer = call.result or ToolResult(
                     call_id=call.call_id,
@@ -236,13 +307,13 @@ class _Run:
                     content="not executed: the run was cancelled",
                     is_error=True,
                 )
-                closed.append(json.loads(json.dumps(answer.to_json())))
+                tail.append(json.loads(json.dumps(answer.to_json())))
             return base | {
                 "status": "paused",
                 "checkpoint": checkpoint.dumps(key=key),
                 "pending": pending,
                 "pause_id": f"{segment}-{checkpoint.nonce[:16]}",
-                "cancel_history": closed,
+                "cancel_tail": tail,
                 "result": {"turns": checkpoint.turn, "usage": _usage(checkpoint.usage), "reason": outcome.reason},
             }
         final = dataclasses.replace(worker.checkpoint("finished"), run_id=self.run_id)

@@ -10,16 +10,24 @@ Usage::
     await backend.approve(run_id, {call_id: Approve()}, pause_id=record.pause_id)   # from any process
 
 **Model.** A run is one workflow (id ``hookloop-<run id>``, type ``hookloop.run``). Each run segment — the first
-run, each continuation after a decision — is one activity that runs the Worker (hooks, interceptors, permission
-policy exactly as in a plain run); each of its effects (a model call, a tool call, an external hook firing) is
-recorded in the workflow (an update) with the digest of the decisions taken before it, and a retried activity
-replays the recorded ones and performs only the rest (see :mod:`hookloop.durable._temporal_segment` for why the
-Worker runs in an activity and not as workflow code). The activity heartbeats while it runs (long tools
-included); a killed worker is noticed after ``heartbeat_timeout`` and the segment is retried on any worker, the
-interrupted effect again (a tool with the same idempotency key). Decisions are an update (``approve``: checked
-and consumed inside the workflow, so of two approvals of one pause exactly one wins; it needs a worker polling
-the task queue to answer); cancel is a signal. The run's record (status, pending calls, timeline, history) is the
-workflow's memo, so ``list_runs`` / ``get_run`` / ``wait`` need no worker.
+run, each continuation after a decision — is one *driver* activity (``hookloop.segment``) that runs the Worker:
+its hooks, interceptors and permission policy behave exactly as in a plain run, because they run in an ordinary
+activity and not as workflow code under Temporal's sandbox (no subprocesses, threads or blocking I/O there; see
+:mod:`hookloop.durable._temporal_segment`). Each effect the driver meets — a model call, a tool call, an external
+hook firing — is its own activity (``hookloop.effect``, id ``<segment>/<effect name>``, summary saying what it is),
+scheduled by the workflow when the driver asks (the ``perform`` update, with the digest of the decisions taken
+before it) on the driver's own task queue ``<task_queue>/effects/<uuid>``, because only that process holds the live
+client, tools and hook processes (:mod:`hookloop.durable._temporal_effects`). Its outcome is recorded in the
+workflow; a retried driver replays the recorded ones and asks only for the rest. Activities heartbeat (a long tool
+included); a killed worker is noticed after ``heartbeat_timeout``: the driver is retried on any worker and the
+interrupted effect is scheduled again on the new driver's queue (a tool with the same idempotency key); completed
+effects never run again. A model call that fails with a retryable provider error is retried by its activity up to
+``model_attempts`` times; a tool's or hook's own failure is its outcome, as in a plain run. Decisions are an update
+(``approve``: checked and consumed inside the workflow, so of two approvals of one pause exactly one wins; it
+needs a worker polling the task queue to answer); cancel is a signal. The run's record (status, pending calls,
+timeline, history) is the workflow's memo, so ``list_runs`` / ``get_run`` / ``wait`` need no worker. Between
+segments the workflow continues as new when Temporal suggests it (or after ``continue_as_new_after`` history
+events); everything addresses the run by workflow id, so it follows.
 
 **Command line.** ``hookloop run --durable temporal://HOST:PORT/NAMESPACE``, ``hookloop worker temporal://…`` and
 ``hookloop runs … --db temporal://…`` use this backend with the default task queue ``hookloop``; a CLI process that
@@ -32,12 +40,17 @@ new execution) from its final state.
 ``$HOOKLOOP_HOME``); every worker process of a deployment must use the same key.
 
 **Paused runs** hold no activity and no slot: the workflow waits for the ``approve`` update or the ``cancel``
-signal on the server. A worker keeps a paused workflow's JSON state in its workflow cache until evicted
-(``max_cached_workflows``; 0 keeps none, and any worker rebuilds it from the history when the decision comes).
+signal on the server. A serving worker may keep a paused workflow in its workflow cache (at most
+``max_cached_workflows`` runs, least recently used evicted; 0 keeps none, and any worker rebuilds a run from its
+history when the decision comes). A cached paused run holds its small JSON state, its checkpoint and its memo's
+encoded bytes (the history and timeline are not kept decoded) besides the SDK's own state of a cached workflow;
+``python -m bench --only temporal`` measures it (about 90 KB per run on CPython 3.11, so at most ~9 MB with the
+default 100; nothing once evicted or with 0).
 
 **Limits.** A segment's outcome (history, timeline) travels as one activity result and the record as the memo:
-Temporal's payload limit (2 MB by default) bounds them. Every effect adds an update to the workflow's history,
-so one run has a Temporal history-length bound (tens of thousands of effects).
+Temporal's payload limit (2 MB by default) bounds them. Each effect adds an update and an activity to the
+workflow's history; the workflow continues as new only between segments, so one segment has a Temporal
+history-length bound (thousands of effects).
 
 **Secrets.** The workflow history holds the runs' prompts, histories, timelines, pending calls, checkpoints and
 the factory's name and JSON ``options`` — never API keys, clients or settings files: Workers are built in each
@@ -50,8 +63,10 @@ import asyncio
 import contextlib
 import json
 import os
+import socket
 import sys
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -66,8 +81,8 @@ from temporalio.client import (
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
+from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
 from temporalio.worker import Worker as TemporalWorker
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from hookloop._checkpoint_auth import resolve_key
 from hookloop._frozen import freeze_object
@@ -77,8 +92,9 @@ from hookloop.stream import Usage
 
 from ._decisions import decision_to_json, validate_input
 from ._store import PauseConsumed, RunDetail, RunNotFound, RunRecord, RunStatus, RunStore, StaleDecision
+from ._temporal_effects import EffectTable
 from ._temporal_segment import DurableEffectFailed, NondeterministicReplay, Segments
-from ._temporal_workflow import MEMO_KEY, WORKFLOW_NAME, RunWorkflow, initial_state
+from ._temporal_workflow import EVENTS_KEY, HISTORY_KEY, MEMO_KEY, WORKFLOW_NAME, RunWorkflow, initial_state
 
 if TYPE_CHECKING:
     from hookloop.worker import Worker
@@ -135,8 +151,12 @@ class TemporalBackend:
     the queue the workers poll (the same on every process of a deployment). ``heartbeat_timeout``: after how
     long without a heartbeat a segment's worker counts as dead and the segment is retried elsewhere.
     ``max_cached_workflows``: how many workflows a serving worker keeps in memory between tasks (a paused run in
-    the cache holds only its JSON state; 0 keeps none). ``decision_timeout``: how long :meth:`approve` waits for a
-    worker to check and record a decision. The client connects on first use.
+    the cache holds only its small JSON state, its checkpoint and its memo's bytes; 0 keeps none, and every
+    workflow task then replays the run's history). ``decision_timeout``: how long :meth:`approve` waits for a
+    worker to check and record a decision. ``model_attempts``: how many times a model call that failed with a
+    retryable provider error is tried in all (its activity's retry policy; ``retry_after`` honoured).
+    ``continue_as_new_after``: continue a run's workflow as new between segments once its history has this many
+    events (None: when Temporal suggests it). The client connects on first use.
     """
 
     def __init__(
@@ -149,6 +169,8 @@ class TemporalBackend:
         heartbeat_timeout: float = 10.0,
         max_cached_workflows: int = 100,
         decision_timeout: float = 30.0,
+        model_attempts: int = 3,
+        continue_as_new_after: int | None = None,
     ) -> None:
         self.url = url or DEFAULT_URL
         self.target, self.namespace = parse_url(self.url)
@@ -156,6 +178,15 @@ class TemporalBackend:
             raise ValueError("TemporalBackend task_queue: must be a non-empty string")
         if heartbeat_timeout <= 0:
             raise ValueError(f"TemporalBackend heartbeat_timeout: must be positive, got {heartbeat_timeout!r}")
+        for option, value, least in (
+            ("model_attempts", model_attempts, 1),
+            ("continue_as_new_after", 1 if continue_as_new_after is None else continue_as_new_after, 1),
+            ("max_cached_workflows", max_cached_workflows, 0),
+        ):
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                raise ValueError(f"TemporalBackend {option}: must be an integer of at least {least}, got {value!r}")
+        self.model_attempts = model_attempts
+        self.continue_as_new_after = continue_as_new_after
         self.executor_id = executor_id
         self.task_queue = task_queue
         self.heartbeat_timeout = heartbeat_timeout
@@ -201,7 +232,12 @@ class TemporalBackend:
         run_id = run_id or new_id("run")
         if not isinstance(run_id, str) or not run_id.strip() or len(run_id) > 150:
             raise ValueError(f"start: run_id must be a non-empty string of at most 150 characters, got {run_id!r}")
-        config = {"task_queue": self.task_queue, "heartbeat_timeout": self.heartbeat_timeout}
+        config = {
+            "task_queue": self.task_queue,
+            "heartbeat_timeout": self.heartbeat_timeout,
+            "model_attempts": self.model_attempts,
+            "continue_as_new_after": self.continue_as_new_after,
+        }
         state = initial_state(
             run_id=run_id, prompt=prompt, worker=worker, options=opts, created_at=time.time(), config=config
         )
@@ -262,25 +298,38 @@ class TemporalBackend:
     # -- executing ------------------------------------------------------------------------------------------------
 
     async def serve(self) -> None:
-        """Execute runs in this process — workflow tasks and segment activities of the task queue — until
-        cancelled. Runs of a crashed worker are retried here once their heartbeat times out."""
+        """Execute runs in this process until cancelled: workflow tasks and driver activities of the task queue,
+        and the effect activities of the runs it drives, on its own queue ``<task_queue>/effects/<uuid>``. Runs of
+        a crashed worker are retried here once their heartbeat times out."""
         client = await self.client()
-        restrictions = SandboxRestrictions.default.with_passthrough_modules("hookloop")
-        segments = Segments(client, self._key, self._factories)
-        worker = TemporalWorker(
+        table = EffectTable(f"{self.task_queue}/effects/{uuid.uuid4().hex}")
+        segments = Segments(client, self._key, self._factories, table)
+        identity = self.executor_id or f"{os.getpid()}@{socket.gethostname()}"
+        main = TemporalWorker(
             client,
             task_queue=self.task_queue,
             workflows=[RunWorkflow],
             activities=[segments.segment],
-            workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
+            workflow_runner=_runner(),
             max_cached_workflows=self.max_cached_workflows,
             graceful_shutdown_timeout=_SHUTDOWN,
             # a run's next workflow task goes to the worker that has it cached; when that worker is dead, to any
             # worker after this long (the SDK's 10 s would delay every recovery)
             sticky_queue_schedule_to_start_timeout=timedelta(seconds=min(max(self.heartbeat_timeout, 1.0), 10.0)),
-            identity=self.executor_id,
+            identity=identity,
         )
-        await worker.run()
+        effects = TemporalWorker(
+            client,
+            task_queue=table.queue,
+            activities=[table.perform],
+            # an effect activity only waits for the effect its driver registered: as many as the drivers ask for
+            max_concurrent_activities=10_000,
+            graceful_shutdown_timeout=_SHUTDOWN,
+            identity=f"{identity} effects",
+        )
+        async with asyncio.TaskGroup() as group:
+            group.create_task(main.run())
+            group.create_task(effects.run())
 
     # -- the store ------------------------------------------------------------------------------------------------
 
@@ -289,8 +338,8 @@ class TemporalBackend:
         client = await self.client()
         seen: dict[str, RunRecord] = {}
         async for execution in client.list_workflows(f'WorkflowType = "{WORKFLOW_NAME}"'):
-            if execution.id in seen:
-                continue  # an older execution of a continued run
+            if execution.id in seen or execution.status == WorkflowExecutionStatus.CONTINUED_AS_NEW:
+                continue  # an older execution of a continued run (its memo is not the run's record any more)
             memo = await execution.memo()
             data = memo.get(MEMO_KEY)
             if not isinstance(data, dict) or "run_id" not in data:
@@ -395,10 +444,21 @@ class TemporalBackend:
             if exc.status == RPCStatusCode.NOT_FOUND:
                 raise RunNotFound(f"no run {run_id!r}") from None
             raise
-        data = (await desc.memo()).get(MEMO_KEY)
+        memo = await desc.memo()
+        data = memo.get(MEMO_KEY)
         if not isinstance(data, dict):
             raise RunNotFound(f"no run {run_id!r} (workflow {handle.id} is not a hookloop run)")
-        return _ended(data, desc.status)
+        big = {"history": memo.get(HISTORY_KEY) or [], "events": memo.get(EVENTS_KEY) or []}
+        return _ended(data | big, desc.status)
+
+
+def _runner() -> WorkflowRunner:
+    """The workflow runs outside Temporal's sandbox: the sandbox re-creates a module namespace per workflow
+    instance, and that was most of what a paused run in the cache cost a worker. It is safe here because the
+    workflow (:mod:`hookloop.durable._temporal_workflow`) imports only ``temporalio`` and the standard library,
+    keeps no module-level state, does no I/O and takes time only from ``workflow.now()``; hookloop code never runs
+    as workflow code. Temporal still checks every replay against the history (a changed command fails it)."""
+    return UnsandboxedWorkflowRunner()
 
 
 _MEMO_KEYS = ("run_id", "status", "segment", "prompt", "worker", "created_at", "updated_at", "pending", "pause_id")
