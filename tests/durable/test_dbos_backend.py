@@ -21,7 +21,8 @@ from hookloop.durable import PauseConsumed, StaleDecision
 from hookloop.durable.dbos import DBOSBackend
 from hookloop.items import Item
 
-pytestmark = pytest.mark.anyio
+# Real servers and worker processes: a loaded machine (four test workers on two cores) needs more than 60 s.
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
 
 
 @pytest.fixture

@@ -17,7 +17,8 @@ from hookloop.checkpoint import Approve
 from hookloop.durable import PauseConsumed
 from hookloop.durable.temporal import TemporalBackend, workflow_id
 
-pytestmark = pytest.mark.anyio
+# Real servers and worker processes: a loaded machine (four test workers on two cores) needs more than 60 s.
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
 
 
 @dataclass(frozen=True)

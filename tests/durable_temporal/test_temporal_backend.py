@@ -15,7 +15,8 @@ from hookloop.checkpoint import AllowAlways, Approve, Reject
 from hookloop.durable import PauseConsumed, RunNotFound, StaleDecision
 from hookloop.durable.temporal import TemporalBackend, workflow_id
 
-pytestmark = pytest.mark.anyio
+# Real servers and worker processes: a loaded machine (four test workers on two cores) needs more than 60 s.
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
 
 
 def backend_for(procs: Procs) -> TemporalBackend:

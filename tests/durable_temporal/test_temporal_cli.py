@@ -12,7 +12,8 @@ import pytest
 from durable_temporal.temporal_kit import Procs
 from hookloop.durable.temporal import TemporalBackend
 
-pytestmark = pytest.mark.anyio
+# Real servers and worker processes: a loaded machine (four test workers on two cores) needs more than 60 s.
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
 
 
 def hookloop(procs: Procs, *args: str) -> subprocess.CompletedProcess[str]:
