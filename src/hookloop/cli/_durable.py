@@ -190,12 +190,15 @@ async def _execute(
     loop = asyncio.get_running_loop()
     stopped: list[signal.Signals] = []
     cancelling: list[asyncio.Task[None]] = []
+    # A backend that can execute one run by itself (DBOS) runs this one only: queued runs of the database are
+    # left to the workers. Otherwise this process serves the backend until its run has ended.
+    here = hasattr(backend, "execute")
     try:
-        run_id = await backend.start(prompt, worker=CLI_FACTORY, options=options)
+        run_id = await backend.start(prompt, worker=CLI_FACTORY, options=options, **({"queue": False} if here else {}))
         if output == "text":
             sys.stdout.write(f"{run_id}\n")
             sys.stdout.flush()
-        serving = asyncio.create_task(backend.serve())
+        executing = asyncio.create_task(backend.execute(run_id) if here else backend.serve())
 
         def interrupt(signum: signal.Signals) -> None:
             if stopped:
@@ -206,18 +209,21 @@ async def _execute(
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, interrupt, signum)
         try:
-            waiting = asyncio.create_task(backend.wait(run_id))
-            done, _ = await asyncio.wait({waiting, serving}, return_when=asyncio.FIRST_COMPLETED)
-            if waiting not in done:  # the executor stopped first: its error says why
-                serving.result()
-                raise HookloopError("the run's executor stopped before the run ended")
-            record: RunRecord = waiting.result()
+            if here:
+                record: RunRecord = await executing
+            else:
+                waiting = asyncio.create_task(backend.wait(run_id))
+                done, _ = await asyncio.wait({waiting, executing}, return_when=asyncio.FIRST_COMPLETED)
+                if waiting not in done:  # the executor stopped first: its error says why
+                    executing.result()
+                    raise HookloopError("the run's executor stopped before the run ended")
+                record = waiting.result()
         finally:
             for signum in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(signum)
-            serving.cancel()
+            executing.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await serving
+                await executing
         return record, stopped[0] if stopped else None
     finally:
         await backend.close()

@@ -128,7 +128,16 @@ def list_rows(engine: sa.Engine, *, status: str | None, limit: int) -> list[Row]
         return [row_from(dict(raw._mapping)) for raw in conn.execute(query).all()]
 
 
-def insert_run(conn: sa.Connection, run_id: str, *, worker: str, options: Mapping[str, object], prompt: str) -> None:
+def insert_run(
+    conn: sa.Connection,
+    run_id: str,
+    *,
+    worker: str,
+    options: Mapping[str, object],
+    prompt: str,
+    executor: str | None = None,
+) -> None:
+    """A new queued run (``executor``: the process that will execute it itself, for a run nobody queues)."""
     now = time.time()
     conn.execute(
         sa.insert(RUNS).values(
@@ -141,6 +150,7 @@ def insert_run(conn: sa.Connection, run_id: str, *, worker: str, options: Mappin
             updated_at=now,
             segment=0,
             input=json.dumps({"kind": "start"}),
+            executor=executor,
         )
     )
 
