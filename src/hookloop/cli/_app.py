@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -170,29 +171,12 @@ def run(
     num_turns, duration_ms, total_cost_usd, usage, session_id, …), stream-json its system/assistant/user/result
     messages among hookloop's events. The session is saved: -c continues the latest one here, --resume ID one.
     """
+    given = locals()  # the flags, before anything else is a local name
     from hookloop.cli._print import read_prompt
     from hookloop.cli._session import UsageError
 
     check_choice("--output-format", output_format, OUTPUT_FORMATS)
-    options, restored = run_options(
-        model=model,
-        cwd=cwd,
-        permission_mode=permission_mode,
-        max_turns=max_turns,
-        settings=settings,
-        no_claude_settings=no_claude_settings,
-        trust_project_hooks=trust_project_hooks,
-        system=system,
-        append_system_prompt=append_system_prompt,
-        sandbox=sandbox,
-        mcp_config=mcp_config,
-        strict_mcp_config=strict_mcp_config,
-        allowed_tools=allowed_tools,
-        disallowed_tools=disallowed_tools,
-        continue_=continue_,
-        resume_id=resume_id,
-        checkpoint_dir=checkpoint_dir,
-    )
+    options, restored = run_options(**run_flags(given))
     try:
         prompt = read_prompt(prompt)
     except UsageError as exc:
@@ -239,34 +223,23 @@ def chat(
     The session is saved after every turn; --continue goes on with the latest one of this directory, --resume
     ID with a named one. /help lists the commands.
     """
+    given = locals()  # the flags, before anything else is a local name
     from rich.console import Console
 
     from hookloop.cli._chat import Chat
 
     if yes and deny:
         raise fail("--yes and --deny cannot be used together")
-    options, restored = run_options(
-        model=model,
-        cwd=cwd,
-        permission_mode=permission_mode,
-        max_turns=max_turns,
-        settings=settings,
-        no_claude_settings=no_claude_settings,
-        trust_project_hooks=trust_project_hooks,
-        system=system,
-        append_system_prompt=append_system_prompt,
-        sandbox=sandbox,
-        mcp_config=mcp_config,
-        strict_mcp_config=strict_mcp_config,
-        allowed_tools=allowed_tools,
-        disallowed_tools=disallowed_tools,
-        continue_=continue_,
-        resume_id=resume_id,
-    )
+    options, restored = run_options(**run_flags(given))
     approval: Approval = "yes" if yes else "deny" if deny else "ask"
     out = Console(soft_wrap=True, highlight=False)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     raise typer.Exit(Chat(options, approval, out, err, restored).run())
+
+
+def run_flags(given: dict[str, Any]) -> dict[str, Any]:
+    """The parameters of :func:`run_options` among a command's flags (its ``locals()`` on entry)."""
+    return {name: given[name] for name in _RUN_FLAGS if name in given}
 
 
 def run_options(
@@ -334,6 +307,9 @@ def run_options(
     if restored is not None and restored.options.model == options.model:
         options.scripted_position = restored.options.scripted_position
     return options, restored
+
+
+_RUN_FLAGS = tuple(inspect.signature(run_options).parameters)
 
 
 def _settings_model(cwd: Path, extra: list[Path], include_claude: bool) -> str | None:
