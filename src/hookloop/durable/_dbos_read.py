@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import unquote
 
 from hookloop._checkpoint_auth import resolve_hookloop_home
 from hookloop._frozen import freeze_object
@@ -117,11 +116,11 @@ class SQLiteRuns:
 
 def open_reader(url: str | None = None) -> DBOSRuns | SQLiteRuns:
     """The quickest read-only store for ``url`` (as for :class:`DBOSRuns`): :class:`SQLiteRuns` for a plain
-    ``sqlite:///PATH``, else :class:`DBOSRuns` (PostgreSQL, or a SQLite URL with a driver or options)."""
+    ``sqlite:///PATH``, else :class:`DBOSRuns` (PostgreSQL, or a SQLite URL with a driver, options or escapes)."""
     chosen = _checked(url or default_url())
     path = chosen.removeprefix("sqlite:///")
-    if chosen.startswith("sqlite:///") and path and path != ":memory:" and "?" not in path:
-        return SQLiteRuns(unquote(path))
+    if chosen.startswith("sqlite:///") and path and path != ":memory:" and not {"?", "%"} & set(path):
+        return SQLiteRuns(path)  # a path with options or escapes is SQLAlchemy's to read
     return DBOSRuns(chosen)
 
 
