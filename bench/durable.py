@@ -29,7 +29,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -425,10 +424,7 @@ async def run_sqlite(sizes: Sizes) -> tuple[list[Row], dict[str, object]]:
             rows += await _paused(backend, url, database, SIZES[sizes.name])
             seconds["paused"] = round(time.perf_counter() - started - seconds["turn"], 1)
         finally:
-            await _stop(serving)
-            # DBOS.start_workflow_async made DBOS's executor this loop's default one, and stopping DBOS shut
-            # it down: give the loop a fresh one for what follows (the backend's close runs in a thread).
-            asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor())
+            await _stop(serving)  # serve() leaves the loop a working default executor; close() never raises
             await backend.close()
     return rows, {"paused_runs": SIZES[sizes.name].paused, "seconds_sqlite": seconds}
 

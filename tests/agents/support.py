@@ -3,16 +3,14 @@ sent it (by system prompt), so parent and children each follow their own script 
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Mapping
-from typing import TypeVar
 
+from effects_kit import Recording, Replay
 from hookloop import ScriptedClient
-from hookloop.effects import Effect
 from hookloop.providers.base import LLMRequest
 from hookloop.stream import StreamEvent
 
-T = TypeVar("T")
+__all__ = ["Recording", "Replay", "Routed", "request_texts", "tool_names"]  # Recording, Replay: from effects_kit
 
 
 class Routed:
@@ -44,37 +42,3 @@ def request_texts(request: LLMRequest) -> list[str]:
         else getattr(item, "text", "")
         for item in request.items
     ]
-
-
-class Recording:
-    """Performs each effect and keeps its JSON outcome by key (occurrence-numbered), as a durable store would."""
-
-    def __init__(self) -> None:
-        self.log: list[tuple[str, str, object]] = []
-        self.seen: dict[str, int] = {}
-
-    def _name(self, key: str) -> str:
-        n = self.seen.get(key, 0)
-        self.seen[key] = n + 1
-        return f"{key}#{n}"
-
-    async def perform(self, effect: Effect[T]) -> T:
-        name = self._name(effect.key)
-        outcome = await effect.perform()
-        recorded = json.loads(json.dumps(effect.encode(outcome)))
-        self.log.append((effect.kind, name, recorded))
-        return effect.decode(recorded)
-
-
-class Replay(Recording):
-    """Returns the recorded outcomes and never performs an effect."""
-
-    def __init__(self, recorded: Recording) -> None:
-        super().__init__()
-        self.outcomes = {name: value for _, name, value in recorded.log}
-
-    async def perform(self, effect: Effect[T]) -> T:
-        name = self._name(effect.key)
-        if name not in self.outcomes:
-            raise AssertionError(f"effect {name} was not recorded")
-        return effect.decode(self.outcomes[name])

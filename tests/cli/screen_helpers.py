@@ -1,9 +1,11 @@
 """The CLI in a real pseudo-terminal, read as a person sees it: the bytes go through ``pyte`` (a VT100
-emulator), so ``\\r``, erase-line and cursor moves are applied and what a test reads is the rendered screen."""
+emulator), so ``\\r``, erase-line and cursor moves are applied and what a test reads is the rendered screen. Also the
+command line (:data:`HOOKLOOP`) and the scripted-model file (:func:`script`) the CLI tests start it with."""
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import pty
 import select
@@ -13,11 +15,21 @@ import subprocess
 import sys
 import termios
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyte
 
 HOOKLOOP = [sys.executable, "-c", "from hookloop.cli import main; main()"]
+
+
+def script(path: Path, turns: list[list[dict[str, Any]]]) -> Path:
+    """Write a scripted model (``--model scripted:PATH``): one reply of ``blocks`` per turn."""
+    path.write_text(json.dumps({"turns": [{"blocks": blocks} for blocks in turns]}))
+    return path
+
+
 _WAITING = ("select", "poll", "n_tty_read", "wait_woken", "ep_poll", "futex")
 
 
@@ -50,16 +62,36 @@ def wait_until_idle(pid: int, timeout: float = 30) -> None:
         time.sleep(0.005)
 
 
+STARTED: list[subprocess.Popen[bytes]] = []
+"""Every program a :class:`Screen` started; ``tests/cli/conftest.py`` kills what a failed test left running."""
+
+
+def controlling_terminal() -> None:
+    """In the child, before exec (after setsid): :func:`default_signals`, and the pty becomes the controlling
+    terminal, so a typed Ctrl-C (``\\x03``) is delivered by the kernel as SIGINT, as in a shell."""
+    default_signals()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 class Screen:
-    """``hookloop ARGS`` on a ``columns`` x ``lines`` terminal (tall enough that nothing scrolls away)."""
+    """``hookloop ARGS`` on a ``columns`` x ``lines`` terminal (tall enough that nothing scrolls away), read as
+    the rendered screen. ``controlling``: the pty is the program's controlling terminal (typed Ctrl-C works)."""
 
     def __init__(
-        self, args: list[str], env: dict[str, str], cwd: Path, *, columns: int = 120, lines: int = 300
+        self,
+        args: list[str],
+        env: dict[str, str],
+        cwd: Path,
+        *,
+        columns: int = 120,
+        lines: int = 300,
+        controlling: bool = False,
+        term: str = "xterm-256color",
     ) -> None:
         self.columns = columns
         self.master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
-        env = {**env, "COLUMNS": str(columns), "LINES": str(lines), "TERM": "xterm-256color"}
+        env = {**env, "COLUMNS": str(columns), "LINES": str(lines), "TERM": term}
         self.proc = subprocess.Popen(
             [*HOOKLOOP, *args],
             stdin=slave,
@@ -68,9 +100,10 @@ class Screen:
             env=env,
             cwd=cwd,
             start_new_session=True,
-            preexec_fn=default_signals,
+            preexec_fn=controlling_terminal if controlling else default_signals,
         )
         os.close(slave)
+        STARTED.append(self.proc)
         self.screen = pyte.Screen(columns, lines)
         self.stream = pyte.ByteStream(self.screen)
         self.raw = b""
@@ -100,19 +133,34 @@ class Screen:
         self.stream.feed(chunk)
         return True
 
+    def _until(self, shown: Callable[[], bool], what: str, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not shown():
+            left = deadline - time.monotonic()
+            assert left > 0, f"never saw {what} on the screen:\n{self.text()}"
+            assert not self.closed, f"the program ended without showing {what}:\n{self.text()}"
+            self._read(left)
+
     def wait_for(self, text: str, timeout: float = 30, *, count: int = 1) -> None:
         """Read until ``text`` is on the rendered screen (``count`` times)."""
-        deadline = time.monotonic() + timeout
-        while self.text().count(text) < count:
-            left = deadline - time.monotonic()
-            assert left > 0, f"never saw {text!r} on the screen:\n{self.text()}"
-            assert not self.closed, f"the program ended without showing {text!r}:\n{self.text()}"
-            self._read(left)
+        self._until(lambda: self.text().count(text) >= count, f"{text!r} ×{count}", timeout)
+
+    def prompts(self, prompt: str = ">") -> int:
+        """How many prompt lines (``>`` or ``approve? >``, then what was typed) the screen shows."""
+        return sum(1 for line in self.screen.display if line.rstrip() == prompt or line.startswith(prompt + " "))
+
+    def wait_prompt(self, count: int = 1, prompt: str = ">", timeout: float = 30) -> None:
+        self._until(lambda: self.prompts(prompt) >= count, f"prompt {prompt!r} ×{count}", timeout)
+
+    def prompt_line(self) -> str:
+        """The line the cursor is on (the prompt being edited)."""
+        return str(self.screen.display[self.screen.cursor.y]).rstrip()
 
     def type(self, text: str) -> None:
         os.write(self.master, text.encode())
 
     def interrupt(self) -> None:
+        """Ctrl-C as a person presses it: SIGINT to the program's process group once it waits for input."""
         wait_until_idle(self.proc.pid)
         os.killpg(self.proc.pid, signal.SIGINT)
 

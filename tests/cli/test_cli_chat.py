@@ -4,138 +4,24 @@ Ctrl-C (\\x03) is delivered by the kernel as SIGINT, as in a real shell. Offline
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import pty
 import select
 import signal
-import struct
 import subprocess
 import sys
-import termios
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pyte
-import pytest
-from screen_helpers import default_signals, wait_until_idle
+from screen_helpers import HOOKLOOP, Screen, script, wait_until_idle
 
-HOOKLOOP = [sys.executable, "-c", "from hookloop.cli import main; main()"]
 COLUMNS, LINES = 140, 60
 
 
-_STARTED: list[subprocess.Popen[bytes]] = []
-
-
-@pytest.fixture(autouse=True)
-def _kill_leftovers() -> Iterator[None]:
-    """A test that failed half-way leaves no chat process behind (to fail a later test with its warning)."""
-    yield
-    while _STARTED:
-        proc = _STARTED.pop()
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "notes.txt").write_text("hello notes\n")
-    return root
-
-
-def script(path: Path, turns: list[list[dict[str, Any]]]) -> Path:
-    path.write_text(json.dumps({"turns": [{"blocks": blocks} for blocks in turns]}))
-    return path
-
-
-def _controlling_terminal() -> None:  # in the child, after setsid: the pty becomes its terminal
-    default_signals()
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-
-class Screen:
-    """A CLI in a pty whose output is rendered by a terminal emulator."""
-
-    def __init__(self, args: list[str], env: dict[str, str], cwd: Path) -> None:
-        self.master, slave = pty.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", LINES, COLUMNS, 0, 0))
-        self.proc = subprocess.Popen(
-            [*HOOKLOOP, *args],
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            env={**env, "TERM": "xterm", "COLUMNS": str(COLUMNS), "LINES": str(LINES)},
-            cwd=cwd,
-            start_new_session=True,
-            preexec_fn=_controlling_terminal,
-        )
-        os.close(slave)
-        _STARTED.append(self.proc)
-        self.screen = pyte.Screen(COLUMNS, LINES)
-        self.stream = pyte.ByteStream(self.screen)
-        self.closed = False
-
-    @property
-    def text(self) -> str:
-        return "\n".join(line.rstrip() for line in self.screen.display)
-
-    def lines(self) -> list[str]:
-        return [line.rstrip() for line in self.screen.display if line.strip()]
-
-    def _read(self, timeout: float) -> None:
-        ready, _, _ = select.select([self.master], [], [], timeout)
-        if not ready:
-            return
-        try:
-            chunk = os.read(self.master, 65536)
-        except OSError:
-            chunk = b""
-        if not chunk:
-            self.closed = True
-            return
-        self.stream.feed(chunk)
-
-    def wait_for(self, text: str, *, count: int = 1, timeout: float = 30) -> None:
-        """Until ``text`` is on the rendered screen (``count`` times)."""
-        deadline = time.monotonic() + timeout
-        while self.text.count(text) < count:
-            left = deadline - time.monotonic()
-            assert left > 0, f"never saw {text!r} ×{count} on the screen:\n{self.text}"
-            assert not self.closed, f"the program ended before {text!r} ×{count}:\n{self.text}"
-            self._read(left)
-
-    def prompts(self, prompt: str = ">") -> int:
-        """How many prompt lines (``>`` or ``approve? >``, then what was typed) the screen shows."""
-        return sum(1 for line in self.screen.display if line.rstrip() == prompt or line.startswith(prompt + " "))
-
-    def wait_prompt(self, count: int = 1, prompt: str = ">", timeout: float = 30) -> None:
-        deadline = time.monotonic() + timeout
-        while self.prompts(prompt) < count:
-            left = deadline - time.monotonic()
-            assert left > 0, f"never saw prompt {prompt!r} ×{count}:\n{self.text}"
-            assert not self.closed, f"the program ended before prompt {prompt!r} ×{count}:\n{self.text}"
-            self._read(left)
-
-    def prompt_line(self) -> str:
-        """The line the cursor is on (the prompt being edited)."""
-        return self.screen.display[self.screen.cursor.y].rstrip()
-
-    def type(self, text: str) -> None:
-        os.write(self.master, text.encode())
-
-    def finish(self, timeout: float = 30) -> int:
-        deadline = time.monotonic() + timeout
-        while not self.closed and time.monotonic() < deadline:
-            self._read(deadline - time.monotonic())
-        code = self.proc.wait(timeout=timeout)
-        os.close(self.master)
-        return code
+def chat_screen(args: list[str], env: dict[str, str], cwd: Path) -> Screen:
+    """The chat on a 140 x 60 terminal that is its controlling one (a typed Ctrl-C is SIGINT)."""
+    return Screen(args, env, cwd, columns=COLUMNS, lines=LINES, controlling=True, term="xterm")
 
 
 def transcript_items(env: dict[str, str], kind: str) -> list[dict[str, Any]]:
@@ -150,7 +36,7 @@ def transcript_items(env: dict[str, str], kind: str) -> list[dict[str, Any]]:
 
 def test_turn_after_turn_on_the_rendered_screen_with_prompt_history(project: Path, env: dict[str, str]) -> None:
     model = script(project / "model.json", [[{"text": "First answer."}], [{"text": "Second answer."}]])
-    term = Screen(["chat", "--model", f"scripted:{model}"], env, project)
+    term = chat_screen(["chat", "--model", f"scripted:{model}"], env, project)
     term.wait_for("/help for commands")
     term.wait_prompt()
     term.type("hello there\r")
@@ -186,7 +72,7 @@ def test_ctrl_c_cancels_the_turn_its_processes_stopped_and_the_conversation_goes
         project / "model.json",
         [[{"text": "Waiting."}, {"tool": "Bash", "arguments": {"command": command}}], [{"text": "Fresh start."}]],
     )
-    term = Screen(["chat", "--model", f"scripted:{model}", "--allowedTools", "Bash"], env, project)
+    term = chat_screen(["chat", "--model", f"scripted:{model}", "--allowedTools", "Bash"], env, project)
     term.wait_prompt()
     term.type("wait forever\r")
     with open(started) as fifo:  # the tool's command is running
@@ -235,7 +121,7 @@ def test_an_ask_waits_at_the_prompt_approve_runs_it_and_text_refuses_with_a_reas
             [{"text": "Keeping it."}],
         ],
     )
-    term = Screen(["chat", "--model", f"scripted:{model}"], env, project)
+    term = chat_screen(["chat", "--model", f"scripted:{model}"], env, project)
     term.wait_prompt()
     term.type("read the notes\r")
     term.wait_for("approval needed Bash")
@@ -269,7 +155,7 @@ def test_always_adds_the_rule_for_the_rest_of_the_session(project: Path, env: di
             [{"text": "Two, unasked."}],
         ],
     )
-    term = Screen(["chat", "--model", f"scripted:{model}"], env, project)
+    term = chat_screen(["chat", "--model", f"scripted:{model}"], env, project)
     term.wait_prompt()
     term.type("read\r")
     term.wait_prompt(1, "approve? >")
@@ -277,7 +163,7 @@ def test_always_adds_the_rule_for_the_rest_of_the_session(project: Path, env: di
     term.wait_for("One.")
     term.type("read again\r")
     term.wait_for("Two, unasked.")
-    assert term.text.count("approval needed") == 1
+    assert term.text().count("approval needed") == 1
     term.type("/exit\r")
     assert term.finish() == 0
 
@@ -290,7 +176,7 @@ def test_slash_hooks_lists_the_configured_hooks_and_whether_they_run(project: Pa
     hooks = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": str(guard)}]}]}
     (project / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
     model = script(project / "model.json", [[{"text": "unused"}]])
-    term = Screen(["chat", "--model", f"scripted:{model}"], env, project)
+    term = chat_screen(["chat", "--model", f"scripted:{model}"], env, project)
     term.wait_prompt()
     term.type("/hooks\r")
     term.wait_for("not run: project not trusted")
@@ -302,7 +188,7 @@ def test_slash_hooks_lists_the_configured_hooks_and_whether_they_run(project: Pa
     term.type("/exit\r")
     assert term.finish() == 0
 
-    trusted = Screen(["chat", "--model", f"scripted:{model}", "--trust-project-hooks"], env, project)
+    trusted = chat_screen(["chat", "--model", f"scripted:{model}", "--trust-project-hooks"], env, project)
     trusted.wait_prompt()
     trusted.type("/hooks\r")
     trusted.wait_for("settings.json · runs)")
@@ -312,17 +198,17 @@ def test_slash_hooks_lists_the_configured_hooks_and_whether_they_run(project: Pa
 
 def test_continue_and_resume_go_on_with_the_last_session_in_a_new_process(project: Path, env: dict[str, str]) -> None:
     model = script(project / "model.json", [[{"text": "Noted: 42."}], [{"text": "It was 42."}], [{"text": "Third."}]])
-    first = Screen(["chat", "--model", f"scripted:{model}"], env, project)
+    first = chat_screen(["chat", "--model", f"scripted:{model}"], env, project)
     first.wait_prompt()
     first.type("remember 42\r")
     first.wait_for("Noted: 42.")
     first.type("/session\r")
     first.wait_for("continue it later with: hookloop chat --resume ")
-    session_id = first.text.split("continue it later with: hookloop chat --resume ")[1].split()[0]
+    session_id = first.text().split("continue it later with: hookloop chat --resume ")[1].split()[0]
     first.type("/exit\r")
     assert first.finish() == 0
 
-    again = Screen(["chat", "--continue"], env, project)  # the model comes from the saved session too
+    again = chat_screen(["chat", "--continue"], env, project)  # the model comes from the saved session too
     again.wait_for(f"continuing session {session_id}")
     again.wait_for("2 items of history")
     again.type("what was it?\r")
@@ -330,7 +216,7 @@ def test_continue_and_resume_go_on_with_the_last_session_in_a_new_process(projec
     again.type("/exit\r")
     assert again.finish() == 0
 
-    by_id = Screen(["chat", "--resume", session_id], env, project)
+    by_id = chat_screen(["chat", "--resume", session_id], env, project)
     by_id.wait_for("4 items of history")
     by_id.type("\x04")
     assert by_id.finish() == 0
@@ -397,7 +283,7 @@ def test_two_ctrl_c_at_the_prompt_end_the_session_sigterm_in_a_turn_exits_143(
     project: Path, env: dict[str, str], tmp_path: Path
 ) -> None:
     model = script(project / "model.json", [[{"text": "x"}]])
-    term = Screen(["chat", "--model", f"scripted:{model}"], env, project)
+    term = chat_screen(["chat", "--model", f"scripted:{model}"], env, project)
     term.wait_prompt()
     term.type("half a line")
     term.wait_for("> half a line")  # as a person would: the text is on the screen, then Ctrl-C
@@ -414,7 +300,7 @@ def test_two_ctrl_c_at_the_prompt_end_the_session_sigterm_in_a_turn_exits_143(
     os.mkfifo(started)
     command = f"echo go > {started}; sleep 1000"
     model = script(project / "model2.json", [[{"tool": "Bash", "arguments": {"command": command}}]])
-    term = Screen(["chat", "--model", f"scripted:{model}", "--yes"], env, project)
+    term = chat_screen(["chat", "--model", f"scripted:{model}", "--yes"], env, project)
     term.wait_prompt()
     term.type("wait\r")
     with open(started) as fifo:

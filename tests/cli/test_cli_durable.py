@@ -289,6 +289,13 @@ def test_resume_continues_a_finished_run_with_a_new_prompt(project: Project) -> 
     assert any("and now?" in t for t in users), users
 
 
+def test_run_durable_executes_its_own_run_and_leaves_the_queued_ones_to_the_workers(project: Project) -> None:
+    other = backend_call(project, "start", "someone else's", worker="an-app-the-cli-does-not-know")
+    run_id = project.start_paused()
+    assert backend_call(project, "get_run", other).status == "queued"  # not taken, so not failed for its factory
+    assert backend_call(project, "get_run", run_id).status == "paused"
+
+
 def test_bad_database_urls_are_one_line_errors_without_credentials(project: Project) -> None:
     for args in (
         ("runs", "list", "--db", "mysql://u:secret@h/db"),

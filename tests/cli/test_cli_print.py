@@ -14,22 +14,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from screen_helpers import script
 
 HOOKLOOP = [sys.executable, "-c", "from hookloop.cli import main; main()"]
 FIXTURES = Path(__file__).parents[1] / "providers" / "fixtures"
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "notes.txt").write_text("hello notes\n")
-    return root
-
-
-def script(path: Path, turns: list[list[dict[str, Any]]]) -> Path:
-    path.write_text(json.dumps({"turns": [{"blocks": blocks} for blocks in turns]}))
-    return path
 
 
 def cli(

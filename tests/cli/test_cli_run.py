@@ -5,31 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import select
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
-from typing import Any
 
 import pytest
-
-HOOKLOOP = [sys.executable, "-c", "from hookloop.cli import main; main()"]
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "notes.txt").write_text("hello notes\n")
-    return root
-
-
-def script(path: Path, turns: list[list[dict[str, Any]]]) -> Path:
-    path.write_text(json.dumps({"turns": [{"blocks": blocks} for blocks in turns]}))
-    return path
+from screen_helpers import HOOKLOOP, Screen, script
 
 
 def hookloop(*args: str, env: dict[str, str], cwd: Path, stdin: str | None = "") -> subprocess.CompletedProcess[str]:
@@ -178,61 +160,16 @@ def test_permission_rules_from_settings_apply(project: Path, env: dict[str, str]
     assert (project / "notes.txt").exists()
 
 
-class Terminal:
-    """The CLI in a pseudo-terminal: read what it shows, type answers, press Ctrl-C."""
-
-    def __init__(self, args: list[str], env: dict[str, str], cwd: Path) -> None:
-        self.master, slave = pty.openpty()
-        self.proc = subprocess.Popen(
-            [*HOOKLOOP, *args], stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd, start_new_session=True
-        )
-        os.close(slave)
-        self.screen = ""
-
-    def wait_for(self, text: str, timeout: float = 30) -> None:
-        deadline = time.monotonic() + timeout
-        while text not in self.screen:
-            left = deadline - time.monotonic()
-            assert left > 0, f"never saw {text!r} in:\n{self.screen}"
-            ready, _, _ = select.select([self.master], [], [], left)
-            if ready:
-                try:
-                    chunk = os.read(self.master, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                self.screen += chunk.decode(errors="replace")
-        assert text in self.screen, self.screen
-
-    def type(self, text: str) -> None:
-        os.write(self.master, text.encode())
-
-    def interrupt(self) -> None:
-        os.killpg(self.proc.pid, signal.SIGINT)
-
-    def finish(self) -> int:
-        code = self.proc.wait(timeout=30)
-        try:
-            while True:
-                ready, _, _ = select.select([self.master], [], [], 0.1)
-                if not ready:
-                    break
-                chunk = os.read(self.master, 4096)
-                if not chunk:
-                    break
-                self.screen += chunk.decode(errors="replace")
-        except OSError:
-            pass
-        os.close(self.master)
-        return code
+def terminal(args: list[str], env: dict[str, str], cwd: Path) -> Screen:
+    """The CLI in a pseudo-terminal as wide as the tests' COLUMNS (no line of it wraps)."""
+    return Screen(args, env, cwd, columns=int(env["COLUMNS"]))
 
 
 def test_interactive_approval_in_a_terminal(project: Path, env: dict[str, str]) -> None:
     model = bash_then_done(project)
-    term = Terminal(["run", "read", "--model", f"scripted:{model}"], env, project)
+    term = terminal(["run", "read", "--model", f"scripted:{model}"], env, project)
     term.wait_for("allow once")
-    assert "asked by mode" in term.screen
+    assert "asked by mode" in term.text()
     term.type("y\n")
     term.wait_for("All done.")
     assert term.finish() == 0
@@ -240,7 +177,7 @@ def test_interactive_approval_in_a_terminal(project: Path, env: dict[str, str]) 
 
 def test_interactive_deny_with_a_reason(project: Path, env: dict[str, str]) -> None:
     model = bash_then_done(project)
-    term = Terminal(["run", "read", "--model", f"scripted:{model}"], env, project)
+    term = terminal(["run", "read", "--model", f"scripted:{model}"], env, project)
     term.wait_for("allow once")
     term.type("n\n")
     term.wait_for("reason")
@@ -257,20 +194,20 @@ def test_ctrl_c_cancels_cleanly_kills_the_tool_and_saves_a_checkpoint(
     fifo = tmp_path / "sleeper-started"
     os.mkfifo(fifo)
     model = bash_then_done(project, f"sleep 1000 & echo $! > {fifo}; wait")
-    term = Terminal(["run", "wait", "--model", f"scripted:{model}", "--yes"], env, project)
+    term = terminal(["run", "wait", "--model", f"scripted:{model}", "--yes"], env, project)
     with open(fifo) as started:  # blocks until the tool's command is running
         sleeper = int(started.read().strip())
     term.interrupt()
     code = term.finish()
-    assert code == 130, term.screen
-    assert "cancelled" in term.screen
+    assert code == 130, term.text()
+    assert "cancelled" in term.text()
     checkpoints = list((Path(env["HOOKLOOP_HOME"]) / "checkpoints").glob("*.checkpoint.json"))
     assert len(checkpoints) == 1
     saved = json.loads(checkpoints[0].read_text())
     assert saved["options"]["hookloop_cli"] == 2
     results = [i for i in saved["history"] if i["type"] == "tool_result"]
     assert "cancelled" in results[0]["content"]
-    assert gone(sleeper), term.screen
+    assert gone(sleeper), term.text()
 
 
 def gone(pid: int) -> bool:
@@ -287,13 +224,13 @@ def gone(pid: int) -> bool:
 
 
 def test_the_demo_asks_for_the_approval_in_a_terminal(tmp_path: Path, env: dict[str, str]) -> None:
-    term = Terminal(["demo"], env, tmp_path)
+    term = terminal(["demo"], env, tmp_path)
     term.wait_for("allow once")
-    assert "run paused" in term.screen
+    assert "run paused" in term.text()
     term.type("y\n")
     term.wait_for("run summary")
     assert term.finish() == 0
-    assert "notes.tmp removed: True" in term.screen
+    assert "notes.tmp removed: True" in term.text()
 
 
 def test_a_second_ctrl_c_quits_at_once_and_takes_the_hook_processes_along(
@@ -309,7 +246,7 @@ def test_a_second_ctrl_c_quits_at_once_and_takes_the_hook_processes_along(
     hooks = {"SessionEnd": [{"hooks": [{"type": "command", "command": str(slow_end), "timeout": 30}]}]}
     (project / ".hookloop" / "settings.json").write_text(json.dumps({"hooks": hooks}))
     model = script(project / "model.json", [[{"tool": "Bash", "arguments": {"command": "sleep 1000"}}]])
-    term = Terminal(["run", "wait", "--model", f"scripted:{model}", "--yes", "--trust-project-hooks"], env, project)
+    term = terminal(["run", "wait", "--model", f"scripted:{model}", "--yes", "--trust-project-hooks"], env, project)
     term.wait_for("Bash")
     term.interrupt()  # first Ctrl-C: cancel; the run ends and SessionEnd hooks run (this one takes 30 s)
     with open(fifo) as started:  # blocks until the hook is running
@@ -332,7 +269,7 @@ def test_a_running_hook_shows_a_spinner_with_its_name_and_stream_json_reports_it
     hooks = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": str(slow)}]}]}
     (project / ".hookloop" / "settings.json").write_text(json.dumps({"hooks": hooks}))
     model = bash_then_done(project)
-    term = Terminal(["run", "read", "--model", f"scripted:{model}", "--yes", "--trust-project-hooks"], env, project)
+    term = terminal(["run", "read", "--model", f"scripted:{model}", "--yes", "--trust-project-hooks"], env, project)
     term.wait_for("running slow_guard.sh")  # shown while the hook is still blocked on the FIFO
     with open(release, "w") as gate:
         gate.write("go\n")

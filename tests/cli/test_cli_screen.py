@@ -11,14 +11,6 @@ import pytest
 from screen_helpers import HeldModel, Screen
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "notes.txt").write_text("hello notes\n")
-    return root
-
-
 def script(project: Path, turns: list[list[dict[str, object]]]) -> str:
     path = project / "model.json"
     path.write_text(json.dumps({"turns": [{"blocks": blocks} for blocks in turns]}))

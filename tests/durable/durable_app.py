@@ -1,4 +1,6 @@
-"""The application the durable tests run in real worker processes: ``python durable_app.py serve URL EXECUTOR``.
+"""The application the durable tests run in real worker processes: ``python durable_app.py serve URL EXECUTOR``;
+``python durable_app.py execute URL EXECUTOR DIR`` starts one run here (``queue=False``) and executes only it, and
+``… orphan URL EXECUTOR DIR`` starts one so and exits before executing it (each prints the run id first).
 
 The Worker factory ``app`` builds, from ``options["dir"]`` (a test's folder):
 
@@ -167,5 +169,23 @@ async def serve(url: str, executor_id: str) -> None:
         await backend.close()
 
 
+async def execute(url: str, executor_id: str, folder: str, *, begin: bool) -> None:
+    from hookloop.durable.dbos import DBOSBackend
+
+    backend = DBOSBackend(url, executor_id=executor_id)
+    backend.register("app", app)
+    try:
+        run_id = await backend.start("go", worker="app", options={"dir": folder, "url": url}, queue=False)
+        print(run_id, flush=True)
+        if begin:
+            record = await backend.execute(run_id)
+            print(record.status, flush=True)
+    finally:
+        await backend.close()
+
+
 if __name__ == "__main__":
-    asyncio.run(serve(sys.argv[2], sys.argv[3]))
+    if sys.argv[1] == "serve":
+        asyncio.run(serve(sys.argv[2], sys.argv[3]))
+    else:
+        asyncio.run(execute(sys.argv[2], sys.argv[3], sys.argv[4], begin=sys.argv[1] == "execute"))

@@ -109,6 +109,24 @@ class Procs:
         self.started.append(proc)
         return proc
 
+    def here(self, mode: str, executor_id: str) -> tuple[subprocess.Popen[bytes], str]:
+        """``durable_app.py execute|orphan``: a process that starts one run with ``queue=False`` (and executes
+        it, or exits before); the process and the run id it printed."""
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SRC), str(HERE)]))
+        log = (self.folder / f"worker-{executor_id}.log").open("ab")
+        proc = subprocess.Popen(
+            [sys.executable, str(APP), mode, self.url, executor_id, str(self.folder)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=log,
+        )
+        log.close()
+        self.started.append(proc)
+        assert proc.stdout is not None
+        run_id = proc.stdout.readline().decode().strip()
+        assert run_id.startswith("run_"), (run_id, proc.wait())
+        return proc, run_id
+
     def open_fifo(self) -> None:
         path = self.folder / "ready.fifo"
         os.mkfifo(path)
@@ -146,6 +164,9 @@ class Procs:
         for pid in self.strays:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+        for proc in self.started:
+            if proc.stdout is not None:
+                proc.stdout.close()
         for fd in (self._fifo, self._keep):
             if fd is not None:
                 os.close(fd)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
+from collections.abc import Sequence
 
 __all__ = ["main"]
 
@@ -22,6 +24,32 @@ def print_mode(argv: list[str]) -> list[str]:
     if "-p" in argv or "--print" in argv:
         return ["run", *argv]
     return ["chat", *argv]
+
+
+_ONE_RULE = r"(?:[A-Z][A-Za-z0-9]*|mcp__[\w-]+)(?:\(.*\))?"
+_RULE_WORD = re.compile(rf"^{_ONE_RULE}(?:,\s*{_ONE_RULE})*$")
+_RULE_FLAGS = frozenset({"--allowedTools", "--allowed-tools", "--disallowedTools", "--disallowed-tools"})
+
+
+def expand_rule_lists(argv: Sequence[str]) -> list[str]:
+    """Claude Code's ``--allowedTools "Bash(git log:*)" "Bash(git diff:*)" Read``: after the flag's own value,
+    every following argument that is a tool rule (``Name``, ``Name(…)``, ``mcp__…``, or a comma list of them)
+    belongs to it too; repeated flags are what typer reads. A prompt (words with spaces, lower case) is never
+    taken for a rule."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in _RULE_FLAGS and i + 1 < len(argv):
+            out.extend((arg, argv[i + 1]))
+            i += 2
+            while i < len(argv) and _RULE_WORD.match(argv[i]):
+                out.extend((arg, argv[i]))
+                i += 1
+            continue
+        out.append(arg)
+        i += 1
+    return out
 
 
 def main() -> None:
@@ -45,23 +73,22 @@ def main() -> None:
 
 def _main() -> None:
     try:
-        from hookloop.cli._app import app
+        from hookloop.cli._app import register
     except ImportError as exc:  # typer/rich missing
         print(f"hookloop: the command line needs the cli extra: pip install 'hookloop[cli]' ({exc})", file=sys.stderr)
         raise SystemExit(2) from None
     # prog_name: the name in usage lines and the shell-completion variable (_HOOKLOOP_COMPLETE), whether this
     # runs as the console script, `python -m hookloop` or `python -c …`.
-    if len(sys.argv) <= 1:
-        app(prog_name="hookloop")  # prints the help (or answers a shell-completion request)
+    if len(sys.argv) <= 1 or "_HOOKLOOP_COMPLETE" in os.environ:
+        register()(prog_name="hookloop")  # prints the help (or answers a shell-completion request)
         return
     try:
-        from hookloop.cli._print import expand_rule_lists
-
         args = expand_rule_lists(print_mode(sys.argv[1:]))
         if len(args) > 1 and args[0] == "run":
-            from hookloop.cli._durable import durable_argv
+            from hookloop.cli._dbopen import durable_argv
 
             args = durable_argv(args)  # `--durable` with its URL left out
+        app = register(args[0] if args else None)  # only the command asked for is imported
         code = app(args=args, prog_name="hookloop", standalone_mode=False)
     except Exception as exc:
         # typer vendors click: its exceptions are recognised by shape, not by class.

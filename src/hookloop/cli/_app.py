@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import asyncio
+import inspect
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
 
-from hookloop.cli._print import ClaudeSession, mcp_config_paths, read_prompt, split_tool_rules, system_prompt
-from hookloop.cli._resume import load_cli_checkpoint, resume_options
-from hookloop.cli._session import (
-    EXIT_USAGE,
-    Approval,
-    OutputFormat,
-    RunOptions,
-    UsageError,
-)
-from hookloop.cli._store import find_session
+if TYPE_CHECKING:
+    from hookloop.cli._print import ClaudeSession
+    from hookloop.cli._session import Approval, RunOptions
+    from hookloop.cli._store import SavedSession
+
+# Each command imports what it needs when it runs, and the app registers only the command it was asked for
+# (register): `hookloop runs list` loads neither the Worker nor the chat, `hookloop --help` no backend.
 
 app = typer.Typer(
     name="hookloop",
@@ -31,6 +28,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
+EXIT_USAGE = 2  # as hookloop.cli._session.EXIT_USAGE
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
 
@@ -85,6 +83,10 @@ def demo(
     keep: bool = typer.Option(False, "--keep", help="Keep the temporary project (removed at the end otherwise)."),
 ) -> None:
     """Run a whole agent session offline: scripted model, tools, hooks, an approval — streamed to the terminal."""
+    import asyncio
+
+    from rich.console import Console
+
     from hookloop.cli.demo import run_demo
 
     console = Console()
@@ -169,7 +171,105 @@ def run(
     num_turns, duration_ms, total_cost_usd, usage, session_id, …), stream-json its system/assistant/user/result
     messages among hookloop's events. The session is saved: -c continues the latest one here, --resume ID one.
     """
+    given = locals()  # the flags, before anything else is a local name
+    from hookloop.cli._print import read_prompt
+    from hookloop.cli._session import UsageError
+
     check_choice("--output-format", output_format, OUTPUT_FORMATS)
+    options, restored = run_options(**run_flags(given))
+    try:
+        prompt = read_prompt(prompt)
+    except UsageError as exc:
+        raise fail(str(exc)) from None
+    if durable is not None:
+        from hookloop.cli._durable import run_durable
+
+        raise typer.Exit(run_durable(durable, prompt, options, approval_from(yes, deny, "json"), output_format))
+    session = _session(options, output_format, approval_from(yes, deny, output_format))
+    session.verbose = verbose
+    if restored is not None:
+        session.session_id, session.restored = restored.session_id, restored
+
+    async def start(worker: Any) -> Any:
+        return await worker.run(prompt)
+
+    raise typer.Exit(session.execute(session.wrap(start)))
+
+
+def chat(
+    model: str | None = typer.Option(None, "--model", "-m", help="PROVIDER:MODEL, as for run."),
+    cwd: Path = typer.Option(Path("."), "--cwd", help="The project directory the tools work in."),
+    permission_mode: str | None = typer.Option(None, "--permission-mode", help="As for run."),
+    max_turns: int = typer.Option(50, "--max-turns", min=1, help="Model requests per message before it stops."),
+    settings: list[Path] = typer.Option([], "--settings", help="An extra settings file (highest precedence)."),
+    no_claude_settings: bool = typer.Option(False, "--no-claude-settings", help="Ignore .claude/ settings files."),
+    trust_project_hooks: bool = typer.Option(
+        False, "--trust-project-hooks", help="Run this project's hooks without recorded trust."
+    ),
+    system: str | None = typer.Option(None, "--system", "--system-prompt", help="Replace the default system prompt."),
+    append_system_prompt: str | None = typer.Option(None, "--append-system-prompt", help="Add to the system prompt."),
+    allowed_tools: list[str] = typer.Option([], "--allowedTools", "--allowed-tools", help="Allow rules."),
+    disallowed_tools: list[str] = typer.Option([], "--disallowedTools", "--disallowed-tools", help="Deny rules."),
+    mcp_config: list[str] = typer.Option([], "--mcp-config", help="An MCP config file or JSON; repeatable."),
+    strict_mcp_config: bool = typer.Option(False, "--strict-mcp-config", help="Use only the --mcp-config servers."),
+    sandbox: bool = typer.Option(False, "--sandbox", help="Run Bash commands and project hooks in the OS sandbox."),
+    continue_: bool = typer.Option(False, "--continue", "-c", help="Continue the latest session in this directory."),
+    resume_id: str | None = typer.Option(None, "--resume", "-r", help="Continue the session with this id."),
+    yes: bool = typer.Option(False, "--yes", help="Approve every permission ask once, without asking."),
+    deny: bool = typer.Option(False, "--deny", help="Deny every permission ask."),
+) -> None:
+    """Talk to the agent, turn after turn: Ctrl-C cancels a turn, /approve answers an ask, /hooks lists hooks.
+
+    The session is saved after every turn; --continue goes on with the latest one of this directory, --resume
+    ID with a named one. /help lists the commands.
+    """
+    given = locals()  # the flags, before anything else is a local name
+    from rich.console import Console
+
+    from hookloop.cli._chat import Chat
+
+    if yes and deny:
+        raise fail("--yes and --deny cannot be used together")
+    options, restored = run_options(**run_flags(given))
+    approval: Approval = "yes" if yes else "deny" if deny else "ask"
+    out = Console(soft_wrap=True, highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    raise typer.Exit(Chat(options, approval, out, err, restored).run())
+
+
+def run_flags(given: dict[str, Any]) -> dict[str, Any]:
+    """The parameters of :func:`run_options` among a command's flags (its ``locals()`` on entry)."""
+    return {name: given[name] for name in _RUN_FLAGS if name in given}
+
+
+def run_options(
+    *,
+    model: str | None,
+    cwd: Path,
+    permission_mode: str | None,
+    max_turns: int,
+    settings: list[Path],
+    no_claude_settings: bool,
+    trust_project_hooks: bool,
+    system: str | None,
+    append_system_prompt: str | None,
+    sandbox: bool,
+    mcp_config: list[str],
+    strict_mcp_config: bool,
+    allowed_tools: list[str],
+    disallowed_tools: list[str],
+    continue_: bool,
+    resume_id: str | None,
+    checkpoint_dir: Path | None = None,
+) -> tuple[RunOptions, SavedSession | None]:
+    """What ``run`` and ``chat`` start from, out of their common flags: the options, and the saved session that
+    ``--continue`` / ``--resume ID`` names (None without them). The model is ``--model``, else
+    ``$HOOKLOOP_MODEL``, ``$ANTHROPIC_MODEL``, the continued session's, the settings files' ``model``; a
+    continued scripted model plays on where the session left it. A bad flag is a usage error (typer.Exit 2)."""
+    from hookloop.cli._print import mcp_config_paths, split_tool_rules, system_prompt
+    from hookloop.cli._session import RunOptions, UsageError
+    from hookloop.cli._store import find_session
+
     check_choice("--permission-mode", permission_mode, MODES)
     try:
         restored = find_session(cwd, resume_id) if continue_ or resume_id is not None else None
@@ -188,10 +288,6 @@ def run(
             "no model: pass --model (e.g. --model sonnet or --model openai:gpt-4o), set HOOKLOOP_MODEL, or put "
             '"model" in a settings file'
         )
-    try:
-        prompt = read_prompt(prompt)
-    except UsageError as exc:
-        raise fail(str(exc)) from None
     options = RunOptions(
         model=model,
         cwd=cwd.resolve(),
@@ -208,21 +304,12 @@ def run(
         allowed_tools=allowed,
         disallowed_tools=disallowed,
     )
-    if durable is not None:
-        from hookloop.cli._durable import run_durable
+    if restored is not None and restored.options.model == options.model:
+        options.scripted_position = restored.options.scripted_position
+    return options, restored
 
-        raise typer.Exit(run_durable(durable, prompt, options, approval_from(yes, deny, "json"), output_format))
-    session = _session(options, output_format, approval_from(yes, deny, output_format))
-    session.verbose = verbose
-    if restored is not None:
-        session.session_id, session.restored = restored.session_id, restored
-        if restored.options.model == options.model:  # the scripted model plays on where the session left it
-            options.scripted_position = restored.options.scripted_position
 
-    async def start(worker: Any) -> Any:
-        return await worker.run(prompt)
-
-    raise typer.Exit(session.execute(session.wrap(start)))
+_RUN_FLAGS = tuple(inspect.signature(run_options).parameters)
 
 
 def _settings_model(cwd: Path, extra: list[Path], include_claude: bool) -> str | None:
@@ -275,6 +362,9 @@ def resume(
     again). The current settings and flags decide the permission policy, never the checkpoint: every call that
     is not done is checked again, and the run must continue in the directory it worked in (or --cwd).
     """
+    from hookloop.cli._resume import load_cli_checkpoint, resume_options
+    from hookloop.cli._session import UsageError
+
     check_choice("--output-format", output_format, OUTPUT_FORMATS)
     check_choice("--permission-mode", permission_mode, MODES)
     try:
@@ -338,30 +428,68 @@ def resume(
 
 
 def _session(options: RunOptions, output: str, approval: Approval) -> ClaudeSession:
+    from rich.console import Console
+
+    from hookloop.cli._print import ClaudeSession
+    from hookloop.cli._session import OutputFormat
+
     out = Console(soft_wrap=True, highlight=False)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     fmt: OutputFormat = "json" if output == "json" else "stream-json" if output == "stream-json" else "text"
     return ClaudeSession(options=options, output=fmt, approval=approval, out=out, err=err)
 
 
-def _register_hooks() -> None:
-    from hookloop.cli._chat import chat
-    from hookloop.cli._doctor import doctor
+def _hooks() -> None:
     from hookloop.cli._hooks_cmd import hooks_app
-    from hookloop.cli._serve import serve
 
     app.add_typer(hooks_app, name="hooks")
+
+
+def _doctor() -> None:
+    from hookloop.cli._doctor import doctor
+
     app.command()(doctor)
+
+
+def _serve() -> None:
+    from hookloop.cli._serve import serve
+
     app.command()(serve)
+
+
+def _chat() -> None:
     app.command()(chat)
-    _register_durable()
 
 
-def _register_durable() -> None:
-    from hookloop.cli._runs import runs_app, worker
+def _runs() -> None:
+    from hookloop.cli._runs import runs_app
 
     app.add_typer(runs_app, name="runs")
+
+
+def _worker() -> None:
+    from hookloop.cli._runs import worker
+
     app.command()(worker)
 
 
-_register_hooks()
+_VERBS: dict[str, Callable[[], None]] = {
+    "hooks": _hooks,
+    "doctor": _doctor,
+    "serve": _serve,
+    "chat": _chat,
+    "runs": _runs,
+    "worker": _worker,
+}
+"""The commands defined in modules of their own, in the order the help lists them (after demo, run, resume)."""
+_registered: set[str] = set()
+
+
+def register(verb: str | None = None) -> typer.Typer:
+    """The app, with the command ``verb`` added (importing only its module); with every command when ``verb`` is
+    None or names none of them (the root help, a shell-completion request, a mistyped command's message)."""
+    for name in [verb] if verb in _VERBS else list(_VERBS):
+        if name not in _registered:
+            _VERBS[name]()
+            _registered.add(name)
+    return app

@@ -32,10 +32,8 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
-import typer
 from rich.console import Console
 from rich.markup import escape
 
@@ -45,10 +43,7 @@ from hookloop._reaper import guard_descendants
 from hookloop.cli._mcp import run_with_mcp_servers, session_mcp_plan
 from hookloop.cli._print import (
     RunTracker,
-    mcp_config_paths,
     remove_disallowed_tools,
-    split_tool_rules,
-    system_prompt,
 )
 from hookloop.cli._session import (
     EXIT_OK,
@@ -64,11 +59,11 @@ from hookloop.cli._session import (
     home,
     kill_child_groups,
 )
-from hookloop.cli._store import SavedSession, find_session, restore, save_session
+from hookloop.cli._store import SavedSession, restore, save_session
 from hookloop.outcome import Outcome
 from hookloop.permissions import suggest_rule
 
-__all__ = ["Chat", "chat"]
+__all__ = ["Chat"]
 
 HELP = """commands:
   /approve [N]       allow the waiting call(s) once
@@ -443,74 +438,3 @@ def _enable_history() -> Callable[[], None] | None:
             os.chmod(path, 0o600)
 
     return save
-
-
-# -- the command ------------------------------------------------------------------------------------------
-
-
-def chat(
-    model: str | None = typer.Option(None, "--model", "-m", help="PROVIDER:MODEL, as for run."),
-    cwd: Path = typer.Option(Path("."), "--cwd", help="The project directory the tools work in."),
-    permission_mode: str | None = typer.Option(None, "--permission-mode", help="As for run."),
-    max_turns: int = typer.Option(50, "--max-turns", min=1, help="Model requests per message before it stops."),
-    settings: list[Path] = typer.Option([], "--settings", help="An extra settings file (highest precedence)."),
-    no_claude_settings: bool = typer.Option(False, "--no-claude-settings", help="Ignore .claude/ settings files."),
-    trust_project_hooks: bool = typer.Option(
-        False, "--trust-project-hooks", help="Run this project's hooks without recorded trust."
-    ),
-    system: str | None = typer.Option(None, "--system", "--system-prompt", help="Replace the default system prompt."),
-    append_system_prompt: str | None = typer.Option(None, "--append-system-prompt", help="Add to the system prompt."),
-    allowed_tools: list[str] = typer.Option([], "--allowedTools", "--allowed-tools", help="Allow rules."),
-    disallowed_tools: list[str] = typer.Option([], "--disallowedTools", "--disallowed-tools", help="Deny rules."),
-    mcp_config: list[str] = typer.Option([], "--mcp-config", help="An MCP config file or JSON; repeatable."),
-    strict_mcp_config: bool = typer.Option(False, "--strict-mcp-config", help="Use only the --mcp-config servers."),
-    sandbox: bool = typer.Option(False, "--sandbox", help="Run Bash commands and project hooks in the OS sandbox."),
-    continue_: bool = typer.Option(False, "--continue", "-c", help="Continue the latest session in this directory."),
-    resume_id: str | None = typer.Option(None, "--resume", "-r", help="Continue the session with this id."),
-    yes: bool = typer.Option(False, "--yes", help="Approve every permission ask once, without asking."),
-    deny: bool = typer.Option(False, "--deny", help="Deny every permission ask."),
-) -> None:
-    """Talk to the agent, turn after turn: Ctrl-C cancels a turn, /approve answers an ask, /hooks lists hooks.
-
-    The session is saved after every turn; --continue goes on with the latest one of this directory, --resume
-    ID with a named one. /help lists the commands.
-    """
-    from hookloop.cli._app import MODES, _settings_model, check_choice, fail
-
-    check_choice("--permission-mode", permission_mode, MODES)
-    if yes and deny:
-        raise fail("--yes and --deny cannot be used together")
-    try:
-        restored = find_session(cwd, resume_id) if continue_ or resume_id is not None else None
-        allowed, disallowed = split_tool_rules(allowed_tools), split_tool_rules(disallowed_tools)
-    except UsageError as exc:
-        raise fail(str(exc)) from None
-    model = (
-        model
-        or os.environ.get("HOOKLOOP_MODEL")
-        or (restored.options.model if restored is not None else None)
-        or _settings_model(cwd.resolve(), settings, not no_claude_settings)
-    )
-    if not model:
-        raise fail('no model: pass --model PROVIDER:MODEL, set HOOKLOOP_MODEL, or put "model" in a settings file')
-    options = RunOptions(
-        model=model,
-        cwd=cwd.resolve(),
-        permission_mode=permission_mode,  # type: ignore[arg-type]
-        max_turns=max_turns,
-        settings=[p.resolve() for p in settings],
-        include_claude=not no_claude_settings,
-        trust_project_hooks=trust_project_hooks,
-        system=system_prompt(system, append_system_prompt),
-        sandbox=sandbox,
-        mcp_config=mcp_config_paths(mcp_config),
-        strict_mcp_config=strict_mcp_config,
-        allowed_tools=allowed,
-        disallowed_tools=disallowed,
-    )
-    if restored is not None and restored.options.model == options.model:
-        options.scripted_position = restored.options.scripted_position
-    approval: Approval = "yes" if yes else "deny" if deny else "ask"
-    out = Console(soft_wrap=True, highlight=False)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
-    raise typer.Exit(Chat(options, approval, out, err, restored).run())

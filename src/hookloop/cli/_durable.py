@@ -25,6 +25,7 @@ from typing import Any
 from rich.console import Console
 
 from hookloop import ScriptedClient, Worker
+from hookloop.cli._dbopen import StoreUnavailable, describe_url, durable_argv, open_store, resolve_url
 from hookloop.cli._session import (
     EXIT_CANCELLED,
     EXIT_FAILED,
@@ -61,91 +62,7 @@ __all__ = [
 
 CLI_FACTORY = "hookloop-cli"
 """The name the CLI's Worker factory is registered under in every process that executes runs."""
-URL_ENV = "HOOKLOOP_DURABLE_URL"
-_URL = re.compile(r"^(sqlite|postgres|postgresql|temporal)(\+[a-z0-9_]+)?://", re.IGNORECASE)
-_ANY_URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
-"""What ``--durable`` takes as its URL (then checked against :data:`_URL`): any ``scheme://``."""
 _OPTIONS_FORMAT = 1
-
-
-class StoreUnavailable(HookloopError):
-    """The run database cannot be opened: a bad URL, or the durable backend is not installed."""
-
-
-def resolve_url(url: str | None) -> str | None:
-    """``url``, else ``$HOOKLOOP_DURABLE_URL``, else None (the backend's default SQLite file under
-    ``HOOKLOOP_HOME``). A URL that is neither ``sqlite://…`` nor ``postgresql://…`` is a StoreUnavailable."""
-    chosen = url or os.environ.get(URL_ENV) or None
-    if chosen is not None and not _URL.match(chosen):
-        raise StoreUnavailable(
-            f"database URL {describe_url(chosen)!r}: expected sqlite:///PATH, postgresql://USER@HOST/DB or "
-            "temporal://HOST:PORT/NAMESPACE"
-        )
-    return chosen
-
-
-def describe_url(url: str | None) -> str:
-    """The URL to show in a message: its password masked; the default database by name."""
-    chosen = url or os.environ.get(URL_ENV)
-    if not chosen:
-        return f"the default database ({home() / 'durable.sqlite'})"
-    return re.sub(r"(://[^/@:]*:)[^/@]*@", r"\1***@", chosen)
-
-
-def open_store(url: str | None, *, read_only: bool = False) -> Any:
-    """The durable backend for ``url`` (see :func:`resolve_url`): a :class:`~hookloop.durable.RunStore` that
-    can also execute runs. StoreUnavailable when the ``dbos`` extra is missing or the URL is not one.
-    ``read_only``: only list and show are needed (on DBOS: a reader that does not import ``dbos``, fast to start)."""
-    chosen = resolve_url(url)
-    if chosen is not None and chosen.lower().startswith("temporal://"):
-        return _open_temporal(chosen)
-    try:
-        if read_only:
-            from hookloop.durable._dbos_read import DBOSRuns as DBOSBackend
-        else:
-            from hookloop.durable.dbos import DBOSBackend  # type: ignore[import-not-found,unused-ignore,no-redef]
-    except ImportError as exc:
-        raise StoreUnavailable(f"durable runs need the DBOS backend: pip install 'hookloop[dbos]' ({exc})") from None
-    try:
-        return DBOSBackend(chosen)
-    except Exception as exc:  # a bad URL, an unreachable server, a file that is not a database
-        raise StoreUnavailable(f"cannot open {describe_url(chosen)}: {first_line(exc)}") from None
-
-
-def _open_temporal(url: str) -> Any:
-    """The Temporal backend (``temporal://HOST:PORT/NAMESPACE``); it connects on first use."""
-    try:
-        from hookloop.durable.temporal import TemporalBackend
-    except ImportError as exc:
-        raise StoreUnavailable(f"durable runs on Temporal need: pip install 'hookloop[temporal]' ({exc})") from None
-    try:
-        return TemporalBackend(url)
-    except ValueError as exc:
-        raise StoreUnavailable(str(exc)) from None
-
-
-def first_line(exc: BaseException) -> str:
-    """The first line of an exception's message (database drivers write whole paragraphs), credentials masked."""
-    text = str(exc).strip()
-    line = text.splitlines()[0] if text else type(exc).__name__
-    return re.sub(r"(://[^/@:\s]*:)[^/@\s]*@", r"\1***@", line)
-
-
-def durable_argv(argv: Sequence[str]) -> list[str]:
-    """``--durable`` takes an optional URL: when the next word is not a database URL, it means the default
-    database (so ``hookloop run --durable "fix it"`` keeps its prompt)."""
-    out: list[str] = []
-    words = list(argv)
-    for i, word in enumerate(words):
-        out.append(word)
-        if word == "--":
-            out.extend(words[i + 1 :])
-            break
-        if word == "--durable":
-            following = words[i + 1] if i + 1 < len(words) else None
-            if following is None or not _ANY_URL.match(following):
-                out[-1] = "--durable=default"
-    return out
 
 
 # -- the CLI's Worker, rebuilt in any process ----------------------------------------------------------------
@@ -273,12 +190,15 @@ async def _execute(
     loop = asyncio.get_running_loop()
     stopped: list[signal.Signals] = []
     cancelling: list[asyncio.Task[None]] = []
+    # A backend that can execute one run by itself (DBOS) runs this one only: queued runs of the database are
+    # left to the workers. Otherwise this process serves the backend until its run has ended.
+    here = hasattr(backend, "execute")
     try:
-        run_id = await backend.start(prompt, worker=CLI_FACTORY, options=options)
+        run_id = await backend.start(prompt, worker=CLI_FACTORY, options=options, **({"queue": False} if here else {}))
         if output == "text":
             sys.stdout.write(f"{run_id}\n")
             sys.stdout.flush()
-        serving = asyncio.create_task(backend.serve())
+        executing = asyncio.create_task(backend.execute(run_id) if here else backend.serve())
 
         def interrupt(signum: signal.Signals) -> None:
             if stopped:
@@ -289,18 +209,21 @@ async def _execute(
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, interrupt, signum)
         try:
-            waiting = asyncio.create_task(backend.wait(run_id))
-            done, _ = await asyncio.wait({waiting, serving}, return_when=asyncio.FIRST_COMPLETED)
-            if waiting not in done:  # the executor stopped first: its error says why
-                serving.result()
-                raise HookloopError("the run's executor stopped before the run ended")
-            record: RunRecord = waiting.result()
+            if here:
+                record: RunRecord = await executing
+            else:
+                waiting = asyncio.create_task(backend.wait(run_id))
+                done, _ = await asyncio.wait({waiting, executing}, return_when=asyncio.FIRST_COMPLETED)
+                if waiting not in done:  # the executor stopped first: its error says why
+                    executing.result()
+                    raise HookloopError("the run's executor stopped before the run ended")
+                record = waiting.result()
         finally:
             for signum in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(signum)
-            serving.cancel()
+            executing.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await serving
+                await executing
         return record, stopped[0] if stopped else None
     finally:
         await backend.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -12,20 +13,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from hookloop._frozen import dumps
-from hookloop.cli._settings_check import Problem, settings_problems
-from hookloop.command_hooks.config import HookConfig, load_hook_config, resolve_hookloop_home
-from hookloop.command_hooks.model import (
-    NEVER_FIRED_EVENTS,
-    ClineScript,
-    CommandHandler,
-    ConfiguredHook,
-    HttpHandler,
-    McpToolHandler,
-    ProcessHandler,
-    PromptHandler,
-    PythonHandler,
-)
-from hookloop.command_hooks.trust import apply_trust, is_trusted, project_config_digest, trust, untrust
+
+if TYPE_CHECKING:
+    from hookloop.cli._settings_check import Problem
+    from hookloop.command_hooks.config import HookConfig
+    from hookloop.command_hooks.model import ConfiguredHook
+
+# The command hooks load when a command runs, not when the app is built (`hookloop --help` stays fast).
 
 hooks_app = typer.Typer(
     name="hooks",
@@ -39,10 +33,13 @@ NO_CLAUDE = typer.Option(False, "--no-claude-settings", help="Ignore .claude/ se
 
 
 def _load(cwd: Path, no_claude: bool) -> HookConfig:
+    from hookloop.command_hooks.config import load_hook_config
+
     return load_hook_config(cwd.resolve(), include_claude=not no_claude)
 
 
 def _problems(cwd: Path, no_claude: bool, config: HookConfig, *, check_commands: bool = False) -> list[Problem]:
+    from hookloop.cli._settings_check import settings_problems
     from hookloop.settings import settings_files
 
     files = settings_files(cwd.resolve(), include_claude=not no_claude)
@@ -69,6 +66,8 @@ def _refuse_broken_settings(cwd: Path, no_claude: bool, config: HookConfig) -> N
 
 def _runnable(cwd: Path, no_claude: bool, trust_project: bool, console: Console) -> HookConfig:
     """The configuration that would run: untrusted project hooks are left out (and said so)."""
+    from hookloop.command_hooks.trust import apply_trust
+
     config = _load(cwd, no_claude)
     if trust_project:
         return config
@@ -100,6 +99,16 @@ def _read_json_input(source: str) -> dict[str, object]:
 
 
 def describe_handler(hook: ConfiguredHook) -> str:
+    from hookloop.command_hooks.model import (
+        ClineScript,
+        CommandHandler,
+        HttpHandler,
+        McpToolHandler,
+        ProcessHandler,
+        PromptHandler,
+        PythonHandler,
+    )
+
     handler = hook.handler
     if isinstance(handler, CommandHandler):
         if handler.args is not None:
@@ -121,6 +130,15 @@ def describe_handler(hook: ConfiguredHook) -> str:
 
 def handler_type(hook: ConfiguredHook) -> str:
     """``command``, ``http``, ``prompt``, ``agent``, ``mcp_tool``, ``process``, ``python`` or ``cline``."""
+    from hookloop.command_hooks.model import (
+        ClineScript,
+        HttpHandler,
+        McpToolHandler,
+        ProcessHandler,
+        PromptHandler,
+        PythonHandler,
+    )
+
     handler = hook.handler
     if isinstance(handler, PromptHandler):
         return handler.kind
@@ -147,6 +165,9 @@ def list_hooks(
 ) -> None:
     """The effective hooks: event, matcher, what runs, timeout, the file it comes from, and trust state.
     Settings with errors are refused (exit 2; `hookloop hooks validate` says more)."""
+    from hookloop.command_hooks.model import NEVER_FIRED_EVENTS
+    from hookloop.command_hooks.trust import is_trusted
+
     config = _load(cwd, no_claude_settings)
     _refuse_broken_settings(cwd, no_claude_settings, config)
     trusted = is_trusted(cwd.resolve())
@@ -201,6 +222,9 @@ def validate(
     """Check every settings file once: hooks (events, fields, matchers, and that each command's program or
     script exists and is executable), permissions (rules, unknown keys), sandbox, model. Problems are reported
     with file and JSON path. Exit code 1 when any error is found."""
+    from hookloop.cli._settings_check import Problem
+    from hookloop.command_hooks.model import NEVER_FIRED_EVENTS
+
     config = _load(cwd, no_claude_settings)
     console = Console(soft_wrap=True, highlight=False)
     problems = _problems(cwd, no_claude_settings, config, check_commands=True)
@@ -226,6 +250,9 @@ def validate(
 def trust_cmd(cwd: Path = PROJECT) -> None:
     """Trust this project's hook configuration (its hash is recorded; a changed configuration needs trust
     again). Project hooks are code from the repository: read them first (`hookloop hooks list`)."""
+    from hookloop.command_hooks.config import resolve_hookloop_home
+    from hookloop.command_hooks.trust import trust
+
     digest = trust(cwd.resolve())
     Console(highlight=False).print(f"trusted {cwd.resolve()} ({digest}) in {resolve_hookloop_home() / 'trusted.json'}")
 
@@ -233,6 +260,8 @@ def trust_cmd(cwd: Path = PROJECT) -> None:
 @hooks_app.command("untrust")
 def untrust_cmd(cwd: Path = PROJECT) -> None:
     """Remove the recorded trust for this project's hook configuration."""
+    from hookloop.command_hooks.trust import project_config_digest, untrust
+
     removed = untrust(cwd.resolve())
     Console(highlight=False).print(
         f"untrusted {cwd.resolve()}"

@@ -47,7 +47,6 @@ from hookloop.timeline import (
 __all__ = [
     "ClaudeSession",
     "RunTracker",
-    "expand_rule_lists",
     "mcp_config_paths",
     "read_prompt",
     "split_tool_rules",
@@ -96,32 +95,6 @@ def split_tool_rules(values: Sequence[str]) -> list[str]:
         if current:
             rules.append("".join(current))
     return rules
-
-
-_ONE_RULE = r"(?:[A-Z][A-Za-z0-9]*|mcp__[\w-]+)(?:\(.*\))?"
-_RULE_WORD = re.compile(rf"^{_ONE_RULE}(?:,\s*{_ONE_RULE})*$")
-_RULE_FLAGS = frozenset({"--allowedTools", "--allowed-tools", "--disallowedTools", "--disallowed-tools"})
-
-
-def expand_rule_lists(argv: Sequence[str]) -> list[str]:
-    """Claude Code's ``--allowedTools "Bash(git log:*)" "Bash(git diff:*)" Read``: after the flag's own value,
-    every following argument that is a tool rule (``Name``, ``Name(…)``, ``mcp__…``, or a comma list of them)
-    belongs to it too; repeated flags are what typer reads. A prompt (words with spaces, lower case) is never
-    taken for a rule."""
-    out: list[str] = []
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg in _RULE_FLAGS and i + 1 < len(argv):
-            out.extend((arg, argv[i + 1]))
-            i += 2
-            while i < len(argv) and _RULE_WORD.match(argv[i]):
-                out.extend((arg, argv[i]))
-                i += 1
-            continue
-        out.append(arg)
-        i += 1
-    return out
 
 
 def mcp_config_paths(values: Sequence[str]) -> list[Path]:

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from hookloop.checkpoint import AllowAlways, Approve, PendingCall, Reject, ResumeDecision
-from hookloop.cli._durable import StoreUnavailable, describe_url, first_line, open_store
+from hookloop.cli._dbopen import StoreUnavailable, describe_url, first_line, open_store
 from hookloop.durable import PauseConsumed, RunDetail, RunNotFound, RunRecord, RunStatus, RunStore, StaleDecision
 
 __all__ = ["record_to_json", "runs_app"]

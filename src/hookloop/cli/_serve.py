@@ -72,7 +72,7 @@ def serve(
         ) from None
     store: Any
     if durable is not None:
-        from hookloop.cli._durable import StoreUnavailable, open_store
+        from hookloop.cli._dbopen import StoreUnavailable, open_store
 
         try:  # DBOS (sqlite:///…, postgresql://…) or Temporal (temporal://…): each backend is a RunStore
             store = open_store(None if durable == "default" else durable)

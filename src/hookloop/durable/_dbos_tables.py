@@ -15,10 +15,11 @@ import json
 import secrets
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
+
+from ._dbos_rows import JSON_COLUMNS, UNLISTED, Row, row_from
 
 __all__ = [
     "EXECUTORS",
@@ -105,42 +106,8 @@ def shared_key(engine: sa.Engine) -> bytes:
     return bytes.fromhex(str(value))
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
-    """One ``hookloop_runs`` row, parsed."""
-
-    run_id: str
-    status: str
-    worker: str
-    options: dict[str, Any]
-    prompt: str
-    created_at: float
-    updated_at: float
-    segment: int
-    input: dict[str, Any]
-    checkpoint: str | None
-    pause_id: str | None
-    consumed_pause: str | None
-    pending: list[dict[str, Any]]
-    result: dict[str, Any]
-    history: list[dict[str, Any]]
-    events: list[dict[str, Any]]
-    error: str | None
-    cancel: bool
-    executor: str | None
-    grants: list[dict[str, Any]]
-    """The run's "allow always" answers ({tool, rule, arguments}): every later segment's Worker gets them."""
-
-
-_JSON_COLUMNS = ("options", "input", "pending", "result", "history", "events", "grants")
-
-
 def to_row(raw: sa.Row[Any]) -> Row:
-    data = dict(raw._mapping)
-    for name in _JSON_COLUMNS:
-        data[name] = json.loads(data[name])
-    data["cancel"] = bool(data["cancel"])
-    return Row(**data)
+    return row_from(dict(raw._mapping))
 
 
 def get_row(engine: sa.Engine, run_id: str, *, light: bool = False) -> Row | None:
@@ -148,36 +115,29 @@ def get_row(engine: sa.Engine, run_id: str, *, light: bool = False) -> Row | Non
     columns = [c for c in RUNS.c if not (light and c.name in ("history", "events"))]
     with engine.connect() as conn:
         raw = conn.execute(sa.select(*columns).where(RUNS.c.run_id == run_id)).first()
-    if raw is None:
-        return None
-    if light:
-        data = dict(raw._mapping) | {"history": "[]", "events": "[]"}
-        return to_row(_Fake(data))  # type: ignore[arg-type]
-    return to_row(raw)
-
-
-class _Fake:
-    __slots__ = ("_mapping",)
-
-    def __init__(self, mapping: Mapping[str, Any]) -> None:
-        self._mapping = mapping
+    return None if raw is None else row_from(dict(raw._mapping))
 
 
 def list_rows(engine: sa.Engine, *, status: str | None, limit: int) -> list[Row]:
-    columns = [c for c in RUNS.c if c.name not in ("history", "events", "checkpoint")]
+    """The newest rows first, without the columns a listing does not show (:data:`UNLISTED`)."""
+    columns = [c for c in RUNS.c if c.name not in UNLISTED]
     query = sa.select(*columns).order_by(RUNS.c.created_at.desc(), RUNS.c.run_id).limit(limit)
     if status is not None:
         query = query.where(RUNS.c.status == status)
     with engine.connect() as conn:
-        rows = conn.execute(query).all()
-    out = []
-    for raw in rows:
-        data = dict(raw._mapping) | {"history": "[]", "events": "[]", "checkpoint": None}
-        out.append(to_row(_Fake(data)))  # type: ignore[arg-type]
-    return out
+        return [row_from(dict(raw._mapping)) for raw in conn.execute(query).all()]
 
 
-def insert_run(conn: sa.Connection, run_id: str, *, worker: str, options: Mapping[str, object], prompt: str) -> None:
+def insert_run(
+    conn: sa.Connection,
+    run_id: str,
+    *,
+    worker: str,
+    options: Mapping[str, object],
+    prompt: str,
+    executor: str | None = None,
+) -> None:
+    """A new queued run (``executor``: the process that will execute it itself, for a run nobody queues)."""
     now = time.time()
     conn.execute(
         sa.insert(RUNS).values(
@@ -190,18 +150,16 @@ def insert_run(conn: sa.Connection, run_id: str, *, worker: str, options: Mappin
             updated_at=now,
             segment=0,
             input=json.dumps({"kind": "start"}),
+            executor=executor,
         )
     )
 
 
 def update(conn: sa.Connection, run_id: str, where: Sequence[sa.ColumnElement[bool]], **values: object) -> int:
     """A conditional UPDATE of one run; returns how many rows changed (0 or 1)."""
-    for name in _JSON_COLUMNS:
+    for name in JSON_COLUMNS:
         if name in values and not isinstance(values[name], str):
             values[name] = json.dumps(values[name])
     values["updated_at"] = time.time()
     result = conn.execute(sa.update(RUNS).where(RUNS.c.run_id == run_id, *where).values(**values))
     return int(result.rowcount)
-
-
-# -- decisions as JSON -----------------------------------------------------------------------------------------

@@ -25,9 +25,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from hookloop._checkpoint_auth import LEDGER_DIR, consume
+from hookloop._checkpoint_auth import LEDGER_DIR, consume, resolve_hookloop_home
 from hookloop.checkpoint import AllowAlways, Approve, Checkpoint, Reject, ResumeDecision
-from hookloop.command_hooks.config import resolve_hookloop_home
 from hookloop.durable._store import PauseConsumed, RunDetail, RunNotFound, RunRecord, RunStatus, StaleDecision
 from hookloop.errors import CheckpointError, HookloopError
 from hookloop.stream import Usage

@@ -7,6 +7,9 @@ Usage::
     backend.register("default", lambda options: Worker(client, tools=[...]))   # in every process that runs runs
     run_id = await backend.start("fix the tests")    # queued; any process running `await backend.serve()` runs it
     record = await backend.wait(run_id)              # until it finishes, fails, is cancelled or pauses
+    # or: executed here, and only it (what `hookloop run --durable` does)
+    run_id = await backend.start("fix the tests", queue=False)
+    record = await backend.execute(run_id)
     await backend.approve(run_id, {call_id: Approve()}, pause_id=record.pause_id)   # from any process
 
 **Model.** One run segment (the first :meth:`~hookloop.Worker.run`, or each continuation after a decision) is one
@@ -39,6 +42,8 @@ watches the run's cancel flag): on_abort fires once and every tool call gets one
 **Crash recovery across processes.** Every serving process writes a heartbeat (``hookloop_executors``). A serving
 process recovers the workflows of an executor that is dead: on the same host, its process is gone; elsewhere, its
 heartbeat is older than ``lease_seconds``. A process started with the same ``executor_id`` recovers its own at once.
+A run started with ``queue=False`` is executed by its own process (:meth:`DBOSBackend.execute`), which keeps a
+heartbeat meanwhile: if that process dies, a serving process recovers the run, or queues it when it had not begun.
 
 **Secrets.** The database holds the runs' prompts, histories (messages, tool calls and results), timelines (hook
 and permission decisions), pending calls and checkpoints, and the Worker factory's name and JSON ``options``. It
@@ -52,14 +57,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import socket
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from dbos import DBOS, DBOSClient
+from dbos import DBOS, DBOSClient, SetWorkflowID
 from dbos._serialization import DBOSPortableJSON
 
 from hookloop.checkpoint import AllowAlways, Approve, Checkpoint, Reject, ResumeDecision
@@ -81,6 +88,7 @@ APP_VERSION = "hookloop-durable-1"
 """The DBOS application version every hookloop process uses (recovery only runs a workflow in the same version)."""
 
 _ENDED = frozenset({"finished", "failed", "cancelled"})
+_log = logging.getLogger("hookloop.durable")
 
 
 class DBOSBackend(DBOSRuns):
@@ -110,6 +118,7 @@ class DBOSBackend(DBOSRuns):
         self.executor_id = executor_id or f"{socket.gethostname()}-{os.getpid()}-{os.urandom(3).hex()}"
         self.lease_seconds = lease_seconds
         self._runtime = engine_run.Runtime(self._engine, self._client, self._key, self.executor_id)
+        self._closed = False
 
     # -- configuration -------------------------------------------------------------------------------------------
 
@@ -123,10 +132,18 @@ class DBOSBackend(DBOSRuns):
     # -- starting and waiting ----------------------------------------------------------------------------------
 
     async def start(
-        self, prompt: str, *, worker: str = "default", options: Mapping[str, object] = {}, run_id: str | None = None
+        self,
+        prompt: str,
+        *,
+        worker: str = "default",
+        options: Mapping[str, object] = {},
+        run_id: str | None = None,
+        queue: bool = True,
     ) -> str:
         """Queue a run of ``prompt`` on the Worker factory ``worker`` (``options`` are JSON, handed to it);
-        returns its run id. A process running :meth:`serve` executes it."""
+        returns its run id. A process running :meth:`serve` executes it. ``queue=False``: no serving process
+        takes it; this process executes it with :meth:`execute` (should this process die first, a serving
+        process queues it once this one's heartbeat is dead)."""
         if not isinstance(prompt, str):
             raise TypeError(f"start: prompt must be a string, got {type(prompt).__name__}")
         try:
@@ -138,12 +155,16 @@ class DBOSBackend(DBOSRuns):
             raise ValueError(f"start: run_id must be a non-empty string of at most 150 characters, got {run_id!r}")
 
         def work() -> None:
+            if not queue:
+                self._beat()  # alive before the run names this process as the one to execute it
             with self._engine.begin() as conn:
                 try:
-                    tables.insert_run(conn, run_id, worker=worker, options=options, prompt=prompt)
+                    executor = None if queue else self.executor_id
+                    tables.insert_run(conn, run_id, worker=worker, options=options, prompt=prompt, executor=executor)
                 except sa.exc.IntegrityError:
                     raise ValueError(f"start: a run {run_id!r} already exists") from None
-                self._enqueue(conn, run_id, 0)
+                if queue:
+                    self._enqueue(conn, run_id, 0)
 
         await asyncio.to_thread(work)
         return run_id
@@ -198,24 +219,11 @@ class DBOSBackend(DBOSRuns):
 
     async def serve(self) -> None:
         """Execute queued runs in this process — and recover the runs of crashed processes — until cancelled.
-        One DBOSBackend per process serves."""
-        if engine_run._runtime is not None:
-            raise RuntimeError("serve: another DBOSBackend already serves in this process")
-        engine_run.install(self._runtime)
+        One DBOSBackend per process serves. Afterwards the event loop's default executor (which DBOS replaces
+        with its own and shuts down) is a fresh one: the loop's ``asyncio.to_thread`` works on."""
+        self._install("serve")
         try:
-            await asyncio.to_thread(self._beat)
-            DBOS(
-                config={
-                    "name": "hookloop",
-                    "system_database_url": self._dbos_url,
-                    "executor_id": self.executor_id,
-                    "application_version": APP_VERSION,
-                    "serializer": DBOSPortableJSON,
-                    "enable_otlp": False,
-                    "log_level": os.environ.get("HOOKLOOP_DBOS_LOG_LEVEL", "WARNING"),
-                }
-            )
-            await asyncio.to_thread(DBOS.launch)
+            await self._launch(listen=True)
             await asyncio.to_thread(
                 DBOS.register_queue,
                 engine_run.QUEUE_NAME,
@@ -225,13 +233,81 @@ class DBOSBackend(DBOSRuns):
             while True:
                 await asyncio.to_thread(self._beat)
                 await asyncio.to_thread(self._recover_dead)
+                await asyncio.to_thread(self._adopt_orphans)
                 await asyncio.sleep(0.25)
         finally:
-            with contextlib.suppress(Exception):
-                await asyncio.to_thread(DBOS.destroy)
-            engine_run.install(None)
-            with contextlib.suppress(Exception):
-                await asyncio.to_thread(self._forget)
+            await self._shutdown()
+
+    async def execute(self, run_id: str) -> RunRecord:
+        """Execute the run :meth:`start` made with ``queue=False`` here, and nothing else: this process takes no
+        queued run and recovers no other process's. Returns the run's record once it finishes, pauses, fails or is
+        cancelled (a decision on a pause then queues the continuation for a serving process). Meanwhile this
+        process keeps a heartbeat: if it dies, a serving process recovers the run. Not while this process
+        serves; the event loop's default executor is left as :meth:`serve` leaves it."""
+        row = await asyncio.to_thread(tables.get_row, self._engine, run_id, light=True)
+        if row is None:
+            raise RunNotFound(f"no run {run_id!r}")
+        if (row.status, row.segment, row.executor) != ("queued", 0, self.executor_id):
+            raise ValueError(f"execute: run {run_id} is not one this backend started with queue=False ({row.status})")
+        self._install("execute")
+        beating: asyncio.Task[None] | None = None
+        try:
+            await self._launch(listen=False)
+            beating = asyncio.create_task(self._keep_beating())
+            with SetWorkflowID(engine_run.workflow_id(run_id, 0)):
+                handle = await DBOS.start_workflow_async(engine_run.run_segment, run_id, 0)
+            try:
+                await handle.get_result()
+            except Exception:
+                ended = await asyncio.to_thread(tables.get_row, self._engine, run_id, light=True)
+                if ended is None or ended.status in ("queued", "running"):
+                    raise  # not a run that ended (cancelled before it began, say): a failure of the execution
+        finally:
+            if beating is not None:
+                beating.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await beating
+            await self._shutdown()
+        ended = await asyncio.to_thread(tables.get_row, self._engine, run_id, light=True)
+        assert ended is not None
+        return record_of(ended)
+
+    def _install(self, what: str) -> None:
+        if engine_run._runtime is not None:
+            raise RuntimeError(f"{what}: another DBOSBackend already serves or executes in this process")
+        engine_run.install(self._runtime)
+
+    async def _launch(self, *, listen: bool) -> None:
+        """Launch DBOS in this process (``listen``: dequeue from the run queue; else from no queue)."""
+        await asyncio.to_thread(self._beat)
+        DBOS(
+            config={
+                "name": "hookloop",
+                "system_database_url": self._dbos_url,
+                "executor_id": self.executor_id,
+                "application_version": APP_VERSION,
+                "serializer": DBOSPortableJSON,
+                "enable_otlp": False,
+                "log_level": os.environ.get("HOOKLOOP_DBOS_LOG_LEVEL", "WARNING"),
+            }
+        )
+        if not listen:
+            DBOS.listen_queues([])
+        await asyncio.to_thread(DBOS.launch)
+
+    async def _keep_beating(self) -> None:
+        while True:
+            await asyncio.to_thread(self._beat)
+            await asyncio.sleep(0.25)
+
+    async def _shutdown(self) -> None:
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(DBOS.destroy)
+        _reclaim_default_executor(loop)
+        engine_run.install(None)
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(self._forget)
 
     def _beat(self) -> None:
         values = {"host": socket.gethostname(), "pid": os.getpid(), "seen_at": time.time()}
@@ -262,6 +338,33 @@ class DBOSBackend(DBOSRuns):
         dead = [o for o in owners if o not in beats or _dead(beats[o], host, now, self.lease_seconds)]
         if dead:
             DBOS._recover_pending_workflows(dead)
+
+    def _adopt_orphans(self) -> None:
+        """Queue the runs started with ``queue=False`` by a process that died before it began them (DBOS has no
+        workflow of theirs to recover)."""
+        runs = tables.RUNS.c
+        waiting = [runs.status == "queued", runs.segment == 0, runs.executor.is_not(None)]
+        with self._engine.connect() as conn:
+            rows = conn.execute(sa.select(runs.run_id, runs.executor).where(*waiting)).all()
+            owners = {r.executor for r in rows} - {self.executor_id}
+            if not owners:
+                return
+            beats = {
+                b.executor_id: b
+                for b in conn.execute(sa.select(tables.EXECUTORS).where(tables.EXECUTORS.c.executor_id.in_(owners)))
+            }
+        host, now = socket.gethostname(), time.time()
+        for run_id, owner in rows:
+            if owner not in owners or (owner in beats and not _dead(beats[owner], host, now, self.lease_seconds)):
+                continue
+            started = self._client.list_workflows(
+                workflow_ids=[engine_run.workflow_id(run_id, 0)], load_input=False, load_output=False
+            )
+            if started:
+                continue  # it had begun: recovered as a dead executor's workflow
+            with self._engine.begin() as conn:
+                if tables.update(conn, run_id, [*waiting, runs.executor == owner], executor=None):
+                    self._enqueue(conn, run_id, 0)
 
     # -- the store ----------------------------------------------------------------------------------------------
 
@@ -357,12 +460,39 @@ class DBOSBackend(DBOSRuns):
             return None
 
     async def close(self) -> None:
-        """Release the database connections (a serving task must be cancelled first)."""
-        await asyncio.to_thread(self._client.destroy)
-        await asyncio.to_thread(self._engine.dispose)
+        """Release the database connections (cancel a :meth:`serve` task first). Never raises — what cannot be
+        released is logged — and does not depend on the event loop's default executor, so it is safe in a
+        ``finally`` after :meth:`serve` or :meth:`execute` in the same loop, and a second call does nothing."""
+        if self._closed:
+            return
+        self._closed = True
+
+        def release() -> None:
+            for what, action in (("DBOS client", self._client.destroy), ("database engine", self._engine.dispose)):
+                try:
+                    action()
+                except Exception as exc:
+                    _log.warning("DBOSBackend.close: the %s was not released: %s", what, exc)
+
+        threads = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hookloop-dbos-close")
+        try:
+            await asyncio.get_running_loop().run_in_executor(threads, release)
+        except Exception as exc:  # the loop refuses work (it is closing): release here
+            _log.debug("DBOSBackend.close: releasing in the loop's thread (%s)", exc)
+            release()
+        finally:
+            threads.shutdown(wait=False)
 
 
 # -- helpers ---------------------------------------------------------------------------------------------------
+
+
+def _reclaim_default_executor(loop: asyncio.AbstractEventLoop) -> None:
+    """DBOS makes its thread pool the default executor of the loop it is used from, and DBOS.destroy shuts that
+    pool down: such a loop could run no ``asyncio.to_thread`` any more. Give it a fresh pool."""
+    current = getattr(loop, "_default_executor", None)  # CPython's loops; another loop keeps what it has
+    if current is not None and type(current).__module__.split(".")[0] == "dbos":
+        loop.set_default_executor(ThreadPoolExecutor(thread_name_prefix="asyncio"))
 
 
 def _dead(beat: Any, host: str, now: float, lease: float) -> bool:
