@@ -28,6 +28,9 @@ from hookloop import Approve
 from hookloop.durable import RunRecord
 from hookloop.durable.dbos import DBOSBackend
 
+# Real CLI processes on a durable store: a loaded machine (four test workers on two cores) needs more than 60 s.
+pytestmark = pytest.mark.timeout(180)
+
 CLI = "import sys; from hookloop.cli import main; sys.argv[0] = 'hookloop'; main()"
 RUN_ID = re.compile(r"^run_[0-9a-f]+$")
 

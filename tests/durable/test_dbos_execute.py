@@ -17,7 +17,8 @@ from durable.durable_app import app
 from durable.durable_kit import Procs
 from hookloop.durable.dbos import DBOSBackend
 
-pytestmark = pytest.mark.anyio
+# Real servers and worker processes: a loaded machine (four test workers on two cores) needs more than 60 s.
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
 
 
 def lines(path: Path) -> list[dict[str, object]]:
