@@ -90,7 +90,17 @@ ALLOWED = [
     "go build -o bin/app ./cmd/app",
     "docker cp c:/etc/hosts out/hosts",
 ]
-ALLOWED_WITH = Rules(allow=(*ALLOW, "Bash(ln:*)", "Bash(cp:*)"))
+ALLOWED_WITH = Rules(allow=(*ALLOW, "Bash(ln:*)", "Bash(cp:*)", "Bash(ssh:*)", "Bash(scp:*)", "Bash(wget:*)"))
+# ssh runs ProxyCommand / LocalCommand / KnownHostsCommand here, not on the remote host; wget -e runs a wgetrc line.
+REMOTE_DENIED = [
+    "ssh -o ProxyCommand='rm -rf x' host",
+    "ssh -o 'ProxyCommand touch x' host",
+    "ssh -oProxyCommand='touch x' host",
+    "ssh -o LocalCommand='rm x' -o PermitLocalCommand=yes host",
+    "scp -o ProxyCommand='rm x' a host:b",
+]
+REMOTE_UNMATCHED = ["ssh -F ./config host", "ssh -o ProxyCommand='nc %h %p' host", "wget -e use_askpass=./x https://e"]
+REMOTE_ALLOWED = ["ssh -o StrictHostKeyChecking=no host ls", "wget https://example.com/x"]
 LINKS_ALLOWED = ["ln -s src/a.py b.py", "cp -r src out", "cp -s src/a.py a.py"]
 CASES = (
     [Case(c, "deny") for c in DENIED] + [Case(c, "unmatched") for c in UNMATCHED] + [Case(c, "allow") for c in ALLOWED]
@@ -125,6 +135,7 @@ PROTECTED_WRITES = [
     "npm pack --pack-destination .git/hooks",
     "base64 -d payload -o .git/hooks/pre-commit",
     "uv pip install --target .hookloop x",
+    "wget -e output_document=.git/hooks/pre-commit https://example.com/x",
     # A link made in the same command is a way into what it points to.
     "ln -s .git/hooks h && echo x > h/pre-commit",
     "ln -s .git g; echo x > g/config",
@@ -143,7 +154,11 @@ def test_a_program_writing_a_protected_path_through_an_option_or_operand_is_aske
 ) -> None:
     (tmp_path / ".git" / "hooks").mkdir(parents=True)
     policy = PermissionPolicy(
-        allow=[*ALLOW, "Bash(uv:*)", "Bash(ln:*)", "Bash(cp:*)"], ask=ASK, deny=DENY, mode=mode, workspace=tmp_path
+        allow=[*ALLOW, "Bash(uv:*)", "Bash(ln:*)", "Bash(cp:*)", "Bash(wget:*)"],
+        ask=ASK,
+        deny=DENY,
+        mode=mode,
+        workspace=tmp_path,
     )
     outcome = policy.decide("Bash", {"command": command}, hooks=[HOOK_ALLOW] if hooked else [])
     if mode == "dontAsk":

@@ -90,6 +90,9 @@ _CODE_OPTIONS: Final[dict[str, frozenset[str]]] = {
                                                                 "split-window", "splitw", "respawn-pane",
                                                                 "pipe-pane", "if-shell", "display-popup"}),
     "screen": frozenset({"-X", "-c"}),
+    # wget -e runs a .wgetrc command (`output_document=…`, `use_askpass=…`); curl -K reads options from a file.
+    "wget": frozenset({"-e", "--execute", "--use-askpass", "--config"}),
+    "curl": frozenset({"-K", "--config"}),
     "sort": frozenset({"--compress-program"}),
     "helm": frozenset({"--post-renderer"}),
 }  # fmt: skip
@@ -421,7 +424,43 @@ def _at_command(words: Words) -> Code:
     return Code((), None, True)
 
 
+_SSH_COMMAND_OPTIONS: Final = frozenset(
+    {"proxycommand", "localcommand", "knownhostscommand", "permitlocalcommand", "match", "include",
+     "securitykeyprovider", "pkcs11provider", "controlpath", "remotecommand"}
+)  # fmt: skip
+
+
+def ssh_commands(words: Words) -> tuple[tuple[str, ...], tuple[str | None, ...]]:
+    """``ssh -o ProxyCommand=CMD`` (and LocalCommand, KnownHostsCommand, Match exec …) runs CMD *here*, and ``-F``
+    names a configuration that may: the option words (triggers) and the commands (``None``: not literal)."""
+    triggers: list[str] = []
+    commands: list[str | None] = []
+    index = 1
+    while index < len(words):
+        word = words[index]
+        index += 1
+        if word is None or not word.startswith("-") or word.startswith("--"):
+            continue
+        if word in {"-o", "-F"} or word.startswith(("-o", "-F")):
+            value = word[2:] if len(word) > 2 else (words[index] if index < len(words) else "")
+            index += 0 if len(word) > 2 else 1
+            if word.startswith("-F"):
+                triggers.append("-F")
+                continue
+            if value is None:
+                triggers.append("-o")
+                commands.append(None)
+                continue
+            key, _, setting = value.replace("=", " ", 1).partition(" ")
+            if key.strip().lower() in _SSH_COMMAND_OPTIONS:
+                triggers.append(value)
+                commands.append(setting.strip() or None)
+    return tuple(triggers), tuple(commands)
+
+
 def program_code(base: str, words: Words) -> Code:
+    if base == "ssh":
+        return Code(ssh_commands(words)[0], None, False)
     if base in _AWKS:
         return _awk(words)
     interpreter = _INTERPRETERS.get(base)

@@ -301,6 +301,30 @@ def _tar_clusters(words: Sequence[str | None], dirs: DirState) -> list[Redirect]
     return found
 
 
+_WGETRC_FILES: Final = frozenset({"output_document", "outputdocument", "dir_prefix", "dirprefix", "logfile",
+                                   "append_output", "appendoutput", "save_cookies", "savecookies"})  # fmt: skip
+
+
+def _wgetrc_targets(words: Sequence[str | None], dirs: DirState) -> list[Redirect]:
+    """``wget -e output_document=FILE`` (a .wgetrc command given on the command line) writes FILE."""
+    found: list[Redirect] = []
+    for index, word in enumerate(words[1:], start=1):
+        if word is None:
+            continue
+        value: str | None = None
+        if word in {"-e", "--execute"}:
+            value = words[index + 1] if index + 1 < len(words) else None
+        elif word.startswith("--execute="):
+            value = word.split("=", 1)[1]
+        elif word.startswith("-e") and len(word) > 2:
+            value = word[2:]
+        if value and "=" in value:
+            key, path = value.split("=", 1)
+            if key.strip().lower().replace("-", "_") in _WGETRC_FILES:
+                found.extend(_operand(path.strip(), dirs))
+    return found
+
+
 def _copy_destination(words: Sequence[str | None], dirs: DirState) -> list[Redirect]:
     """``docker cp CONTAINER:SRC DEST`` / ``kubectl cp POD:SRC DEST``: a local destination is written."""
     if "cp" not in words[1:]:
@@ -355,6 +379,8 @@ def operand_targets(base: str, words: Sequence[str | None], dirs: DirState) -> l
         found = _tar_clusters(words, dirs)
     elif base in _COPIERS:
         found = _copy_destination(words, dirs)
+    elif base == "wget":
+        found = _wgetrc_targets(words, dirs)
     operands: list[str | None] = []
     in_place = False
     rest = list(words[1:])

@@ -59,6 +59,7 @@ import tree_sitter
 import tree_sitter_bash
 
 from hookloop.permissions import _programs
+from hookloop.permissions._coderun import ssh_commands
 from hookloop.permissions._dirs import (
     START,
     WRITERS,
@@ -626,6 +627,12 @@ class _Analyser:
                 self.git_commands(words, scan.sub)
             elif program == "uv" and scan.sub is not None and words[scan.sub] == "pip":
                 self.deny_only(partial(_Analyser.classify, words=words[scan.sub :]))  # `uv pip install` is pip's
+        if program in {"ssh", "scp", "sftp"}:  # ProxyCommand and the like run here, not on the remote host
+            for command in ssh_commands(words)[1]:
+                if command is None:
+                    self.unknown_program("an ssh option only known at run time")
+                else:
+                    self.deny_only(partial(_Analyser.script, source=command))
         module = _programs.python_module(program, words)
         if module is not None:  # `python3 -m pip install x`: rules for the module's command apply
             self.deny_only(partial(_Analyser.classify, words=module))
