@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.cli.test_cli_run import Terminal, script
+from screen_helpers import Screen, script
 
 import hookloop
 
@@ -29,14 +29,14 @@ def test_allow_always_adds_the_rule_it_shows(project: Path, env: dict[str, str])
     )
     # the CLI subprocess imports this tree's hookloop
     env = {**env, "PYTHONPATH": str(Path(hookloop.__file__).parents[1])}
-    term = Terminal(["run", "go", "--model", f"scripted:{model}"], env, project)
+    term = Screen(["run", "go", "--model", f"scripted:{model}"], env, project, columns=int(env["COLUMNS"]))
     term.wait_for("[a] allow always (adds Bash(echo:*))")
     term.type("a\n")
     # `echo two` runs without a question; the compound `ls && pwd` needs two rules, so only once is offered
     term.wait_for("ls && pwd")
     term.wait_for("[y] allow once  [n] deny")
     assert (project / "b.txt").read_text() == "two\n"
-    assert term.screen.count("approval needed") == 2
+    assert term.text().count("approval needed") == 2
     term.type("a\n")
     term.wait_for("no single narrow rule")
     term.type("y\n")
