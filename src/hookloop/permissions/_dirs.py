@@ -20,6 +20,7 @@ from typing import Final
 
 import tree_sitter
 
+from hookloop.permissions._programs import scan_globals
 from hookloop.permissions._shellwords import literal, node_text, word_has_glob
 
 __all__ = [
@@ -236,9 +237,6 @@ def _git_config_target(words: Sequence[str | None], dirs: DirState) -> list[Redi
     return _operand(base, dirs)
 
 
-_GIT_GLOBALS_WITH_VALUE: Final = frozenset(
-    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--attr-source"}
-)
 _GIT_SUB_OPTIONS_WITH_VALUE: Final = frozenset(
     {"-o", "--origin", "-b", "-B", "--branch", "-u", "--upload-pack", "--reference", "--reference-if-able",
      "--depth", "-c", "--config", "--template", "--separate-git-dir", "-j", "--jobs", "--filter", "--shallow-since",
@@ -250,10 +248,9 @@ _GIT_SUB_OPTIONS_WITH_VALUE: Final = frozenset(
 def _git_operand_targets(words: Sequence[str | None], dirs: DirState) -> list[Redirect]:
     """Paths git subcommands create or replace through their operands: ``clone URL DIR``, ``init DIR``,
     ``worktree add DIR``, ``bundle create FILE``, ``mv … DEST``, ``submodule add URL PATH``."""
-    index = 1
-    while index < len(words) and (word := words[index]) is not None and word.startswith("-"):
-        index += 2 if word in _GIT_GLOBALS_WITH_VALUE else 1
-    if index >= len(words) or words[index] is None:
+    scan = scan_globals("git", tuple(words))  # the same reading of git's global options as the rules use
+    index = None if scan is None else scan.sub
+    if index is None or index >= len(words) or words[index] is None:
         return []
     sub = str(words[index])
     operands: list[str | None] = []
