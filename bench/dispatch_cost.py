@@ -2,9 +2,9 @@
 
 Every hookloop figure times ``_Run._plan_call`` — the exact coroutine the Worker awaits for each tool call of
 a reply — on two prepared calls of a real ``Worker`` with one registered tool (planned in turn, so each call's
-hooks see another call id and arguments), so it includes what a user pays: the frozen hook input (a new
-``PreToolCallInfo`` + ``tool_meta_view``, or the run's last one checked and handed out again — see
-``hookloop.hooks._inputs``), the dispatch, the declared-edit scan, then validation and the permission
+hooks see another call id and arguments), so it includes what a user pays: the hook input (one immutable
+``PreToolCallInfo`` per call, shared by the call's hooks unless one keeps it — see
+``hookloop.hooks._tool_inputs``), the dispatch, the declared-edit scan, then validation and the permission
 decision. Configurations differ only in their hooks, so what a hook
 adds is ``plan_call(with hooks) − plan_call(0 hooks)``, both medians of the same interleaved run:
 

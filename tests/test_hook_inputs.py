@@ -1,17 +1,21 @@
-"""pre_tool_call inputs handed out again (hookloop.hooks._inputs) are as good as new ones.
+"""pre_tool_call inputs (hookloop.hooks._tool_inputs) are immutable, and one handed to the next hook is as good
+as a new one.
 
-The Worker keeps the last input it gave a pre_tool_call hook and gives it to the next hook (of the chain, or of
-the next call) only when nobody else holds it and nothing in it changed. Every way a hook can keep or change its
-input must still leave the next hook — and the next call's hooks — an input equal to a new one: forced field
-writes, slot descriptors, ``__class__`` swaps, a changed metadata view, an input kept and changed later by a
-task while the next hook waits. The answers must match those of the timeline path (``run_chain``, which builds
-every input anew), with 1 and 5 hooks, sync and async, and for a hook that raises.
+A PreToolCallInfo is a tuple underneath: nothing a hook does can change it, so the Worker gives the same input to
+every hook of a call — unless a hook kept it or swapped its ``__class__`` (the one change CPython allows), and
+then the next hook gets a new one. Every way a hook can keep or change its input must leave the next hook — and
+the next call's hooks — an input equal to a new one: forced field writes, slot descriptors, ``__class__`` swaps,
+a changed metadata copy, an input kept and swapped later by a task while the next hook waits. The answers must
+match those of the timeline path (``run_chain``, which builds every input anew), with 1 and 5 hooks, sync and
+async, and for a hook that raises. And it still behaves as the frozen dataclass it replaces.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
+import pickle
 from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any
@@ -22,8 +26,7 @@ from helpers import add
 from hookloop import HookError, ScriptedClient, Text, ToolResult, ToolUse, Worker
 from hookloop._frozen import freeze
 from hookloop.hooks import PRE_TOOL_CALL, Continue, PreToolCallInfo
-from hookloop.hooks._inputs import PreToolCallInputs
-from hookloop.hooks.summaries import pre_tool_call_input
+from hookloop.hooks._tool_inputs import pre_tool_call_input
 from hookloop.tools import ToolMeta
 
 pytestmark = pytest.mark.anyio
@@ -46,10 +49,15 @@ def _snapshot(info: PreToolCallInfo) -> tuple[object, ...]:
     return (type(info), type(info.meta), fields, meta)
 
 
-class _Spy:
-    """A class with the layout of PreToolCallInfo: ``__class__`` assignment to it is allowed."""
+class _Spy(tuple):  # type: ignore[type-arg]
+    """A class with the layout of PreToolCallInfo (a tuple with no slots): ``__class__`` assignment to it is
+    allowed, and its fields lie."""
 
-    __slots__ = PreToolCallInfo.__slots__
+    __slots__ = ()
+    tool_name = "Echo"
+    arguments = freeze({"command": "echo innocent"})
+    call_id = "call_forged"
+    meta = ToolMeta(name="Echo", description="", input_schema=freeze({}))
 
 
 async def _run(hooks: list[Callable[[Any], Any]], *, watched: bool) -> tuple[list[tuple[object, ...]], list[object]]:
@@ -58,16 +66,31 @@ async def _run(hooks: list[Callable[[Any], Any]], *, watched: bool) -> tuple[lis
         worker.add_hook(PRE_TOOL_CALL, hook, name=f"hook{i}")
     if watched:
         worker.subscribe(lambda event: None)
-    await worker.run("go")
+    try:
+        await worker.run("go")
+    except HookError as exc:  # a write the input refused: the same error on both paths
+        error: list[object] = [str(exc)]
+    else:
+        error = []
     results = [(r.content, r.is_error) for r in worker.history if isinstance(r, ToolResult)]
-    return results, []
+    return results, error
 
 
-def _recorder(seen: list[tuple[object, ...]], *, is_async: bool, tamper: Callable[[Any], None] | None = None) -> Any:
+def _recorder(
+    seen: list[tuple[object, ...]],
+    *,
+    is_async: bool,
+    tamper: Callable[[Any], None] | None = None,
+    refused: list[str] | None = None,
+) -> Any:
     def hook(info: PreToolCallInfo) -> Continue:
         seen.append(_snapshot(info))
         if tamper is not None:
-            tamper(info)
+            try:
+                tamper(info)
+            except (AttributeError, TypeError) as exc:  # the input refused the write
+                if refused is not None:
+                    refused.append(type(exc).__name__)
         return Continue()
 
     if not is_async:
@@ -85,8 +108,8 @@ def _recorder(seen: list[tuple[object, ...]], *, is_async: bool, tamper: Callabl
 
 def _swap_class(info: Any) -> None:
     object.__setattr__(info, "__class__", _Spy)
-    info.tool_name = "Echo"  # the spy's own slot descriptor writes the slot
-    info.arguments = freeze({"command": "echo innocent"})
+    assert info.tool_name == "Echo"  # what a later reader of this object would be told
+    object.__setattr__(info, "__class__", PreToolCallInfo)  # and back: its items never changed
 
 
 TAMPERS: dict[str, Callable[[Any], None] | None] = {
@@ -106,6 +129,9 @@ TAMPERS: dict[str, Callable[[Any], None] | None] = {
 }
 
 
+REFUSED = {"object.__setattr__", "slot descriptor", "every field", "meta replaced"}
+
+
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
 @pytest.mark.parametrize("count", [1, 5])
 @pytest.mark.parametrize("tamper", list(TAMPERS))
@@ -113,12 +139,19 @@ async def test_every_hook_sees_what_a_new_input_holds(tamper: str, count: int, i
     """The same inputs, hook after hook and call after call, as on the timeline path (always new inputs)."""
     seen: dict[bool, list[tuple[object, ...]]] = {}
     outcomes = {}
+    refused: list[str] = []
     for watched in (False, True):
         seen[watched] = []
-        hooks = [_recorder(seen[watched], is_async=is_async, tamper=TAMPERS[tamper]) for _ in range(count)]
+        hooks = [
+            _recorder(seen[watched], is_async=is_async, tamper=TAMPERS[tamper], refused=refused) for _ in range(count)
+        ]
         outcomes[watched] = await _run(hooks, watched=watched)
     assert seen[False] == seen[True]
     assert outcomes[False] == outcomes[True]
+    assert outcomes[False][1] == []
+    # writes into the input itself are refused (an exception in the hook); class swaps and writes into the
+    # metadata copy succeed, and reach nobody
+    assert len(refused) == (2 * 3 * count if tamper in REFUSED else 0)
     assert len(seen[False]) == 3 * count
     # and each call's hooks all saw that call's own arguments, untouched
     arguments = [next(v for n, _, v in entry[2] if n == "arguments") for entry in seen[False]]
@@ -127,8 +160,8 @@ async def test_every_hook_sees_what_a_new_input_holds(tamper: str, count: int, i
 
 
 async def test_an_input_kept_and_changed_later_does_not_reach_the_next_hook() -> None:
-    """Hook one keeps its input and has a task force a change into it while hook two waits; hook two (and
-    the next call's hooks) still read what will run."""
+    """Hook one keeps its input and has a task swap its class for a lying one while hook two waits; hook two
+    (and the next call's hooks) still read what will run."""
     kept: list[Any] = []
     changed = asyncio.Event()
     seen: list[tuple[str, object]] = []
@@ -138,9 +171,7 @@ async def test_an_input_kept_and_changed_later_does_not_reach_the_next_hook() ->
 
         async def later() -> None:
             for held in kept:
-                object.__setattr__(held, "tool_name", "Echo")
-                object.__setattr__(held, "arguments", freeze({"a": 0, "b": 0}))
-                object.__setattr__(held.meta, "name", "Echo")
+                object.__setattr__(held, "__class__", _Spy)  # the one change CPython allows to a tuple
             changed.set()
 
         asyncio.get_running_loop().create_task(later())
@@ -187,24 +218,102 @@ async def test_a_raising_hook_is_the_same_error_on_both_paths(count: int) -> Non
     assert errors[0][1:3] == ("broken", "pre_tool_call")
 
 
-def _fields(meta: ToolMeta, call_id: str = "call_1") -> Any:
-    return ("run", "session", 1, call_id, meta.name, freeze({"x": 1}), meta, None, None, None)
+def _input(meta: ToolMeta, call_id: str = "call_1") -> PreToolCallInfo:
+    return pre_tool_call_input("run", "session", 1, call_id, meta.name, freeze({"x": 1}), meta, None, None, None)
 
 
-def test_an_input_is_handed_out_again_only_when_nobody_holds_it() -> None:
-    meta = ToolMeta(name="noop", description="d", input_schema=freeze({"type": "object"}))
-    inputs = PreToolCallInputs()
-    first = inputs.get(_fields(meta))
-    held = first  # a hook kept it
-    second = inputs.get(_fields(meta))
-    assert second is not held
-    kept = id(second)  # alive in `inputs`: no new object can take its address
-    del held, first, second
-    third = inputs.get(_fields(meta, "call_2"))
-    assert id(third) == kept  # nobody held the second: handed out again, with the new call id
-    assert third.call_id == "call_2"
-    view = third.meta
-    del third
-    fourth = inputs.get(_fields(meta))
-    assert fourth.meta is not view  # its view was kept: a new one
-    assert _snapshot(fourth) == _snapshot(pre_tool_call_input(*_fields(meta)))
+META = ToolMeta(name="noop", description="d", input_schema=freeze({"type": "object"}))
+
+
+async def test_the_hooks_of_a_call_share_one_input_unless_one_keeps_it() -> None:
+    """What the refcount check buys: no copy per hook, and a new input after a hook that kept its own."""
+    seen: list[list[int]] = [[], []]
+    kept: list[PreToolCallInfo] = []
+
+    def plain(info: PreToolCallInfo) -> Continue:
+        seen[0].append(id(info))
+        return Continue()
+
+    def keeper(info: PreToolCallInfo) -> Continue:
+        kept.append(info)
+        seen[1].append(id(info))
+        return Continue()
+
+    worker = Worker(ScriptedClient([[ToolUse("add", {"a": 1, "b": 2})], [Text("done")]]), tools=[add])
+    for hook in (plain, plain, keeper, plain, plain):
+        worker.add_hook(PRE_TOOL_CALL, hook)
+    await worker.run("go")
+    first, second, after_keeper, fourth = seen[0]
+    assert first == second == seen[1][0]  # nobody kept it: the same input
+    assert after_keeper != seen[1][0]
+    assert after_keeper == fourth
+    assert kept[0].arguments == {"a": 1, "b": 2}
+
+
+def test_no_write_reaches_an_input() -> None:
+    info = _input(META)
+    before = tuple(info)
+    attempts: list[Callable[[], object]] = [
+        lambda: setattr(info, "tool_name", "Echo"),
+        lambda: object.__setattr__(info, "tool_name", "Echo"),
+        lambda: object.__setattr__(info, "anything", 1),
+        lambda: PreToolCallInfo.__dict__["tool_name"].__set__(info, "Echo"),
+        lambda: delattr(info, "call_id"),
+        lambda: object.__delattr__(info, "call_id"),
+        lambda: object.__setattr__(info, "__class__", type("Other", (), {"__slots__": ()})),
+    ]
+    for attempt in attempts:
+        with pytest.raises((AttributeError, TypeError)):
+            attempt()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        info.turn = 2  # type: ignore[misc]
+    assert tuple(info) == before
+    assert type(info) is PreToolCallInfo
+
+
+def test_meta_is_a_new_copy_on_every_read() -> None:
+    info = _input(META)
+    first = info.meta
+    object.__setattr__(first, "read_only", True)
+    object.__setattr__(first, "name", "Echo")
+    assert info.meta is not first
+    assert info.meta == META
+    assert type(info.meta) is ToolMeta
+    assert META.name == "noop"
+    assert META.read_only is False
+
+
+def test_it_behaves_as_the_frozen_dataclass_it_replaces() -> None:
+    info = _input(META)
+    built = PreToolCallInfo(
+        run_id="run", session_id="session", turn=1, call_id="call_1", tool_name="noop", arguments=freeze({"x": 1}),
+        meta=META, permission_mode=None, agent_id=None, agent_type=None,
+    )  # fmt: skip
+    assert built == info
+    assert info != tuple(info)  # equal only to another input
+    assert [f.name for f in dataclasses.fields(info)] == [
+        "run_id", "session_id", "turn", "call_id", "tool_name", "arguments", "meta", "permission_mode",
+        "agent_id", "agent_type",
+    ]  # fmt: skip
+    assert dataclasses.is_dataclass(info)
+    changed = dataclasses.replace(info, call_id="call_2")
+    assert type(changed) is PreToolCallInfo
+    assert changed.call_id == "call_2"
+    assert changed.meta == META
+    assert info.call_id == "call_1"
+    assert dataclasses.asdict(dataclasses.replace(info, arguments={"x": 1}))["meta"]["name"] == "noop"  # type: ignore[arg-type]
+    assert repr(info).startswith("PreToolCallInfo(run_id='run', session_id='session', turn=1, call_id='call_1'")
+    assert "meta=ToolMeta(name='noop'" in repr(info)
+    assert copy.copy(info) is info
+    assert copy.deepcopy(info) is info
+    restored = pickle.loads(pickle.dumps(dataclasses.replace(info, arguments=None)))  # type: ignore[arg-type]
+    assert type(restored) is PreToolCallInfo
+    assert restored.call_id == "call_1"
+    assert restored.meta == META
+    with pytest.raises(TypeError):
+        PreToolCallInfo("run", "session")  # type: ignore[misc]  # keyword-only, as before
+    match info:
+        case PreToolCallInfo(tool_name="noop", call_id=call_id):
+            assert call_id == "call_1"
+        case _:
+            pytest.fail("class patterns match by attribute")

@@ -24,6 +24,7 @@ from hookloop._frozen import freeze
 from hookloop.errors import Aborted
 from hookloop.hooks import ON_TEXT_DELTA, PRE_TOOL_CALL, Abort, Allow, Ask, Continue, Deny, Pause, PreToolCallInfo, Skip
 from hookloop.items import Message
+from hookloop.tools import ToolMeta
 from hookloop.worker import json_size
 
 pytestmark = pytest.mark.anyio
@@ -117,7 +118,8 @@ async def test_the_inline_hook_gets_a_private_input_every_call() -> None:
         seen.append((info.meta.name, info.meta.description))
         object.__setattr__(info.meta, "name", "forged")
         object.__setattr__(info.meta, "description", "forged")
-        object.__setattr__(info, "tool_name", "forged")
+        with pytest.raises(AttributeError):
+            object.__setattr__(info, "tool_name", "forged")  # the input itself refuses it (a tuple)
         return Continue()
 
     worker = Worker(
@@ -188,16 +190,23 @@ async def test_each_hook_of_a_chain_gets_its_own_input_even_from_a_vandal_that_k
     kept: list[PreToolCallInfo] = []
     seen: list[tuple[str, str, str, object]] = []
 
+    class Forged(tuple):  # type: ignore[type-arg]  # PreToolCallInfo's layout: __class__ may become it
+        __slots__ = ()
+        tool_name = call_id = "forged"
+        meta = ToolMeta(name="forged", description="forged", input_schema=freeze({}))
+
     def vandal(info: PreToolCallInfo) -> Continue:
-        object.__setattr__(info, "tool_name", "forged")
-        object.__setattr__(info.meta, "name", "forged")
+        with pytest.raises(AttributeError):
+            object.__setattr__(info, "tool_name", "forged")  # refused: a tuple's items never change
+        object.__setattr__(info.meta, "name", "forged")  # a copy of its own
+        object.__setattr__(info, "__class__", Forged)  # what CPython does allow
         kept.append(info)
         return Continue()
 
     async def watcher(info: PreToolCallInfo) -> Continue:
         for old in kept:  # the earlier hook's input changes again while this one runs
-            object.__setattr__(old, "call_id", "forged")
-            object.__setattr__(old.meta, "description", "forged")
+            object.__setattr__(old, "__class__", PreToolCallInfo)
+            object.__setattr__(old, "__class__", Forged)
         seen.append((info.tool_name, info.meta.name, info.meta.description, info.call_id))
         return Continue()
 

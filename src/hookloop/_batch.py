@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import Mapping, Sequence
 from functools import partial
 from time import perf_counter
@@ -20,6 +21,7 @@ from hookloop.errors import (
     CheckpointError,
 )
 from hookloop.hooks._dispatch import Handler, display_name, raised, settle
+from hookloop.hooks._tool_inputs import PreToolCallInfo, refs_when_unshared
 from hookloop.hooks.events import (
     NOTIFICATION,
     POST_TOOL_BATCH,
@@ -42,7 +44,6 @@ from hookloop.hooks.summaries import (
     NotificationInfo,
     PostToolBatchInfo,
     PostToolCallInfo,
-    pre_tool_call_input,
     tool_meta_view,
 )
 from hookloop.interceptors._base import (
@@ -57,6 +58,13 @@ from hookloop.timeline import HookDecision, ToolEnded, ToolStarted
 from hookloop.tools._base import Tool, ToolContext, ToolFailure, ToolInputError, ToolOutput, render_output
 
 __all__: list[str] = []
+
+_UNSHARED = refs_when_unshared()
+"""``sys.getrefcount`` of a pre_tool_call input only one local holds (None: counts cannot tell, and -1 never
+matches)."""
+_refs: Any = sys.getrefcount if _UNSHARED is not None else (lambda value: -1)
+_tuple_new: Any = tuple.__new__
+_PASSES = PRE_TOOL_CALL.passes
 
 
 class _Call:
@@ -229,35 +237,37 @@ class _ToolBatch(_RunBase):
         votes: list[tuple[str, str, str]] | tuple[()] = ()
         chain = w.hooks.chains[PRE_TOOL_CALL.index]
         if chain:
-            frame = current_agent.get()
             policy = w.permissions  # w.permission_mode, without the property's frame
-            fields = (
-                self.run_id, self.session_id, self.turn, call.call_id, call.name, c.args, meta,
-                None if policy is None else str(policy.mode),
-                None if frame is None else frame.agent_id, None if frame is None else frame.agent_type,
+            values = (
+                self.run_id, self.session_id, self.turn, call.call_id, call.name, c.args,
+                self.meta_snapshot if meta is self.meta_of_snapshot else self._snapshot(meta),
+                None if policy is None else str(policy.mode), self.agent_id, self.agent_type,
             )  # fmt: skip
             edits: list[tuple[Handler, Any]] | None = None
             decided: tuple[Any, Handler] | None = None
             if not w.timeline.subscribers:
-                # Nobody watching: the chain runs here (no dispatch coroutine), as run_chain would run it. Each
-                # hook gets an input as good as a new one, from the Worker's own values: one that forces a
-                # change into its input (or keeps it and changes it later) cannot mislead the next.
-                passes = PRE_TOOL_CALL.passes
-                get = self.pre_inputs.get  # a new input per hook, or the last one when nobody can tell
+                # Nobody watching: the chain runs here (no dispatch coroutine), as run_chain would run it. The
+                # input is immutable (see hooks._tool_inputs): the next hook gets the same one unless a hook
+                # kept it or swapped its class, and then a new one.
+                info = None
                 for handler in chain:
+                    if info is None or info.__class__ is not PreToolCallInfo or _refs(info) != _UNSHARED:
+                        info = _tuple_new(PreToolCallInfo, values)
                     try:
-                        result = handler.fn(get(fields))  # held by no local: see PreToolCallInputs
+                        result = handler.fn(info)
                         if handler.is_async:
                             result = await result
                     except Aborted:
                         raise
                     except Exception as exc:
                         raise raised(PRE_TOOL_CALL, handler, exc) from exc
+                    if result is _PLAIN:
+                        continue  # the plain answer: nothing to record (what `carries` says)
                     cls = result.__class__
                     if cls is Continue:
-                        if result is _PLAIN or not result.has_edit:
-                            continue  # the plain answer: nothing to record (what `carries` says)
-                    elif cls not in passes:
+                        if not result.has_edit:
+                            continue
+                    elif cls not in _PASSES:
                         decided = settle(PRE_TOOL_CALL, handler, result)
                         break
                     if edits is None:
@@ -265,7 +275,7 @@ class _ToolBatch(_RunBase):
                     edits.append((handler, result))
             else:  # each hook's decision also becomes a HookDecision on the timeline
                 edits = []
-                fresh = partial(pre_tool_call_input, *fields)
+                fresh = partial(_tuple_new, PreToolCallInfo, values)
                 decided = await self.hooks(PRE_TOOL_CALL, fresh(), edits, call.call_id, fresh)
             if edits:
                 votes = []
@@ -291,8 +301,6 @@ class _ToolBatch(_RunBase):
                 else:
                     assert isinstance(result, Pause)
                     c.state, c.reason, c.asked_by = "paused", result.reason, f"hook {handler.name!r}"
-                    return
-            if c.state == "done":
                 return
         if not self._validate(c):
             return

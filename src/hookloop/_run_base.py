@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
+from hookloop._nested import current_agent
 from hookloop.errors import (
     HookError,
 )
 from hookloop.hooks._dispatch import Handler, run_chain
-from hookloop.hooks._inputs import PreToolCallInputs
+from hookloop.hooks._tool_inputs import MetaSnapshot, tool_meta_snapshot
 from hookloop.hooks.events import (
     HookEvent,
 )
@@ -23,6 +24,7 @@ from hookloop.stream import (
     Usage,
 )
 from hookloop.timeline import HookDecision
+from hookloop.tools._base import ToolMeta
 
 if TYPE_CHECKING:
     from hookloop._host import RunHost
@@ -103,10 +105,23 @@ class _RunBase:
         """That cancellation was taken (surfaced as CancelledError, or settled when the run ended)."""
         self.ending = False
         """The run's body is over: on_abort / session_end may be running; further cancel() calls are ignored."""
-        self.pre_inputs = PreToolCallInputs()
-        """The pre_tool_call hook inputs of this run (its calls are planned one after another)."""
+        self.meta_of_snapshot: ToolMeta | None = None
+        self.meta_snapshot: MetaSnapshot | None = None
+        """The tool metadata the last pre_tool_call hook input held, and the ToolMeta it was taken of."""
+        self._snapshots: dict[int, tuple[ToolMeta, MetaSnapshot]] = {}
+        frame = current_agent.get()  # a subagent's Worker runs inside its frame (agents._run)
+        self.agent_id = None if frame is None else frame.agent_id
+        self.agent_type = None if frame is None else frame.agent_type
 
     # -- hooks -----------------------------------------------------------------------------------------
+
+    def _snapshot(self, meta: ToolMeta) -> MetaSnapshot:
+        """What pre_tool_call hook inputs hold of ``meta``: taken once per ToolMeta object and run."""
+        known = self._snapshots.get(id(meta))
+        if known is None or known[0] is not meta:
+            known = self._snapshots[id(meta)] = (meta, tool_meta_snapshot(meta))
+        self.meta_of_snapshot, self.meta_snapshot = known
+        return known[1]
 
     def _observer(self, call_id: str | None = None) -> Any:
         timeline = self.w.timeline

@@ -18,7 +18,8 @@ from operator import attrgetter
 from types import MappingProxyType, MemberDescriptorType
 from typing import Any, Literal, TypeAlias
 
-from hookloop._frozen import FrozenDict, freeze_object, plain_str
+from hookloop._frozen import FrozenDict
+from hookloop.hooks._tool_inputs import PreToolCallInfo, tool_meta_view
 from hookloop.items import Item, Message
 from hookloop.tools._base import ToolMeta
 
@@ -45,7 +46,7 @@ __all__ = [
     "tool_meta_view",
 ]
 
-_LEAVES = frozenset({str, int, float, bool, type(None), MappingProxyType})
+_LEAVES = frozenset({str, int, float, bool, type(None), MappingProxyType, PreToolCallInfo})  # immutable
 _new = object.__new__
 _Setter: TypeAlias = Callable[[object, object], None]
 _PLANS: dict[type, tuple[Callable[[object], tuple[object, ...]], tuple[_Setter, ...]]] = {}
@@ -111,39 +112,6 @@ def rebuild(snap: object) -> Any:
     return new
 
 
-def _builder(cls: type) -> type:
-    """A plain class with exactly ``cls``'s slots: an instance of it is filled with ordinary attribute stores
-    (the fastest way CPython fills slots), then becomes a ``cls`` by ``__class__`` assignment — the layouts are
-    the same, so CPython allows it. A frozen dataclass's own ``__init__`` (one ``object.__setattr__`` a field)
-    costs several times as much, and the Worker builds one of these per hook call."""
-    slots = cls.__dict__["__slots__"]
-    builder = type(f"_{cls.__name__}Builder", (), {"__slots__": slots, "__module__": __name__})
-    probe = builder()
-    probe.__class__ = cls  # TypeError here (at import) if the layouts ever differ
-    return builder
-
-
-_ToolMetaBuilder = _builder(ToolMeta)
-
-
-def tool_meta_view(meta: ToolMeta) -> ToolMeta:
-    """A copy of a tool's metadata for one hook input: changing it by force changes nothing about the tool.
-
-    Shares only immutable leaves with ``meta`` (an ``input_schema`` that is not a FrozenDict is frozen anew;
-    a ``str`` subclass is copied as an exact ``str``)."""
-    name, description, schema, server = meta.name, meta.description, meta.input_schema, meta.server
-    view: Any = _ToolMetaBuilder()
-    view.name = name if name.__class__ is str else plain_str(name)
-    view.description = description if description.__class__ is str else plain_str(description)
-    view.input_schema = schema if schema.__class__ is MappingProxyType else freeze_object(schema)
-    view.read_only = meta.read_only is True
-    view.server = server if server.__class__ is str else plain_str(server)
-    view.sequential = meta.sequential is True
-    view.performs_effects = meta.performs_effects is True
-    view.__class__ = ToolMeta
-    return view  # type: ignore[no-any-return]
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PromptSubmitInfo:
     """on_prompt_submit: the user's input, once per ``run``."""
@@ -168,79 +136,6 @@ class PreLlmRequestInfo:
     item_count: int
     token_estimate: int
     new_items: tuple[Item, ...]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PreToolCallInfo:
-    """pre_tool_call: one call about to run (after interceptors). Seen for every known tool's call,
-    including calls the permission rules will deny."""
-
-    run_id: str
-    session_id: str
-    turn: int
-    call_id: str
-    tool_name: str
-    arguments: FrozenDict
-    meta: ToolMeta
-    permission_mode: str | None
-    agent_id: str | None = None
-    """Inside a subagent: its id (see :mod:`hookloop.agents`); None in the top-level Worker."""
-    agent_type: str | None = None
-    """Inside a subagent: its type (the definition's name, or the ``as_tool`` name)."""
-
-
-_PreToolCallInfoBuilder = _builder(PreToolCallInfo)
-
-
-def pre_tool_call_info(
-    run_id: str,
-    session_id: str,
-    turn: int,
-    call_id: str,
-    tool_name: str,
-    arguments: FrozenDict,
-    meta: ToolMeta,
-    permission_mode: str | None,
-    agent_id: str | None = None,
-    agent_type: str | None = None,
-) -> PreToolCallInfo:
-    """``PreToolCallInfo(...)`` with these fields, built the cheapest way (the Worker builds one per hook call).
-
-    ``meta`` is used as it is: pass a :func:`tool_meta_view`, never a tool's own metadata."""
-    info: Any = _PreToolCallInfoBuilder()
-    info.run_id = run_id
-    info.session_id = session_id
-    info.turn = turn
-    info.call_id = call_id
-    info.tool_name = tool_name
-    info.arguments = arguments
-    info.meta = meta
-    info.permission_mode = permission_mode
-    info.agent_id = agent_id
-    info.agent_type = agent_type
-    info.__class__ = PreToolCallInfo
-    return info  # type: ignore[no-any-return]
-
-
-def pre_tool_call_input(
-    run_id: str,
-    session_id: str,
-    turn: int,
-    call_id: str,
-    tool_name: str,
-    arguments: FrozenDict,
-    meta: ToolMeta,
-    permission_mode: str | None,
-    agent_id: str | None = None,
-    agent_type: str | None = None,
-) -> PreToolCallInfo:
-    """A fresh pre_tool_call hook input for a tool whose metadata is ``meta`` (copied with
-    :func:`tool_meta_view`); ``arguments`` must be a FrozenDict (shared: it is immutable). Each call makes a new
-    one, so a chain can give every hook its own (see ``fresh`` of :func:`~hookloop.hooks._dispatch.run_chain`)."""
-    return pre_tool_call_info(
-        run_id, session_id, turn, call_id, tool_name, arguments, tool_meta_view(meta), permission_mode, agent_id,
-        agent_type,
-    )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
