@@ -229,8 +229,9 @@ TEXT_ANSWERS: dict[str, Callable[[Any], Any]] = {
 }
 
 
-async def _stream(answer: str, *, watched: bool) -> tuple[object, ...]:
-    """Three sync on_text_delta hooks (the last one answers) on a reply of several text blocks and a tool call."""
+async def _stream(answer: str, *, watched: bool, via_dispatch: bool = False) -> tuple[object, ...]:
+    """Three sync on_text_delta hooks (the last one answers) on a reply of several text blocks and a tool call;
+    ``via_dispatch`` adds a fourth, async, hook after them, so the chain goes through ``dispatch``."""
     client = ScriptedClient(
         [[Text("first second third fourth"), ToolUse("add", {"a": 1, "b": 2}), Text("more")], [Text("done")]],
         chunk_size=6,
@@ -244,6 +245,12 @@ async def _stream(answer: str, *, watched: bool) -> tuple[object, ...]:
             name=name,
         )
     worker.add_hook(ON_TEXT_DELTA, TEXT_ANSWERS[answer], name="the hook")
+    if via_dispatch:
+
+        async def last(delta: Any) -> Continue:
+            return Continue()
+
+        worker.add_hook(ON_TEXT_DELTA, last, name="last")
     if watched:
         worker.subscribe(lambda event: None)
     try:
@@ -263,6 +270,9 @@ async def test_text_delta_hooks_decide_the_same_on_the_fast_stream_loop(answer: 
     through the general loop. Same deltas seen, same order, same decisions and errors, same history."""
     fast, general = await _stream(answer, watched=False), await _stream(answer, watched=True)
     assert fast == general
+    # and both inline loops decide as the dispatch function does
+    assert fast == await _stream(answer, watched=False, via_dispatch=True)
+    assert fast == await _stream(answer, watched=True, via_dispatch=True)
     if answer == "continue":
         assert fast[0] == "finished"
         assert fast[3][-1] == "done"

@@ -224,6 +224,7 @@ class _StreamStep(_RunBase):
             else:
                 text_single = text_chain.single
                 text_async = text_single is not None and text_single.is_async
+                text_sync = tuple(text_chain) if text_chain and text_chain.all_sync else None
                 async for event in stream:
                     # The reply takes what it needs from the event before any subscriber or hook sees it (they
                     # may force a change to it); a stream error is raised after they saw it.
@@ -250,7 +251,17 @@ class _StreamStep(_RunBase):
                             self._stream_decided(ON_STREAM_CHUNK, decided)
                     if cls is TextDelta:
                         text: TextDelta = event  # type: ignore[assignment]
-                        if text_single is not None:  # one hook: called inline, no dispatch frame
+                        if text_sync is not None:  # sync hooks: called inline, as in the loop above
+                            for handler in text_sync:
+                                try:
+                                    result = handler.fn(text)
+                                except Aborted:
+                                    raise
+                                except Exception as exc:
+                                    raise raised(ON_TEXT_DELTA, handler, exc) from exc
+                                if result.__class__ is not Continue:
+                                    self._stream_decided(ON_TEXT_DELTA, settle(ON_TEXT_DELTA, handler, result))
+                        elif text_single is not None:  # one async hook: called inline, no dispatch frame
                             try:
                                 result = text_single.fn(text)
                                 if text_async:

@@ -75,7 +75,9 @@ def test_streaming_section_compares_0_1_3_hooks_with_the_raw_generator() -> None
     assert [r.measure for r in rows[1:4]] == ["0 hooks", "1 on_text_delta hook", "3 on_text_delta hooks"]
     assert rows[4].measure == "3 on_text_delta hooks vs none"
     assert rows[4].target == "≤ 1.3×"
-    assert rows[5].measure == "1 hook returning a new Continue() per delta"
+    assert rows[5].measure == "iter_run stream: 3 on_text_delta hooks vs none"
+    assert rows[5].target == "≤ 1.3×"
+    assert rows[6].measure == "1 hook returning a new Continue() per delta"
     assert all(r.ratio_kind == "percent" for r in rows[1:4])
     assert data["deltas"] == TINY.deltas
 
