@@ -94,60 +94,38 @@ def tool_meta_view(meta: ToolMeta) -> ToolMeta:
     return _view(tool_meta_snapshot(meta))
 
 
-_FIELDS = (
-    "run_id",
-    "session_id",
-    "turn",
-    "call_id",
-    "tool_name",
-    "arguments",
-    "meta",
-    "permission_mode",
-    "agent_id",
-    "agent_type",
-)
-META_INDEX = _FIELDS.index("meta")
 _tuple_new = tuple.__new__
 _item = tuple.__getitem__
 
-if TYPE_CHECKING:
 
-    @dataclass(frozen=True, slots=True, kw_only=True)
-    class PreToolCallInfo:
-        """pre_tool_call: one call about to run (after interceptors). Seen for every known tool's call,
-        including calls the permission rules will deny."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreToolCallInfo:  # what type checkers see; at run time, the dataclass view of the tuple class below
+    """pre_tool_call: one call about to run (after interceptors). Seen for every known tool's call, including
+    calls the permission rules will deny."""
 
-        run_id: str
-        session_id: str
-        turn: int
-        call_id: str
-        tool_name: str
-        arguments: FrozenDict
-        meta: ToolMeta
-        """The tool's metadata: a new copy on every read."""
-        permission_mode: str | None
-        agent_id: str | None = None
-        """Inside a subagent: its id (see :mod:`hookloop.agents`); None in the top-level Worker."""
-        agent_type: str | None = None
-        """Inside a subagent: its type (the definition's name, or the ``as_tool`` name)."""
+    run_id: str
+    session_id: str
+    turn: int
+    call_id: str
+    tool_name: str
+    arguments: FrozenDict
+    meta: ToolMeta
+    """The tool's metadata: a new copy on every read."""
+    permission_mode: str | None
+    agent_id: str | None = None
+    """Inside a subagent: its id (see :mod:`hookloop.agents`); None in the top-level Worker."""
+    agent_type: str | None = None
+    """Inside a subagent: its type (the definition's name, or the ``as_tool`` name)."""
 
-else:
+
+_FIELDS = tuple(field.name for field in dataclasses.fields(PreToolCallInfo))
+META_INDEX = _FIELDS.index("meta")
+
+if not TYPE_CHECKING:
     _getter: Callable[[int, str], object] = getattr(
         __import__("collections"), "_tuplegetter", lambda index, doc: property(itemgetter(index), doc=doc)
     )
-
-    @dataclass(frozen=True, slots=True, kw_only=True)
-    class _Fields:  # the dataclass view of PreToolCallInfo: dataclasses.fields / replace / asdict use it
-        run_id: str
-        session_id: str
-        turn: int
-        call_id: str
-        tool_name: str
-        arguments: FrozenDict
-        meta: ToolMeta
-        permission_mode: str | None
-        agent_id: str | None = None
-        agent_type: str | None = None
+    _Fields = PreToolCallInfo  # dataclasses.fields / replace / asdict read its fields
 
     class PreToolCallInfo(tuple):
         """pre_tool_call: one call about to run (after interceptors). Seen for every known tool's call,
