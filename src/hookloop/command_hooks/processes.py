@@ -40,7 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeAlias, cast
 
 from hookloop import _reaper
-from hookloop._spawn import spawn_group
+from hookloop._spawn import spawn_group, spawn_group_light
 
 from .model import ConfiguredHook, HookOutcome
 
@@ -87,10 +87,6 @@ class Batch:
         self.remaining = 0
         self.future: asyncio.Future[None] | None = None
 
-    def add(self, process: HookProcess, waiting: Waiting) -> None:
-        self.sent.append((process, waiting))
-        self.remaining += 1
-
     def resolved(self) -> None:
         """One firing of the batch has its outcome."""
         self.remaining -= 1
@@ -120,6 +116,7 @@ class _Answers(asyncio.SubprocessProtocol):
 
     def __init__(self, owner: HookProcess, generation: int, limit: int, loop: asyncio.AbstractEventLoop) -> None:
         self.owner = owner
+        self.loop = loop
         self.generation = generation
         self.limit = limit
         self.out = bytearray()
@@ -276,8 +273,7 @@ class HookProcess:
             return False
         number = next(self.ids)
         request_id = str(number)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        deadline = protocol.loop.time() + timeout
         waiting = Waiting(
             batch,
             request_id,
@@ -287,12 +283,13 @@ class HookProcess:
             deadline,
         )
         self.pending[request_id] = waiting
-        batch.add(self, waiting)
+        batch.sent.append((self, waiting))
+        batch.remaining += 1
         timer = self._timer
         if timer is None or deadline < timer.when():  # one timer per process, for the earliest deadline
             if timer is not None:
                 timer.cancel()
-            self._timer = loop.call_at(deadline, self._expire_due)
+            self._timer = protocol.loop.call_at(deadline, self._expire_due)
         try:  # noqa: SIM105 -- not contextlib.suppress: an object and two calls per firing
             pipe.write(b'{"id":"%d%s' % (number, tail))
         except (BrokenPipeError, ConnectionResetError):  # the exit is reported by the protocol
@@ -374,15 +371,22 @@ class HookProcess:
             env = self.env() if callable(self.env) else self.env
             generation = self.starts + 1
             limit = self.output_cap + _LINE_SLACK
-            transport, protocol = await spawn_group(
-                lambda: _Answers(self, generation, limit, loop),
-                *self.argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=self.cwd,
-                env=env,
+            protocol = _Answers(self, generation, limit, loop)
+            # The pidfd spawn where the system has it: answers reach the protocol as they are read, without
+            # asyncio's subprocess layer deferring each to the loop's next round; else asyncio's machinery.
+            transport: asyncio.SubprocessTransport | None = spawn_group_light(
+                protocol, *self.argv, cwd=self.cwd, env=env
             )
+            if transport is None:
+                transport, protocol = await spawn_group(
+                    lambda: _Answers(self, generation, limit, loop),
+                    *self.argv,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    cwd=self.cwd,
+                    env=env,
+                )
             self.starts = generation
             self._transport, self._protocol = transport, protocol
 

@@ -818,7 +818,7 @@ def _process_of(
     key = (id(hook), project, lasting)
     if memo:
         assert pool is not None
-        known = pool.resolved.get(key)
+        known = pool.resolved.get(key)  # only memo-able hooks are in it
         if known is not None and known[0] is opts and known[1] is hook:
             return known[2], known[3]
     timeout = default_timeout(hook.event, hook, opts)
@@ -944,7 +944,7 @@ async def run_all(
     not stop its siblings. ``on_line(hook, stream, line)`` receives output lines as they arrive. Cancelling the
     awaiting task terminates every running hook's process group at once, waits for them, then re-raises.
     """
-    if any(hook.protocol == "cline" for hook in hooks) and cline_payload is None:
+    if cline_payload is None and any(isinstance(hook.handler, ClineScript) for hook in hooks):
         raise ValueError("run_all: Cline scripts are among the hooks but no cline_payload was given")
     claude_body = _encode(payload)
     cline_body = _encode(cline_payload) if cline_payload is not None else b""
@@ -1010,6 +1010,7 @@ def _send_to_processes(
     ``hooks`` in :attr:`_Sent.positions`); ``None`` when none could be sent this way."""
     if options is None or options.processes is None:
         return None
+    resolved = options.processes.resolved
     sent: _Sent | None = None
     lasting: tuple[tuple[str, str], ...] | None = None
     event, tail = "", b""
@@ -1020,11 +1021,16 @@ def _send_to_processes(
                 lasting = _lasting(extra_env)
             if hook.event != event:  # one line for every process of the event
                 event, tail = hook.event, request_tail(hook.event, body)
-            found = _process_of(hook, handler, project, options, lasting, extra_env)
-            if not isinstance(found, HookOutcome):
+            known = resolved.get((id(hook), project, lasting))  # _process_of's memo, looked up inline
+            if known is not None and known[0] is options and known[1] is hook:
+                process, timeout = known[2], known[3]
+            else:
+                found = _process_of(hook, handler, project, options, lasting, extra_env)
+                if isinstance(found, HookOutcome):
+                    continue
                 process, timeout = found
-                if sent is None:
-                    sent = _Sent()
-                if process.submit(sent, tail, timeout=timeout):
-                    sent.positions.append(i)
+            if sent is None:
+                sent = _Sent()
+            if process.submit(sent, tail, timeout=timeout):
+                sent.positions.append(i)
     return sent if sent is not None and sent.sent else None
