@@ -97,17 +97,20 @@ class Batch:
     async def outcomes(self) -> list[HookOutcome]:
         """Every firing's outcome, in the order they were sent. Cancelling the caller stops the processes that
         had not answered yet (the run is being cancelled: they go with it), then re-raises."""
+        sent = self.sent
         if self.remaining:
             self.future = asyncio.get_running_loop().create_future()
             try:
                 await self.future
             except asyncio.CancelledError:
-                waiting_on = {id(p): p for p, waiting in self.sent if waiting.outcome is None}
-                for process, waiting in self.sent:
+                self.sent = []
+                waiting_on = {id(p): p for p, waiting in sent if waiting.outcome is None}
+                for process, waiting in sent:
                     process.forget(waiting)
                 await asyncio.shield(asyncio.gather(*(p.close() for p in waiting_on.values()), return_exceptions=True))
                 raise
-        return [cast("HookOutcome", waiting.outcome) for _, waiting in self.sent]  # all set: nothing remains
+        self.sent = []  # no cycle left (each firing points at its batch): freed without the garbage collector
+        return [cast("HookOutcome", waiting.outcome) for _, waiting in sent]  # all set: nothing remains
 
 
 class _Answers(asyncio.SubprocessProtocol):

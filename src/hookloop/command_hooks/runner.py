@@ -794,7 +794,7 @@ async def _run_in_process(
 
 def _lasting(extra_env: Mapping[str, str] | None) -> tuple[tuple[str, str], ...]:
     """The variables of ``extra_env`` a hook process keeps (not the per-firing ones), as a memo key."""
-    if not extra_env:
+    if not extra_env or extra_env.keys() <= _PER_FIRING_VARS:  # the bridge's usual: only per-firing ones
         return ()
     return tuple(sorted(i for i in extra_env.items() if i[0] not in _PER_FIRING_VARS))
 
