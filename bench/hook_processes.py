@@ -14,7 +14,8 @@ command-hooks section's ``sh`` hook). Measured through the exact functions the W
   their floor: the 20 servers' round trips written by hand (20 lines written, then 20 answers read);
 - leaks — ``N`` firings through the bridge: open file descriptors, live child processes and RSS before/after.
 
-Targets (issue 17): round trip ≤ 0.2 ms; 20 hooks ≤ 1 ms wall; no leak of processes, pipes or memory.
+Targets (issue 17): round trip ≤ 0.2 ms (with the hand-written server and with a hookserver one); 20 hooks ≤ 1 ms
+wall; no leak of processes, pipes or memory.
 """
 
 from __future__ import annotations

@@ -11,8 +11,11 @@ stdin/stdout, one line per message:
   (text, or a JSON object standing for its text — Claude Code's JSON output), ``stderr`` (text).
 
 Requests are pipelined (hookloop does not wait for one answer before sending the next firing's request) and
-answers may come in any order: the id pairs them. The process's stderr is logged (logger
-``hookloop.command_hooks.processes``, level INFO), line by line.
+answers may come in any order: the id pairs them. What one firing costs hookloop: a line written to the pipe
+(its tail, the event and the payload, built once for every process of the event), an entry in the process's
+table of firings waiting (one deadline timer per process, set for the earliest deadline), and the answer parsed
+as it is read; the firings of one event are awaited together on one future (:class:`Batch`). The process's
+stderr is logged (logger ``hookloop.command_hooks.processes``, level INFO), line by line.
 
 Lifecycle: the process is started in its own process group with the environment a command hook gets (secrets
 withheld, ``CLAUDE_PROJECT_DIR`` …) in the project directory. A firing whose answer does not come within the
