@@ -54,9 +54,7 @@ _log = logging.getLogger("hookloop.command_hooks.bridge")
 HOOK_NAME = "command hooks"
 """The name of the in-process hooks (and the approver) :meth:`CommandHooks.install` registers."""
 _MATCH_MEMO = 4096
-_ANSWER_MEMO = 256
-_ANSWER_MEMO_SIZE = 4096
-"""Answers (stdout + stderr) up to this many bytes have their decision remembered (see ``Firing.translate``)."""
+_ANSWER_MEMO, _ANSWER_MEMO_SIZE = 256, 4096  # decisions remembered; of answers up to this many bytes
 _KIND_NAMES: dict[DecisionKind, str] = {
     "continue": "Continue",
     "allow": "Allow",
@@ -306,10 +304,7 @@ class Firing:
                     on_line=self.line_streamer(),
                     extra_env=self.hook_env(hooks, session_id),
                 )
-                if len(hooks) == 1:
-                    decisions = (self.translate(hooks[0], outcomes[0]),)
-                else:
-                    decisions = tuple(map(self.translate, hooks, outcomes))
+                decisions = tuple(map(self.translate, hooks, outcomes))
         except asyncio.CancelledError:
             self.report_cancelled(hooks, call_id, time.perf_counter() - started, background=background)
             raise
