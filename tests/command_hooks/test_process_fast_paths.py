@@ -207,6 +207,8 @@ def test_the_answer_parser_agrees_with_json_loads(answer: dict[str, Any], ascii_
     raw = prefix + json.dumps(answer, ensure_ascii=ascii_only).encode()
     assert _parse_answer(raw) == reference_parse(raw)
     assert _parse_answer(bytearray(raw + b"\r")) == reference_parse(bytearray(raw + b"\r"))
+    for tail in (b" \t ", b" x", b"}", b"\xc2\xa0"):  # whitespace, text, a brace, a no-break space after it
+        assert _parse_answer(raw + tail) == reference_parse(raw + tail)
 
 
 @settings(max_examples=200, deadline=None)

@@ -511,8 +511,13 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
 def _parse_answer(raw: bytes | bytearray) -> tuple[str, int, bytes, bytes] | str:
     """(request id, exit code, stdout, stderr) of one answer line, or why it is not one."""
     try:
-        # an answer line is an object: text decoded here (json.loads would first guess the encoding of bytes)
-        data = _DECODER.decode(raw.decode()) if raw[:1] == b"{" else json.loads(raw)
+        if raw[:1] == b"{":  # an answer is an object: decoded here (json.loads would guess the bytes' encoding)
+            text = raw.decode()
+            data, end = _DECODER.raw_decode(text)
+            if end != len(text) and text[end:].strip(" \t\n\r"):  # json.loads's rule: only whitespace after
+                return f"not JSON: {raw[:60]!r}"
+        else:
+            data = json.loads(raw)
     except ValueError:  # UnicodeDecodeError too, as json.loads raises for bytes that are not UTF-8
         return f"not JSON: {raw[:60]!r}"
     if not isinstance(data, dict):
