@@ -347,3 +347,32 @@ def test_a_plain_hookserver_answers_bad_lines_and_awaitables_with_an_error_and_g
     assert [a["exit_code"] for a in answers] == [0, 1, 1, 0]  # a byte-order mark is read, as json.loads does
     assert [a["id"] for a in answers] == ["bom", None, "late", "ok"]
     assert "a plain handler returned an awaitable" in answers[2]["stderr"]
+
+
+class SwitchedSandbox:
+    """A hook sandbox that covers every hook once switched on (a refused process handler opens no command)."""
+
+    covering = False
+
+    def covers_hook(self, hook: ConfiguredHook) -> bool:
+        return self.covering
+
+    def open_command(self, argv: Any, *, cwd: str, env: Any = None) -> Any:
+        raise AssertionError("a process handler must not be spawned under the sandbox")
+
+
+async def test_the_sandbox_check_is_made_at_every_firing_not_remembered(holder: Holder) -> None:
+    hook = holder.hook(30, 0)
+    sandbox = SwitchedSandbox()
+    options = RunnerOptions(processes=holder.pool, kill_grace=0.5, sandbox=sandbox)
+    payload = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}
+    for _ in range(2):  # not covered: it runs (and its process is remembered for these options)
+        [one, two] = await run_all([hook, hook], payload, project_dir=holder.project, options=options)
+        assert one.ok
+        assert two.ok
+    sandbox.covering = True
+    for hooks in ([hook], [hook, hook]):
+        for outcome in await run_all(hooks, payload, project_dir=holder.project, options=options):
+            assert outcome.error_kind == "spawn_failed"
+            assert "cannot run under the hook sandbox" in (outcome.error or "")
+    assert [p.starts for p in holder.pool.processes.values()] == [1]

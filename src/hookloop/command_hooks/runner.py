@@ -811,23 +811,21 @@ def _process_of(
     cannot run. Remembered in the pool per (hook, project, ``lasting`` — :func:`_lasting` of ``extra_env``) for
     these ``opts``; the process's environment is computed when it starts, not here."""
     pool = opts.processes
+    if pool is None or (opts.sandbox is not None and opts.sandbox.covers_hook(hook)):  # checked at every firing
+        timeout = default_timeout(hook.event, hook, opts)
+        if pool is None:
+            message = f"hook {hook.name}: process handlers run only inside a Worker (hookloop keeps the process)"
+        else:
+            message = f"hook {hook.name}: process handlers cannot run under the hook sandbox; use a command handler"
+        return HookOutcome(name=hook.name, error_kind="spawn_failed", error=message, timeout=timeout)
     # exec form with a $ placeholder expands from the environment: not remembered (it may change)
-    memo = pool is not None and (
-        handler.args is None or ("$" not in handler.command and not any("$" in a for a in handler.args))
-    )
+    memo = handler.args is None or ("$" not in handler.command and not any("$" in a for a in handler.args))
     key = (id(hook), project, lasting)
     if memo:
-        assert pool is not None
         known = pool.resolved.get(key)  # only memo-able hooks are in it
         if known is not None and known[0] is opts and known[1] is hook:
             return known[2], known[3]
     timeout = default_timeout(hook.event, hook, opts)
-    if pool is None:
-        message = f"hook {hook.name}: process handlers run only inside a Worker (hookloop keeps the process)"
-        return HookOutcome(name=hook.name, error_kind="spawn_failed", error=message, timeout=timeout)
-    if opts.sandbox is not None and opts.sandbox.covers_hook(hook):
-        message = f"hook {hook.name}: process handlers cannot run under the hook sandbox; use a command handler"
-        return HookOutcome(name=hook.name, error_kind="spawn_failed", error=message, timeout=timeout)
     overrides, env = _hook_env(hook, project, opts, extra_env)
     argv = command_argv(CommandHandler(command=handler.command, args=handler.args), platform=opts.platform, env=env)
     kept = {k: v for k, v in overrides.items() if k not in _PER_FIRING_VARS}
@@ -1011,6 +1009,7 @@ def _send_to_processes(
     if options is None or options.processes is None:
         return None
     resolved = options.processes.resolved
+    sandbox = options.sandbox  # when set, every firing goes through _process_of and its sandbox check
     sent: _Sent | None = None
     lasting: tuple[tuple[str, str], ...] | None = None
     event, tail = "", b""
@@ -1021,7 +1020,7 @@ def _send_to_processes(
                 lasting = _lasting(extra_env)
             if hook.event != event:  # one line for every process of the event
                 event, tail = hook.event, request_tail(hook.event, body)
-            known = resolved.get((id(hook), project, lasting))  # _process_of's memo, looked up inline
+            known = None if sandbox is not None else resolved.get((id(hook), project, lasting))  # _process_of's memo
             if known is not None and known[0] is options and known[1] is hook:
                 process, timeout = known[2], known[3]
             else:
