@@ -37,7 +37,7 @@ import sys
 import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import IO, Any, TypeAlias
+from typing import IO, Any, TypeAlias, cast
 
 __all__ = ["Answer", "Handler", "block", "context", "deny", "serve"]
 
@@ -73,18 +73,27 @@ def context(event: str, text: str) -> Answer:
 
 
 def _answer(request_id: object, result: Result) -> bytes:
-    if result is None:
-        result = Answer()
-    elif isinstance(result, str):
-        result = Answer(stdout=result)
-    elif not isinstance(result, Answer):
-        result = Answer(stdout=dict(result))
-    stdout = result.stdout if isinstance(result.stdout, str) else dict(result.stdout)
-    line = {"id": request_id, "exit_code": result.exit_code, "stdout": stdout, "stderr": result.stderr}
+    """The answer line for ``result``: ``{"id": …, "exit_code": …, "stdout": …, "stderr": …}``."""
+    if result is None:  # the usual answer: exit 0, nothing printed
+        return b'{"id": %s, "exit_code": 0, "stdout": "", "stderr": ""}\n' % _JSON.encode(request_id).encode()
+    if isinstance(result, Answer):
+        stdout: str | dict[str, object] = result.stdout if isinstance(result.stdout, str) else dict(result.stdout)
+        line = {"id": request_id, "exit_code": result.exit_code, "stdout": stdout, "stderr": result.stderr}
+    else:
+        stdout = result if isinstance(result, str) else dict(result)
+        line = {"id": request_id, "exit_code": 0, "stdout": stdout, "stderr": ""}
     return _JSON.encode(line).encode() + b"\n"
 
 
 _JSON = json.JSONEncoder(ensure_ascii=False)
+_PLAIN = frozenset({str, dict, Answer})
+"""Result types that are not awaitable (checked before :func:`inspect.isawaitable`, which costs more)."""
+_DECODER = json.JSONDecoder()
+
+
+def _request(raw: bytes) -> Any:
+    """One request line, parsed (text decoded here: ``json.loads`` would first guess the encoding of bytes)."""
+    return _DECODER.decode(raw.decode()) if raw[:1] == b"{" else json.loads(raw)
 
 
 def _failed(request_id: object) -> bytes:
@@ -102,11 +111,12 @@ def serve(handler: Handler, *, stdin: IO[bytes] | None = None, stdout: IO[bytes]
     for raw in reader:
         request_id: object = None
         try:
-            request = json.loads(raw)
+            request = _request(raw)
             request_id = request["id"]
             result = handler(request["event"], request["input"])
-            assert not inspect.isawaitable(result), "a plain handler returned an awaitable; use async def"
-            line = _answer(request_id, result)
+            if result is not None and result.__class__ not in _PLAIN and inspect.isawaitable(result):
+                raise TypeError("a plain handler returned an awaitable; use async def")
+            line = _answer(request_id, cast("Result", result))
         except Exception:
             line = _failed(request_id)
         writer.write(line)
@@ -123,7 +133,7 @@ async def _serve_async(handler: Handler, reader: IO[bytes], writer: IO[bytes]) -
     async def one(raw: bytes) -> None:
         request_id: object = None
         try:
-            request = json.loads(raw)
+            request = _request(raw)
             request_id = request["id"]
             result = handler(request["event"], request["input"])
             line = _answer(request_id, await result if inspect.isawaitable(result) else result)

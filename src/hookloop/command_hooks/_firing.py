@@ -54,6 +54,7 @@ _log = logging.getLogger("hookloop.command_hooks.bridge")
 HOOK_NAME = "command hooks"
 """The name of the in-process hooks (and the approver) :meth:`CommandHooks.install` registers."""
 _MATCH_MEMO = 4096
+_ANSWER_MEMO, _ANSWER_MEMO_SIZE = 256, 4096  # decisions remembered; of answers up to this many bytes
 _KIND_NAMES: dict[DecisionKind, str] = {
     "continue": "Continue",
     "allow": "Allow",
@@ -156,6 +157,8 @@ class Firing:
         self.pending_context: dict[str, list[str]] = {}
         self.policies: dict[str, PermissionPolicy | None] = {}
         self.matched: dict[tuple[str, str | None, str], bool] = {}
+        self.selected: dict[tuple[str | None, str | None, str | None], tuple[ConfiguredHook, ...]] = {}
+        self.translated: dict[tuple[object, ...], CommandDecision] = {}
         self.any_async = any(_runs_async(hook) for hook in config.hooks)
         self.any_model_handlers = any(_in_process(hook) for hook in config.hooks)
         self.version = _version()
@@ -179,17 +182,31 @@ class Firing:
         tool: tuple[str, Mapping[str, JSONValue]] | None = None,
     ) -> tuple[ConfiguredHook, ...]:
         """Handlers for one firing, in configuration order: Claude hooks of ``claude`` whose matcher accepts
-        ``target`` and whose ``if`` rule matches ``tool`` (name, input), then Cline scripts named ``cline``."""
+        ``target`` and whose ``if`` rule matches ``tool`` (name, input), then Cline scripts named ``cline``.
+        Remembered per (``claude``, ``cline``, ``target``) when no candidate has an ``if`` rule (then nothing
+        else decides: the configuration does not change during the installation's life)."""
+        key = (claude, cline, target)
+        known = self.selected.get(key)
+        if known is not None:
+            return known
         selected: list[ConfiguredHook] = []
+        conditional = False
         for hook in self.claude_hooks.get(claude, ()) if claude is not None else ():
             if hook.matcher is not None and not self.matches(hook.matcher, target, hook.event):
                 continue
-            if hook.condition is not None and (tool is None or not self.condition_matches(hook.condition, *tool)):
-                continue
+            if hook.condition is not None:
+                conditional = True
+                if tool is None or not self.condition_matches(hook.condition, *tool):
+                    continue
             selected.append(hook)
         if cline is not None:
             selected.extend(self.cline_hooks.get(cline, ()))
-        return dedupe(tuple(selected))
+        found = dedupe(tuple(selected))
+        if not conditional:
+            if len(self.selected) >= _MATCH_MEMO:
+                self.selected.clear()
+            self.selected[key] = found
+        return found
 
     def matches(self, matcher: str, target: str | None, event: str) -> bool:
         """:func:`~hookloop.command_hooks.matchers.matcher_matches`, remembered per (matcher, target, event):
@@ -287,10 +304,7 @@ class Firing:
                     on_line=self.line_streamer(),
                     extra_env=self.hook_env(hooks, session_id),
                 )
-                if len(hooks) == 1:
-                    decisions = (translate_outcome(hooks[0], outcomes[0]),)
-                else:
-                    decisions = tuple(translate_outcome(h, o) for h, o in zip(hooks, outcomes, strict=True))
+                decisions = tuple(map(self.translate, hooks, outcomes))
         except asyncio.CancelledError:
             self.report_cancelled(hooks, call_id, time.perf_counter() - started, background=background)
             raise
@@ -303,6 +317,20 @@ class Firing:
                 if error not in own:
                     _log.warning("command hooks on %s: %s", hooks[0].event, error)
         return Fired(hooks, decisions, merged, fired_outcomes, ends_turn)
+
+    def translate(self, hook: ConfiguredHook, outcome: HookOutcome) -> CommandDecision:
+        """:func:`~hookloop.command_hooks.translate.translate_outcome`, remembered for answers that ran to
+        completion: then the decision depends only on the event, the protocol and the answer (exit status, HTTP
+        status, stdout, stderr), and a hook usually answers the same on every call. Small answers only."""
+        if not outcome.ok or outcome.stdout_truncated or len(outcome.stdout) + len(outcome.stderr) > _ANSWER_MEMO_SIZE:
+            return translate_outcome(hook, outcome)
+        key = (hook.event, hook.protocol, outcome.exit_code, outcome.http_status, outcome.stdout, outcome.stderr)
+        known = self.translated.get(key)
+        if known is None:
+            if len(self.translated) >= _ANSWER_MEMO:
+                self.translated.clear()
+            known = self.translated[key] = translate_outcome(hook, outcome)
+        return known
 
     async def run_mixed(
         self,

@@ -11,8 +11,11 @@ stdin/stdout, one line per message:
   (text, or a JSON object standing for its text — Claude Code's JSON output), ``stderr`` (text).
 
 Requests are pipelined (hookloop does not wait for one answer before sending the next firing's request) and
-answers may come in any order: the id pairs them. The process's stderr is logged (logger
-``hookloop.command_hooks.processes``, level INFO), line by line.
+answers may come in any order: the id pairs them. What one firing costs hookloop: a line written to the pipe
+(its tail, the event and the payload, built once for every process of the event), an entry in the process's
+table of firings waiting (one deadline timer per process, set for the earliest deadline), and the answer parsed
+as it is read; the firings of one event are awaited together on one future (:class:`Batch`). The process's
+stderr is logged (logger ``hookloop.command_hooks.processes``, level INFO), line by line.
 
 Lifecycle: the process is started in its own process group with the environment a command hook gets (secrets
 withheld, ``CLAUDE_PROJECT_DIR`` …) in the project directory. A firing whose answer does not come within the
@@ -37,18 +40,20 @@ import os
 import signal
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 from hookloop import _reaper
-from hookloop._spawn import spawn_group
+from hookloop._spawn import spawn_group, spawn_group_light
 
 from .model import ConfiguredHook, HookOutcome
 
-__all__ = ["HookProcess", "ProcessPool", "Waiting", "wait_all"]
+__all__ = ["Batch", "HookProcess", "ProcessPool", "Waiting", "request_tail"]
 
 _log = logging.getLogger("hookloop.command_hooks.processes")
 _LINE_SLACK = 1 << 16
 _EVENT_JSON: dict[str, bytes] = {}
+_CLOCK_SLACK = time.get_clock_info("monotonic").resolution
+"""A timer may run this much before its time (asyncio's own rule): a deadline that close has passed."""
 
 Env: TypeAlias = Mapping[bytes, bytes] | Mapping[str, str] | None
 EnvSource: TypeAlias = Env | Callable[[], Env]
@@ -56,20 +61,59 @@ EnvSource: TypeAlias = Env | Callable[[], Env]
 
 
 class Waiting:
-    """One firing sent to a hook process and not answered yet: :attr:`future` gets its :class:`HookOutcome`
-    (the answer, a timeout, or "crashed") — it never raises."""
+    """One firing sent to a hook process and not answered yet. Its :attr:`outcome` is set once — the answer, a
+    timeout, or "crashed" — and its :class:`Batch` is told; nothing here raises."""
 
-    __slots__ = ("future", "generation", "request_id", "started", "timeout", "timer")
+    __slots__ = ("batch", "deadline", "generation", "outcome", "request_id", "started", "timeout")
 
     def __init__(
-        self, future: asyncio.Future[HookOutcome], request_id: str, generation: int, timeout: float, started: float
+        self, batch: Batch, request_id: str, generation: int, timeout: float, started: float, deadline: float
     ) -> None:
-        self.future = future
+        self.batch = batch
         self.request_id = request_id
         self.generation = generation
         self.timeout = timeout
         self.started = started
-        self.timer: asyncio.TimerHandle | None = None
+        self.deadline = deadline
+        """Loop time after which the firing is a timeout."""
+        self.outcome: HookOutcome | None = None
+
+
+class Batch:
+    """The requests of one event firing to hook processes, awaited together: one future for the whole batch
+    (not one per firing), resolved when the last of them has its outcome."""
+
+    __slots__ = ("future", "remaining", "sent")
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[HookProcess, Waiting]] = []
+        self.remaining = 0
+        self.future: asyncio.Future[None] | None = None
+
+    def resolved(self) -> None:
+        """One firing of the batch has its outcome."""
+        self.remaining -= 1
+        future = self.future
+        if not self.remaining and future is not None and not future.done():
+            future.set_result(None)
+
+    async def outcomes(self) -> list[HookOutcome]:
+        """Every firing's outcome, in the order they were sent. Cancelling the caller stops the processes that
+        had not answered yet (the run is being cancelled: they go with it), then re-raises."""
+        sent = self.sent
+        if self.remaining:
+            self.future = asyncio.get_running_loop().create_future()
+            try:
+                await self.future
+            except asyncio.CancelledError:
+                self.sent = []
+                waiting_on = {id(p): p for p, waiting in sent if waiting.outcome is None}
+                for process, waiting in sent:
+                    process.forget(waiting)
+                await asyncio.shield(asyncio.gather(*(p.close() for p in waiting_on.values()), return_exceptions=True))
+                raise
+        self.sent = []  # no cycle left (each firing points at its batch): freed without the garbage collector
+        return [cast("HookOutcome", waiting.outcome) for _, waiting in sent]  # all set: nothing remains
 
 
 class _Answers(asyncio.SubprocessProtocol):
@@ -78,6 +122,7 @@ class _Answers(asyncio.SubprocessProtocol):
 
     def __init__(self, owner: HookProcess, generation: int, limit: int, loop: asyncio.AbstractEventLoop) -> None:
         self.owner = owner
+        self.loop = loop
         self.generation = generation
         self.limit = limit
         self.out = bytearray()
@@ -86,11 +131,14 @@ class _Answers(asyncio.SubprocessProtocol):
         self.failed = False
         self.pid = 0
         self.transport: asyncio.SubprocessTransport | None = None
+        self.stdin: asyncio.WriteTransport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.SubprocessTransport)
         self.transport = transport
         self.pid = transport.get_pid()
+        pipe = transport.get_pipe_transport(0)
+        self.stdin = pipe if isinstance(pipe, asyncio.WriteTransport) else None
 
     @property
     def returncode(self) -> int | None:
@@ -111,17 +159,22 @@ class _Answers(asyncio.SubprocessProtocol):
             if len(buffer) > self.limit:
                 self.owner._fail(self, f"wrote an answer longer than {self.owner.output_cap} bytes")
             return
-        buffer += data
-        *lines, rest = buffer.split(b"\n")
+        if buffer:
+            buffer += data
+            lines: list[bytes] | list[bytearray] = buffer.split(b"\n")
+        else:  # the usual case: whole answer lines, nothing kept from before
+            lines = data.split(b"\n")
+        rest = lines.pop()
         buffer[:] = rest
+        owner, limit = self.owner, self.limit
         for raw in lines:
-            if len(raw) > self.limit:
-                self.owner._fail(self, f"wrote an answer longer than {self.owner.output_cap} bytes")
+            if len(raw) > limit:
+                owner._fail(self, f"wrote an answer longer than {owner.output_cap} bytes")
                 return
-            if not self.owner._answer(self, raw):
+            if not owner._answer(self, raw):
                 return
-        if len(buffer) > self.limit:
-            self.owner._fail(self, f"wrote an answer longer than {self.owner.output_cap} bytes")
+        if len(buffer) > limit:
+            owner._fail(self, f"wrote an answer longer than {owner.output_cap} bytes")
 
     def _stderr(self, data: bytes) -> None:
         buffer = self.err
@@ -180,6 +233,8 @@ class HookProcess:
         self._transport: asyncio.SubprocessTransport | None = None
         self._protocol: _Answers | None = None
         self._stopping: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        """The deadline timer of the firings waiting (see :meth:`_expire_due`)."""
 
     @property
     def pid(self) -> int | None:
@@ -192,10 +247,12 @@ class HookProcess:
     # -- firing ---------------------------------------------------------------------------------------------
 
     async def request(self, event: str, body: bytes, *, timeout: float) -> HookOutcome:  # noqa: ASYNC109
-        """Send one firing's request and wait for its answer (at most ``timeout`` seconds)."""
+        """Send one firing's request and wait for its answer (at most ``timeout`` seconds); the process is
+        started first if it does not run."""
         started = time.perf_counter()
-        waiting = self.submit(event, body, timeout=timeout, started=started)
-        if waiting is None:
+        batch = Batch()
+        tail = request_tail(event, body)
+        if not self.submit(batch, tail, timeout=timeout, started=started):
             try:
                 await self._ensure()
             except OSError as exc:
@@ -205,53 +262,71 @@ class HookProcess:
                     error=f"hook {self.name} could not start: {exc.strerror or exc}",
                     timeout=timeout,
                 )
-            waiting = self.submit(event, body, timeout=timeout, started=started)
-            if waiting is None:  # it died as it started
+            if not self.submit(batch, tail, timeout=timeout, started=started):  # it died as it started
                 return self._crashed(self._protocol, None, timeout, time.perf_counter() - started)
-        return (await wait_all(((self, waiting),)))[0]
+        return (await batch.outcomes())[0]
 
-    def submit(self, event: str, body: bytes, *, timeout: float, started: float | None = None) -> Waiting | None:
-        """Send one firing's request now if the process runs (``None`` when it must be started first: use
-        :meth:`request`). The answer, a timeout after ``timeout`` seconds, or a crash resolves the returned
-        :attr:`Waiting.future`; await it with :func:`wait_all`."""
-        protocol, transport = self._protocol, self._transport
-        if protocol is None or protocol.failed or transport is None:
-            return None
-        pipe = transport.get_pipe_transport(0)
-        if not isinstance(pipe, asyncio.WriteTransport) or pipe.is_closing():
-            return None
-        loop = asyncio.get_running_loop()
-        request_id = str(next(self.ids))
+    def submit(self, batch: Batch, tail: bytes, *, timeout: float, started: float | None = None) -> bool:
+        """Send one firing's request now if the process runs, as part of ``batch`` (False when it must be
+        started first: use :meth:`request`). ``tail`` is :func:`request_tail` of the firing (the same for every
+        process of one event). The answer, a timeout after ``timeout`` seconds, or a crash gives the firing its
+        outcome; await them with :meth:`Batch.outcomes`."""
+        protocol = self._protocol
+        if protocol is None or protocol.failed:
+            return False
+        pipe = protocol.stdin
+        if pipe is None or pipe.is_closing():
+            return False
+        number = next(self.ids)
+        request_id = str(number)
+        deadline = protocol.loop.time() + timeout
         waiting = Waiting(
-            loop.create_future(),
+            batch,
             request_id,
             protocol.generation,
             timeout,
             time.perf_counter() if started is None else started,
+            deadline,
         )
         self.pending[request_id] = waiting
-        waiting.timer = loop.call_later(timeout, self._expire, waiting)
-        event_json = _EVENT_JSON.get(event)
-        if event_json is None:
-            event_json = _EVENT_JSON.setdefault(event, json.dumps(event).encode())
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the exit is reported by the protocol
-            pipe.write(b'{"id":"%s","event":%s,"input":%s}\n' % (request_id.encode(), event_json, body))
-        return waiting
+        batch.sent.append((self, waiting))
+        batch.remaining += 1
+        timer = self._timer
+        if timer is None or deadline < timer.when():  # one timer per process, for the earliest deadline
+            if timer is not None:
+                timer.cancel()
+            self._timer = protocol.loop.call_at(deadline, self._expire_due)
+        try:  # noqa: SIM105 -- not contextlib.suppress: an object and two calls per firing
+            pipe.write(b'{"id":"%d%s' % (number, tail))
+        except (BrokenPipeError, ConnectionResetError):  # the exit is reported by the protocol
+            pass
+        return True
 
     def forget(self, waiting: Waiting) -> None:
-        """The firing is no longer awaited (cancelled): drop it and its timer."""
+        """The firing is no longer awaited (cancelled): drop it (its outcome is never set)."""
         if self.pending.get(waiting.request_id) is waiting:
             del self.pending[waiting.request_id]
-        if waiting.timer is not None:
-            waiting.timer.cancel()
 
     def _resolve(self, waiting: Waiting, outcome: HookOutcome) -> None:
-        self.forget(waiting)
-        if not waiting.future.done():
-            waiting.future.set_result(outcome)
+        if self.pending.get(waiting.request_id) is waiting:
+            del self.pending[waiting.request_id]
+        if waiting.outcome is None:
+            waiting.outcome = outcome
+            waiting.batch.resolved()
+
+    def _expire_due(self) -> None:
+        """The deadline timer: every firing past its deadline is a timeout; the timer is set again for the
+        earliest deadline left."""
+        self._timer = None
+        loop = asyncio.get_running_loop()
+        now = loop.time() + _CLOCK_SLACK
+        due = [waiting for waiting in self.pending.values() if waiting.deadline <= now]
+        for waiting in due:
+            self._expire(waiting)
+        if self.pending:
+            self._timer = loop.call_at(min(w.deadline for w in self.pending.values()), self._expire_due)
 
     def _expire(self, waiting: Waiting) -> None:
-        waiting.timer = None
         self._resolve(
             waiting,
             HookOutcome(
@@ -271,21 +346,23 @@ class HookProcess:
         if isinstance(answer, str):
             self._fail(protocol, f"wrote a line that is not an answer ({answer})")
             return False
-        request_id, fields = answer
+        request_id, exit_code, stdout, stderr = answer
         waiting = self.pending.get(request_id)
         if waiting is None or waiting.generation != protocol.generation:
             _log.info("hook %s: answer to %r, which no firing waits for; dropped", self.name, request_id)
             return True
-        self._resolve(
-            waiting,
-            HookOutcome(
+        del self.pending[request_id]
+        if waiting.outcome is None:
+            waiting.outcome = HookOutcome(
                 name=self.name,
-                **fields,
+                exit_code=exit_code,
+                stdout=stdout,
+                stderr=stderr,
                 timeout=waiting.timeout,
                 duration=time.perf_counter() - waiting.started,
                 pid=protocol.pid,
-            ),
-        )
+            )
+            waiting.batch.resolved()
         return True
 
     # -- lifecycle ------------------------------------------------------------------------------------------
@@ -300,15 +377,22 @@ class HookProcess:
             env = self.env() if callable(self.env) else self.env
             generation = self.starts + 1
             limit = self.output_cap + _LINE_SLACK
-            transport, protocol = await spawn_group(
-                lambda: _Answers(self, generation, limit, loop),
-                *self.argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=self.cwd,
-                env=env,
+            protocol = _Answers(self, generation, limit, loop)
+            # The pidfd spawn where the system has it: answers reach the protocol as they are read, without
+            # asyncio's subprocess layer deferring each to the loop's next round; else asyncio's machinery.
+            transport: asyncio.SubprocessTransport | None = spawn_group_light(
+                protocol, *self.argv, cwd=self.cwd, env=env
             )
+            if transport is None:
+                transport, protocol = await spawn_group(
+                    lambda: _Answers(self, generation, limit, loop),
+                    *self.argv,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    cwd=self.cwd,
+                    env=env,
+                )
             self.starts = generation
             self._transport, self._protocol = transport, protocol
 
@@ -369,30 +453,25 @@ class HookProcess:
     async def _reap(self) -> None:
         protocol, transport, stopping = self._protocol, self._transport, self._stopping
         self._protocol = self._transport = self._stopping = None
-        if protocol is None or transport is None:
-            return
-        protocol.failed = True
-        if stopping is not None:
-            await asyncio.shield(stopping)  # the firings of this run are resolved
-        self._fail_pending(protocol, None)
-        transport.close()
-        await _reaper.release(protocol.pid)
+        if protocol is not None and transport is not None:
+            protocol.failed = True
+            if stopping is not None:
+                await asyncio.shield(stopping)  # the firings of this run are resolved
+            self._fail_pending(protocol, None)
+            transport.close()
+            await _reaper.release(protocol.pid)
+        if self._timer is not None and not self.pending:  # nothing left to time out
+            self._timer.cancel()
+            self._timer = None
 
 
-async def wait_all(firings: Sequence[tuple[HookProcess, Waiting]]) -> list[HookOutcome]:
-    """The outcomes of firings sent with :meth:`HookProcess.submit`, in order. Cancelling the caller stops the
-    processes that had not answered yet (the run is being cancelled: they go with it), then re-raises."""
-    try:
-        if len(firings) == 1:
-            return [await firings[0][1].future]
-        await asyncio.wait([waiting.future for _, waiting in firings])
-    except asyncio.CancelledError:
-        waiting_on = {id(process): process for process, waiting in firings if not waiting.future.done()}
-        for process, waiting in firings:
-            process.forget(waiting)
-        await asyncio.shield(asyncio.gather(*(p.close() for p in waiting_on.values()), return_exceptions=True))
-        raise
-    return [waiting.future.result() for _, waiting in firings]
+def request_tail(event: str, body: bytes) -> bytes:
+    """Everything of a request line after its id's digits: built once per event firing and shared by the
+    processes it goes to (``body`` is the stdin payload, JSON)."""
+    event_json = _EVENT_JSON.get(event)
+    if event_json is None:
+        event_json = _EVENT_JSON.setdefault(event, json.dumps(event).encode())
+    return b'","event":%s,"input":%s}\n' % (event_json, body)
 
 
 class ProcessPool:
@@ -402,8 +481,9 @@ class ProcessPool:
         self.output_cap = output_cap
         self.kill_grace = kill_grace
         self.processes: dict[tuple[str, ...], HookProcess] = {}
-        self.resolved: dict[tuple[Any, ...], tuple[object, ConfiguredHook, HookProcess]] = {}
-        """Memo of the runner: (hook, project, …) → (its options, the process) — see ``runner._process_of``."""
+        self.resolved: dict[tuple[Any, ...], tuple[object, ConfiguredHook, HookProcess, float]] = {}
+        """Memo of the runner: (hook, project, …) → (its options, the hook, the process, the firing's timeout) —
+        see ``runner._process_of``."""
 
     def get(self, hook: ConfiguredHook, argv: Sequence[str], *, cwd: str, env: EnvSource) -> HookProcess:
         """The process for ``argv`` in ``cwd`` (created, not started, the first time); ``env`` is used when the
@@ -428,16 +508,29 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
-def _parse_answer(raw: bytes | bytearray) -> tuple[str, dict[str, Any]] | str:
-    """(request id, HookOutcome fields) of one answer line, or why it is not one."""
+def _parse_answer(raw: bytes | bytearray) -> tuple[str, int, bytes, bytes] | str:
+    """(request id, exit code, stdout, stderr) of one answer line, or why it is not one."""
     try:
-        data = json.loads(raw)
-    except ValueError:
+        if raw[:1] == b"{":  # an answer is an object: decoded here (json.loads would guess the bytes' encoding)
+            text = raw.decode()
+            data, end = _DECODER.raw_decode(text)
+            if end != len(text) and text[end:].strip(" \t\n\r"):  # json.loads's rule: only whitespace after
+                return f"not JSON: {raw[:60]!r}"
+        else:
+            data = json.loads(raw)
+    except ValueError:  # UnicodeDecodeError too, as json.loads raises for bytes that are not UTF-8
         return f"not JSON: {raw[:60]!r}"
-    if not isinstance(data, dict) or not isinstance(data.get("id"), (str, int)) or isinstance(data["id"], bool):
+    if not isinstance(data, dict):
+        return 'expected an object with an "id"'
+    request_id = data.get("id")
+    if isinstance(request_id, str):
+        pass
+    elif isinstance(request_id, int) and not isinstance(request_id, bool):
+        request_id = str(request_id)
+    else:
         return 'expected an object with an "id"'
     exit_code = data.get("exit_code", 0)
-    if isinstance(exit_code, bool) or not isinstance(exit_code, int):
+    if exit_code.__class__ is not int and (isinstance(exit_code, bool) or not isinstance(exit_code, int)):
         return '"exit_code" must be an integer'
     stdout = data.get("stdout", "")
     if isinstance(stdout, (dict, list)):
@@ -445,5 +538,8 @@ def _parse_answer(raw: bytes | bytearray) -> tuple[str, dict[str, Any]] | str:
     stderr = data.get("stderr", "")
     if not isinstance(stdout, str) or not isinstance(stderr, str):
         return '"stdout" and "stderr" must be text (stdout may be a JSON object)'
-    fields = {"exit_code": exit_code, "stdout": stdout.encode(), "stderr": stderr.encode()}
-    return str(data["id"]), fields
+    return request_id, exit_code, stdout.encode(), stderr.encode()
+
+
+_DECODER = json.JSONDecoder()
+"""``json.loads``'s own decoder (no arguments: the same one ``json.loads`` uses)."""

@@ -70,7 +70,7 @@ import sys
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
+from typing import Literal, Protocol, TypeAlias
 
 from hookloop import _reaper
 from hookloop._spawn import spawn_group, spawn_group_light
@@ -96,9 +96,7 @@ from .model import (
     outcome_from_json,
     outcome_to_json,
 )
-
-if TYPE_CHECKING:
-    from .processes import HookProcess, ProcessPool, Waiting
+from .processes import Batch, HookProcess, ProcessPool, request_tail
 
 __all__ = [
     "CLINE_TIMEOUT",
@@ -787,11 +785,18 @@ async def _run_in_process(
     extra_env: Mapping[str, str] | None,
 ) -> HookOutcome:
     """A firing of a ``process`` handler: one request to its running hook process (started if need be)."""
-    found = _process_of(hook, handler, project, opts, extra_env)
+    found = _process_of(hook, handler, project, opts, _lasting(extra_env), extra_env)
     if isinstance(found, HookOutcome):
         return found
     process, timeout = found
     return await process.request(hook.event, body, timeout=timeout)
+
+
+def _lasting(extra_env: Mapping[str, str] | None) -> tuple[tuple[str, str], ...]:
+    """The variables of ``extra_env`` a hook process keeps (not the per-firing ones), as a memo key."""
+    if not extra_env or extra_env.keys() <= _PER_FIRING_VARS:  # the bridge's usual: only per-firing ones
+        return ()
+    return tuple(sorted(i for i in extra_env.items() if i[0] not in _PER_FIRING_VARS))
 
 
 def _process_of(
@@ -799,27 +804,28 @@ def _process_of(
     handler: ProcessHandler,
     project: str,
     opts: RunnerOptions,
+    lasting: tuple[tuple[str, str], ...],
     extra_env: Mapping[str, str] | None,
 ) -> tuple[HookProcess, float] | HookOutcome:
     """The hook process a firing of ``hook`` goes to and the firing's timeout, or the outcome of a firing that
-    cannot run. Remembered in the pool per (hook, project, the variables that are not per firing) for these
-    ``opts``; the process's environment is computed when it starts, not here."""
-    timeout = default_timeout(hook.event, hook, opts)
+    cannot run. Remembered in the pool per (hook, project, ``lasting`` — :func:`_lasting` of ``extra_env``) for
+    these ``opts``; the process's environment is computed when it starts, not here."""
     pool = opts.processes
-    if pool is None:
-        message = f"hook {hook.name}: process handlers run only inside a Worker (hookloop keeps the process)"
+    if pool is None or (opts.sandbox is not None and opts.sandbox.covers_hook(hook)):  # checked at every firing
+        timeout = default_timeout(hook.event, hook, opts)
+        if pool is None:
+            message = f"hook {hook.name}: process handlers run only inside a Worker (hookloop keeps the process)"
+        else:
+            message = f"hook {hook.name}: process handlers cannot run under the hook sandbox; use a command handler"
         return HookOutcome(name=hook.name, error_kind="spawn_failed", error=message, timeout=timeout)
-    if opts.sandbox is not None and opts.sandbox.covers_hook(hook):
-        message = f"hook {hook.name}: process handlers cannot run under the hook sandbox; use a command handler"
-        return HookOutcome(name=hook.name, error_kind="spawn_failed", error=message, timeout=timeout)
-    lasting = () if not extra_env else tuple(sorted(i for i in extra_env.items() if i[0] not in _PER_FIRING_VARS))
     # exec form with a $ placeholder expands from the environment: not remembered (it may change)
     memo = handler.args is None or ("$" not in handler.command and not any("$" in a for a in handler.args))
     key = (id(hook), project, lasting)
     if memo:
-        known = pool.resolved.get(key)
+        known = pool.resolved.get(key)  # only memo-able hooks are in it
         if known is not None and known[0] is opts and known[1] is hook:
-            return known[2], timeout
+            return known[2], known[3]
+    timeout = default_timeout(hook.event, hook, opts)
     overrides, env = _hook_env(hook, project, opts, extra_env)
     argv = command_argv(CommandHandler(command=handler.command, args=handler.args), platform=opts.platform, env=env)
     kept = {k: v for k, v in overrides.items() if k not in _PER_FIRING_VARS}
@@ -837,7 +843,7 @@ def _process_of(
     if memo:
         if len(pool.resolved) >= _PROCESS_MEMO:
             pool.resolved.clear()
-        pool.resolved[key] = (opts, hook, process)
+        pool.resolved[key] = (opts, hook, process, timeout)
     return process, timeout
 
 
@@ -936,7 +942,7 @@ async def run_all(
     not stop its siblings. ``on_line(hook, stream, line)`` receives output lines as they arrive. Cancelling the
     awaiting task terminates every running hook's process group at once, waits for them, then re-raises.
     """
-    if any(hook.protocol == "cline" for hook in hooks) and cline_payload is None:
+    if cline_payload is None and any(isinstance(hook.handler, ClineScript) for hook in hooks):
         raise ValueError("run_all: Cline scripts are among the hooks but no cline_payload was given")
     claude_body = _encode(payload)
     cline_body = _encode(cline_payload) if cline_payload is not None else b""
@@ -962,23 +968,33 @@ async def run_all(
 
     if not hooks:
         return ()
+    sent = None if durable else _send_to_processes(hooks, claude_body, os.fspath(project_dir), options, extra_env)
+    if sent is not None and len(sent.sent) == len(hooks):  # all to running hook processes: no task, no coroutine
+        return tuple(await sent.outcomes())
     if len(hooks) == 1:
         return (await one(hooks[0]),)
-    sent = None if durable else _send_to_processes(hooks, claude_body, os.fspath(project_dir), options, extra_env)
     if not sent:
         async with asyncio.TaskGroup() as group:
             tasks = [group.create_task(one(hook)) for hook in hooks]
         return tuple(task.result() for task in tasks)
     # Requests to running hook processes went out already: their answers are awaited together, not in tasks.
-    from .processes import wait_all
-
     outcomes: dict[int, HookOutcome] = {}
     async with asyncio.TaskGroup() as group:
-        others = {i: group.create_task(one(hook)) for i, hook in enumerate(hooks) if i not in sent}
-        answered = await wait_all(list(sent.values()))
-    outcomes.update(zip(sent, answered, strict=True))
+        others = {i: group.create_task(one(hook)) for i, hook in enumerate(hooks) if i not in sent.positions}
+        answered = await sent.outcomes()
+    outcomes.update(zip(sent.positions, answered, strict=True))
     outcomes.update((i, task.result()) for i, task in others.items())
     return tuple(outcomes[i] for i in range(len(hooks)))
+
+
+class _Sent(Batch):
+    """A :class:`Batch` that also knows each request's hook (its position in ``hooks``)."""
+
+    __slots__ = ("positions",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.positions: list[int] = []
 
 
 def _send_to_processes(
@@ -987,18 +1003,33 @@ def _send_to_processes(
     project: str,
     options: RunnerOptions | None,
     extra_env: Mapping[str, str] | None,
-) -> dict[int, tuple[HookProcess, Waiting]]:
-    """Send the requests of the ``process`` hooks among ``hooks`` whose process already runs (by position)."""
+) -> _Sent | None:
+    """Send the requests of the ``process`` hooks among ``hooks`` whose process already runs (positions in
+    ``hooks`` in :attr:`_Sent.positions`); ``None`` when none could be sent this way."""
     if options is None or options.processes is None:
-        return {}
-    sent: dict[int, tuple[HookProcess, Waiting]] = {}
+        return None
+    resolved = options.processes.resolved
+    sandbox = options.sandbox  # when set, every firing goes through _process_of and its sandbox check
+    sent: _Sent | None = None
+    lasting: tuple[tuple[str, str], ...] | None = None
+    event, tail = "", b""
     for i, hook in enumerate(hooks):
         handler = hook.handler
-        if isinstance(handler, ProcessHandler):
-            found = _process_of(hook, handler, project, options, extra_env)
-            if not isinstance(found, HookOutcome):
+        if handler.__class__ is ProcessHandler or isinstance(handler, ProcessHandler):
+            if lasting is None:
+                lasting = _lasting(extra_env)
+            if hook.event != event:  # one line for every process of the event
+                event, tail = hook.event, request_tail(hook.event, body)
+            known = None if sandbox is not None else resolved.get((id(hook), project, lasting))  # _process_of's memo
+            if known is not None and known[0] is options and known[1] is hook:
+                process, timeout = known[2], known[3]
+            else:
+                found = _process_of(hook, handler, project, options, lasting, extra_env)
+                if isinstance(found, HookOutcome):
+                    continue
                 process, timeout = found
-                waiting = process.submit(hook.event, body, timeout=timeout)
-                if waiting is not None:
-                    sent[i] = (process, waiting)
-    return sent
+            if sent is None:
+                sent = _Sent()
+            if process.submit(sent, tail, timeout=timeout):
+                sent.positions.append(i)
+    return sent if sent is not None and sent.sent else None
