@@ -7,10 +7,11 @@
   queue worker, on the event loop and thread pool that executes every durable run. Each turn is timed inside the
   executing workflow: from one model request (timeline ``ModelRequestStarted``) to the next, against the start of
   every other bare step to the next; the first turn and the last (the answer) are left out, so the fixed costs of
-  starting and ending a workflow are not in it. Figure: the median over every turn of ``repeats`` runs of each
-  kind (one fsync stall or scheduling hiccup of a shared machine moves a median little, a difference of two
-  whole-run totals a lot); the ratio of the mean turns is in the note. While a run executes nothing else in
-  this process reads the database: its end is noticed in memory and its record read afterwards. Target ≤ 1.3×.
+  starting and ending a workflow are not in it. Short runs of each kind alternate (``repeats`` of each), so a
+  change of the machine's load falls on both kinds alike. Figure: the median over every turn of them (one fsync
+  stall or scheduling hiccup of a shared machine moves a median little, a difference of two whole-run totals a
+  lot); the ratio of the mean turns is in the note. While a run executes nothing else in this process reads the
+  database: its end is noticed in memory and its record read afterwards. Target ≤ 1.3×.
 - **500 paused runs** — the SQLite database's size (≤ 100 MB), ``hookloop runs list`` (a real CLI subprocess,
   start-up included; ≤ 1 s; the store's ``list_runs`` alone is shown for reference), and approve → the first
   model call of the continuation with a worker serving (≤ 1 s; the queue's polling interval is part of it).
@@ -61,8 +62,8 @@ class _Sizes:
 
 
 SIZES = {
-    "full": _Sizes(turns=45, repeats=9, paused=500, cli_repeats=5, approvals=9, throughput=1000),
-    "quick": _Sizes(turns=25, repeats=5, paused=100, cli_repeats=3, approvals=5, throughput=200),
+    "full": _Sizes(turns=12, repeats=30, paused=500, cli_repeats=5, approvals=9, throughput=1000),
+    "quick": _Sizes(turns=12, repeats=12, paused=100, cli_repeats=3, approvals=5, throughput=200),
     "tiny": _Sizes(turns=3, repeats=1, paused=3, cli_repeats=1, approvals=1, throughput=2),
 }
 CLI = "import sys; from hookloop.cli import main; sys.argv[0] = 'hookloop'; main()"
