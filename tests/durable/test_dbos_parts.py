@@ -1,5 +1,6 @@
 """Parts of the DBOS backend that need no worker process: background hooks stay outside the durable effects, a
-dead executor is told from a live one, decisions round-trip as JSON, bad URLs and options are refused."""
+dead executor is told from a live one, decisions round-trip as JSON, bad URLs and options are refused, and
+processes that create the tables at once on a new database both succeed."""
 
 from __future__ import annotations
 
