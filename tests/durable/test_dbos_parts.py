@@ -1,5 +1,6 @@
 """Parts of the DBOS backend that need no worker process: background hooks stay outside the durable effects, a
-dead executor is told from a live one, decisions round-trip as JSON, bad URLs and options are refused."""
+dead executor is told from a live one, decisions round-trip as JSON, bad URLs and options are refused, and
+processes that create the tables at once on a new database both succeed."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ from types import SimpleNamespace
 from typing import TypeVar
 
 import pytest
+import sqlalchemy as sa
 
 from hookloop import AllowAlways, Approve, Reject, ScriptedClient, Text, ToolUse, Worker, tool
 from hookloop.command_hooks.bridge import CommandHooks
 from hookloop.durable import RunNotFound
+from hookloop.durable import _dbos_tables as tables
 from hookloop.durable._decisions import decision_from_json, decision_to_json
 from hookloop.durable.dbos import DBOSBackend, _dead
 from hookloop.effects import Effect
@@ -130,3 +133,35 @@ async def test_the_default_database_is_under_hookloop_home() -> None:
         assert (home / "durable.sqlite").exists()
     finally:
         await backend.close()
+
+
+def test_processes_creating_the_tables_at_once_both_succeed(tmp_path: Path) -> None:
+    """Another writer creates a table between this one's check and its CREATE (what two processes starting at
+    once on a new database do): this one's CREATE fails "already exists", it checks again and succeeds."""
+    url = f"sqlite:///{tmp_path / 'new.sqlite'}"
+    mine, other = sa.create_engine(url), sa.create_engine(url)
+    raced: list[str] = []
+
+    def create_it_first(target: sa.Table, connection: sa.Connection, **kw: object) -> None:
+        if not raced:
+            raced.append(target.name)
+            target.create(other)  # committed by the other engine before this CREATE runs
+
+    sa.event.listen(tables.EXECUTORS, "before_create", create_it_first)
+    try:
+        tables.create_tables(mine)
+    finally:
+        sa.event.remove(tables.EXECUTORS, "before_create", create_it_first)
+        other.dispose()
+    assert raced == ["hookloop_executors"]
+    assert set(sa.inspect(mine).get_table_names()) == set(tables.METADATA.tables)
+    mine.dispose()
+
+
+def test_an_error_creating_the_tables_that_is_not_the_race_is_raised(tmp_path: Path) -> None:
+    path = tmp_path / "read-only.sqlite"
+    path.touch()
+    engine = sa.create_engine(f"sqlite:///file:{path}?mode=ro&uri=true")
+    with pytest.raises(sa.exc.OperationalError, match="readonly"):
+        tables.create_tables(engine)
+    engine.dispose()

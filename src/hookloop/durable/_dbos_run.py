@@ -21,6 +21,16 @@ from hookloop._frozen import thaw_object
 from hookloop.checkpoint import Checkpoint
 from hookloop.errors import Cancelled
 from hookloop.outcome import Finished, Paused
+from hookloop.stream import (
+    BlockStart,
+    BlockStop,
+    NativeBlock,
+    StopEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    UsageEvent,
+)
 from hookloop.timeline import event_to_json
 
 from . import _dbos_tables as tables
@@ -42,6 +52,9 @@ QUEUE_POLL_SECONDS = 0.1
 _STREAM_TYPES = frozenset(
     {"block_start", "block_stop", "text_delta", "thinking_delta", "tool_call_delta", "native_block", "usage", "stop"}
 )
+"""The timeline events a segment does not keep (a stream error is kept): the items they build are in the history."""
+_STREAM_CLASSES = (BlockStart, BlockStop, TextDelta, ThinkingDelta, ToolCallDelta, NativeBlock, UsageEvent, StopEvent)
+"""The classes whose JSON ``type`` is in ``_STREAM_TYPES``: dropped before they are turned into JSON."""
 
 
 def workflow_id(run_id: str, segment: int) -> str:
@@ -231,6 +244,8 @@ class _Segment:
         await self._db(write)
 
     def _keep(self, event: object) -> None:
+        if isinstance(event, _STREAM_CLASSES):  # most of a reply's events: not kept, not converted
+            return
         try:
             data = event_to_json(event)  # type: ignore[arg-type]
         except (TypeError, ValueError):

@@ -17,6 +17,7 @@ step is used: the run fails rather than following a decision it did not take the
 from __future__ import annotations
 
 import asyncio
+import bisect
 import hashlib
 import json
 from collections.abc import Callable, Mapping
@@ -54,6 +55,12 @@ class _Decisions:
     def __init__(self, expected: Mapping[str, list[str]]) -> None:
         self.run = DecisionLog()
         self.calls: dict[str, DecisionLog] = {}
+        self._parts: dict[str, str] = {}
+        """Call id → ``"<call id>=<its digest>"``, kept as each call's digest changes (not built per model call)."""
+        self._order: list[str] = []
+        """The call ids sorted (kept sorted as calls come)."""
+        self._combined: tuple[str, str] | None = None
+        """(run digest, the run's digest over every call) of the last model call, while no call digest changed."""
         self.expected = expected
         self.seen: dict[str, int] = {}
         self.diverged: str | None = None
@@ -63,7 +70,10 @@ class _Decisions:
         entry = f"{event.event}/{event.hook}: {event.decision}"
         scope = event.call_id or ""
         if scope:
-            self.calls.setdefault(scope, DecisionLog()).add(entry)
+            log = self._call(scope)
+            log.add(entry)
+            self._parts[scope] = f"{scope}={log.digest}"
+            self._combined = None
         else:
             self.run.add(entry)
         index = self.seen.get(scope, 0)
@@ -79,12 +89,27 @@ class _Decisions:
             )
             self.on_diverge()
 
+    def _call(self, call_id: str) -> DecisionLog:
+        log = self.calls.get(call_id)
+        if log is None:
+            log = self.calls[call_id] = DecisionLog()
+            bisect.insort(self._order, call_id)
+            self._parts[call_id] = f"{call_id}="
+            self._combined = None
+        return log
+
     def take(self, call_id: str | None) -> tuple[str, tuple[str, ...]]:
+        """A tool call's digest (``call_id``), or the run's: its own decisions and every call's digest, sorted by
+        call id — ``sha256("\\n".join([run digest, *("<call id>=<digest>" sorted)]))[:32]``."""
         if call_id:
-            return self.calls.setdefault(call_id, DecisionLog()).take()
+            return self._call(call_id).take()
         digest, entries = self.run.take()
-        parts = [digest, *(f"{c}={log.digest}" for c, log in sorted(self.calls.items()))]
-        return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32], entries
+        combined = self._combined
+        if combined is None or combined[0] != digest:
+            parts = self._parts
+            text = "\n".join([digest, *(parts[c] for c in self._order)])
+            combined = self._combined = (digest, hashlib.sha256(text.encode()).hexdigest()[:32])
+        return combined[1], entries
 
 
 class StepEffects:

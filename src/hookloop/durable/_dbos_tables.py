@@ -26,6 +26,7 @@ __all__ = [
     "KEYS",
     "RUNS",
     "Row",
+    "create_tables",
     "make_engine",
 ]
 
@@ -88,8 +89,22 @@ def make_engine(url: str) -> sa.Engine:
         engine = sa.create_engine(parsed, connect_args={"timeout": 30})
     else:
         engine = sa.create_engine(parsed, pool_size=3, max_overflow=2, pool_pre_ping=True)
-    METADATA.create_all(engine, checkfirst=True)
+    create_tables(engine)
     return engine
+
+
+def create_tables(engine: sa.Engine) -> None:
+    """Create the tables that do not exist. Processes that start at once on a new database race between the
+    check and the CREATE: the loser's CREATE fails ("already exists"), so it checks again (once per table at
+    most); an error that is not that race comes back each time and is raised."""
+    attempts = len(METADATA.tables) + 1
+    for attempt in range(attempts):
+        try:
+            METADATA.create_all(engine, checkfirst=True)
+            return
+        except sa.exc.DBAPIError:
+            if attempt == attempts - 1:
+                raise
 
 
 def shared_key(engine: sa.Engine) -> bytes:
