@@ -10,6 +10,7 @@ from functools import partial
 from time import perf_counter
 from typing import Any, TypeAlias
 
+from hookloop._build import tool_context, tool_result
 from hookloop._frozen import EMPTY, FrozenDict, freeze_object, thaw_object
 from hookloop._nested import NestedCall, NestedOutcome, current_agent, nested_call
 from hookloop._run_base import _RunBase, cap_text
@@ -145,8 +146,12 @@ class _ToolBatch(_RunBase):
         ending = "not executed: the run ended before this call ran"
         try:
             if not planned:
+                interceptors, hook_chains = w._interceptors, w.hooks.chains
                 for c in calls:
-                    await self._plan_call(c)
+                    if interceptors.pre_tool_call or hook_chains[PRE_TOOL_CALL.index]:
+                        await self._plan_call(c)
+                    else:  # nothing runs before the permission decision: no coroutine
+                        self._plan_plain(c)
             if w.approvers and any(c.state == "approval" for c in calls):
                 await self._consult_approvers(calls)
             if w.denial_observers and any(c.denied for c in calls):
@@ -176,9 +181,11 @@ class _ToolBatch(_RunBase):
                     for chain in chains.values():
                         group.create_task(self._execute_in_order(chain))
             subagent = False
+            interceptors, hook_chains = w._interceptors, w.hooks.chains
             for c in calls:
                 if c.executed:
-                    await self._post(c)
+                    if interceptors.post_tool_call or hook_chains[POST_TOOL_CALL.index]:  # else no coroutine
+                        await self._post(c)
                 elif c.state == "subagent":
                     subagent = True
             if subagent:  # a subagent paused: the batch pauses with it
@@ -312,6 +319,26 @@ class _ToolBatch(_RunBase):
             return False
         return True
 
+    def _plan_plain(self, c: _Call) -> None:
+        """`_plan_call` when no pre_tool_call interceptor or hook is installed: the same checks, in the same
+        order, with the same results (tests/test_loop_fast_paths.py compares the two), without a coroutine."""
+        w = self.w
+        call, tool = c.call, c.tool
+        if tool is None:
+            names = ", ".join(sorted(t.meta.name for t in w._tools)) or "none"
+            c.fail(f"unknown tool {call.name!r}; the available tools are: {names}")
+            return
+        if call.raw_arguments is not None:
+            c.fail(f"the arguments for {call.name!r} are not a valid JSON object: {call.raw_arguments[:500]!r}")
+            return
+        if not self._validate(c) or (w.permissions is None and not w._outer_policies):
+            return  # (no policy and no hook vote: the decision is "allow")
+        behavior, reason, decided_by = w._decide_permission(tool, c.args, ())
+        if behavior == "deny":
+            c.deny(reason, decided_by)
+        elif behavior == "ask":
+            c.state, c.reason, c.asked_by = "approval", reason, decided_by
+
     async def _consult_approvers(self, calls: list[_Call]) -> None:
         """Before pausing: each call a permission rule or hook asked about goes to the approvers in order (a
         terminal prompt, a PermissionRequest command hook, a policy service); the first decision wins, and
@@ -407,20 +434,21 @@ class _ToolBatch(_RunBase):
         assert c.validated is not None
         policy = w.permissions
         timeline = w.timeline
-        ctx = ToolContext(
-            run_id=self.run_id,
-            session_id=self.session_id,
-            call_id=call.call_id,
-            tool_name=call.name,
-            turn=self.turn,
-            workspace=w.workspace,
-            read_filter=None if policy is None and not w._outer_policies else w._read_filter(tool.meta.name, c.args),
-            emit=timeline.emit if timeline.subscribers else None,
+        meta = tool.meta
+        ctx = tool_context(
+            self.run_id,
+            self.session_id,
+            call.call_id,
+            call.name,
+            self.turn,
+            w.workspace,
+            None if policy is None and not w._outer_policies else w._read_filter(meta.name, c.args),
+            timeline.emit if timeline.subscribers else None,
         )
         if timeline.subscribers:
             timeline.emit(ToolStarted(call_id=call.call_id, tool_name=call.name, arguments=c.args))
         started = perf_counter()
-        if tool.meta.performs_effects:
+        if meta.performs_effects:
             answer = await self._execute_nested(c, tool, ctx)
             if c.child is not None:  # the subagent paused: this call waits in the checkpoint
                 c.state, c.reason, c.asked_by = "subagent", c.child.reason, f"subagent {call.name!r}"
@@ -449,18 +477,12 @@ class _ToolBatch(_RunBase):
             c.structured = structured
         c.executed = True
         c.seconds = perf_counter() - started
-        meta: dict[str, object] = {}
-        if c.input_edited_by is not None:
-            meta["input_edited_by"] = c.input_edited_by
-            meta["executed_arguments"] = thaw_object(c.args)
-        c.result = ToolResult(
-            call_id=call.call_id,
-            name=call.name,
-            content=content,
-            is_error=is_error,
-            meta=freeze_object(meta) if meta else EMPTY,
-            parts=parts,
+        notes = (
+            EMPTY
+            if c.input_edited_by is None
+            else freeze_object({"input_edited_by": c.input_edited_by, "executed_arguments": thaw_object(c.args)})
         )
+        c.result = tool_result(call.call_id, call.name, content, is_error, notes, parts)
         if timeline.subscribers:
             timeline.emit(
                 ToolEnded(
@@ -743,6 +765,8 @@ async def _answer(
         else:
             async with asyncio.timeout(limit):
                 value = await tool.execute(validated, ctx)
+        if value.__class__ is str:  # what render_output makes of text
+            return value, False, (), None
         if isinstance(value, NestedOutcome):
             if nested is not None:
                 nested.child_usage, nested.child = value.usage, value.paused

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from hookloop._batch import _Call, _ToolBatch
+from hookloop._build import llm_request
 from hookloop._run_base import cap_text, describe
 from hookloop._stream import _StreamStep
 from hookloop.errors import (
@@ -119,7 +120,7 @@ class _Run(_StreamStep, _ToolBatch):
         if self.turn >= w.max_turns:
             raise MaxTurnsExceeded(w.max_turns)
         self.turn += 1
-        request = await self._request()
+        request = self._plain_request() if self._request_is_plain() else await self._request()
         items, calls = await self._run_model_step(request)
         for item in items:
             w._append(item)
@@ -198,15 +199,26 @@ class _Run(_StreamStep, _ToolBatch):
                 result, handler = decided
                 raise Aborted(result.reason, hook=handler.name, event=PRE_LLM_REQUEST.name)
         self.last_sent = len(history)
-        return LLMRequest(
-            system=system,
-            items=items,
-            tools=w._tools.specs(),
-            model=w.model,
-            max_tokens=w.max_tokens,
-            cache_prefix=w._locked_prefix,
-            turn=self.turn,
-            run_id=self.run_id,
+        return llm_request(
+            system, items, w._tools.specs(), w.model, w.max_tokens, w._locked_prefix, self.turn, self.run_id
+        )
+
+    def _request_is_plain(self) -> bool:
+        """Nothing would run before this request but the Worker's own notification injector, with nothing to
+        inject or report: `_request` would build the plain request (:meth:`_plain_request`)."""
+        w = self.w
+        if w.hooks.chains[PRE_LLM_REQUEST.index]:
+            return False
+        pre = w._interceptors.pre_llm_request
+        return not pre or (len(pre) == 1 and getattr(pre[0], "__self__", None) is w._notifier and w._notifier.idle)
+
+    def _plain_request(self) -> LLMRequest:
+        """`_request` when :meth:`_request_is_plain`: the same request, without a coroutine, a request context
+        or an interceptor run."""
+        w = self.w
+        self.last_sent = len(w._history)
+        return llm_request(
+            w.system_prompt, w._view, w._tools.specs(), w.model, w.max_tokens, w._locked_prefix, self.turn, self.run_id
         )
 
     async def _deliver_notifications(self) -> None:
