@@ -30,12 +30,24 @@ from hypothesis import strategies as st
 from helpers import add, echo, shape
 from hookloop import Finished, ScriptedClient, Text, ToolContext, ToolUse, Worker, tool
 from hookloop._batch import _Call
-from hookloop._build import llm_request, text_message, tool_call, tool_context, tool_result
+from hookloop._build import (
+    item_appended,
+    llm_request,
+    post_tool_call_info,
+    pre_llm_request_info,
+    text_message,
+    tool_call,
+    tool_context,
+    tool_ended,
+    tool_result,
+    tool_started,
+)
 from hookloop._frozen import EMPTY, freeze_object, freeze_parsed, thaw
 from hookloop._loop import _Run
 from hookloop._stream import _Block, _parse_call
 from hookloop.errors import ClientError
 from hookloop.hooks import NOTIFICATION, ON_STREAM_CHUNK, ON_STREAM_COMPLETE, PRE_LLM_REQUEST, Continue
+from hookloop.hooks.summaries import PostToolCallInfo, PreLlmRequestInfo
 from hookloop.items import Message, TextPart, ToolCall, ToolResult
 from hookloop.permissions import PermissionPolicy
 from hookloop.providers.base import LLMRequest, ToolSpec
@@ -51,6 +63,7 @@ from hookloop.stream import (
     Usage,
     UsageEvent,
 )
+from hookloop.timeline import ItemAppended, ToolEnded, ToolStarted
 from hookloop.tools._base import format_validation_error
 
 pytestmark = pytest.mark.anyio
@@ -104,6 +117,36 @@ def test_each_builder_equals_its_constructor() -> None:
     )
     assert ctx.idempotency_key == "run_1:c1"
 
+    assert item_appended(call) == ItemAppended(item=call)
+    assert tool_started("c1", "noop", args) == ToolStarted(call_id="c1", tool_name="noop", arguments=args)
+    assert tool_ended("c1", "noop", True, 0.5) == ToolEnded(call_id="c1", tool_name="noop", is_error=True, seconds=0.5)
+
+    tool_meta = add.meta
+    post = post_tool_call_info("r", "s", 2, "c1", "add", args, tool_meta, "3", False, 0.25, None, "a1", "explore")
+    assert type(post) is PostToolCallInfo
+    assert post == PostToolCallInfo(
+        run_id="r",
+        session_id="s",
+        turn=2,
+        call_id="c1",
+        tool_name="add",
+        arguments=args,
+        meta=tool_meta,
+        content="3",
+        is_error=False,
+        seconds=0.25,
+        structured=None,
+        agent_id="a1",
+        agent_type="explore",
+    )
+    pre = pre_llm_request_info("r", "s", 2, None, 5, 40, (call,))
+    assert type(pre) is PreLlmRequestInfo
+    assert pre == PreLlmRequestInfo(
+        run_id="r", session_id="s", turn=2, model=None, item_count=5, token_estimate=40, new_items=(call,)
+    )
+    with pytest.raises(AttributeError):  # still frozen
+        object.__getattribute__(pre, "__setattr__")("turn", 3)
+
     spec = ToolSpec(name="noop", description="", input_schema=EMPTY)
     history: Sequence[Any] = ()
     request = llm_request("system", history, (spec,), "m", 100, 2, 7, "run_1")
@@ -121,6 +164,11 @@ def test_builders_set_every_field() -> None:
         text_message("user", "x", EMPTY),
         tool_context("r", "s", "c", "n", 1, None, None, None),
         llm_request(None, (), (), None, None, 0, 1, "r"),
+        item_appended(text_message("user", "x", EMPTY)),
+        tool_started("c", "n", EMPTY),
+        tool_ended("c", "n", False, 0.0),
+        post_tool_call_info("r", "s", 1, "c", "n", EMPTY, add.meta, "", False, 0.0, None, None, None),
+        pre_llm_request_info("r", "s", 1, None, 0, 0, ()),
     ]
     for obj in built:
         for f in fields(obj):
@@ -274,25 +322,30 @@ _events = st.lists(
 )
 
 
-async def _model_step(events: list[StreamEvent], *, listening: bool) -> tuple[object, ...]:
+async def _model_step(events: list[StreamEvent], *, watched: bool, hooked: bool) -> tuple[object, ...]:
     worker = Worker(_Events(events))
     counted: list[int] = []
+    seen: list[object] = []
     worker.add_hook(ON_STREAM_COMPLETE, lambda info: counted.append(info.event_count) or Continue())
-    if listening:  # a chunk hook sends every event through the general loop
+    if hooked:  # a chunk hook sends every event through the general loop
         worker.add_hook(ON_STREAM_CHUNK, lambda event: Continue())
+    if watched:
+        worker.subscribe(seen.append)
     run = _Run(worker, "run_x")
     try:
         items, calls = await run._run_model_step(run._plain_request())
     except ClientError as exc:
-        return ("error", str(exc))
-    return (shape(items), [c.call_id for c in calls], run.last_text, run.stop_reason, run.usage, counted)
+        return ("error", str(exc), seen)
+    return (shape(items), [c.call_id for c in calls], run.last_text, run.stop_reason, run.usage, counted, seen)
 
 
 @settings(max_examples=300, deadline=None)
 @given(_events)
-def test_the_unwatched_stream_loop_records_what_the_general_loop_records(events: list[StreamEvent]) -> None:
-    unwatched = asyncio.run(_model_step(events, listening=False))
-    assert unwatched == asyncio.run(_model_step(events, listening=True))
+def test_the_stream_loops_without_hooks_record_what_the_general_loop_records(events: list[StreamEvent]) -> None:
+    unwatched = asyncio.run(_model_step(events, watched=False, hooked=False))
+    assert unwatched == asyncio.run(_model_step(events, watched=False, hooked=True))
+    watched = asyncio.run(_model_step(events, watched=True, hooked=False))
+    assert watched == asyncio.run(_model_step(events, watched=True, hooked=True))  # and the same events emitted
 
 
 async def test_a_stream_that_is_not_a_generator_is_still_closed() -> None:

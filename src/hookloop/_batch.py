@@ -10,7 +10,7 @@ from functools import partial
 from time import perf_counter
 from typing import Any, TypeAlias
 
-from hookloop._build import tool_context, tool_result
+from hookloop._build import post_tool_call_info, tool_context, tool_ended, tool_result, tool_started
 from hookloop._frozen import EMPTY, FrozenDict, freeze_object, thaw_object
 from hookloop._nested import NestedCall, NestedOutcome, current_agent, nested_call
 from hookloop._run_base import _RunBase, cap_text
@@ -42,7 +42,6 @@ from hookloop.hooks.summaries import (
     BatchCallInfo,
     NotificationInfo,
     PostToolBatchInfo,
-    PostToolCallInfo,
     pre_tool_call_input,
     tool_meta_view,
 )
@@ -54,7 +53,7 @@ from hookloop.interceptors._base import (
 from hookloop.items import ContentPart, Item, TextPart, ToolCall, ToolResult, adopt_parts, item_from_json
 from hookloop.outcome import Outcome, Paused
 from hookloop.stream import Usage
-from hookloop.timeline import HookDecision, ToolEnded, ToolStarted
+from hookloop.timeline import HookDecision
 from hookloop.tools._base import Tool, ToolContext, ToolFailure, ToolInputError, ToolOutput, render_output
 
 __all__: list[str] = []
@@ -446,7 +445,7 @@ class _ToolBatch(_RunBase):
             timeline.emit if timeline.subscribers else None,
         )
         if timeline.subscribers:
-            timeline.emit(ToolStarted(call_id=call.call_id, tool_name=call.name, arguments=c.args))
+            timeline.emit(tool_started(call.call_id, call.name, c.args))
         started = perf_counter()
         if meta.performs_effects:
             answer = await self._execute_nested(c, tool, ctx)
@@ -484,14 +483,7 @@ class _ToolBatch(_RunBase):
         )
         c.result = tool_result(call.call_id, call.name, content, is_error, notes, parts)
         if timeline.subscribers:
-            timeline.emit(
-                ToolEnded(
-                    call_id=call.call_id,
-                    tool_name=call.name,
-                    is_error=is_error,
-                    seconds=c.seconds,
-                )
-            )
+            timeline.emit(tool_ended(call.call_id, call.name, is_error, c.seconds))
 
     async def _execute_nested(self, c: _Call, tool: Tool, ctx: ToolContext) -> _ToolAnswer:
         """A tool that performs its own effects (a subagent): called directly, with what it needs from this run;
@@ -525,7 +517,7 @@ class _ToolBatch(_RunBase):
         result = c.result
         assert result is not None
         assert c.tool is not None
-        meta: dict[str, object] = dict(result.meta)
+        meta: dict[str, object] | None = None  # the result's meta, copied when something adds to it
         content, is_error, parts = result.content, result.is_error, result.parts
         if w._interceptors.post_tool_call:
             view = ToolResultView(
@@ -545,22 +537,24 @@ class _ToolBatch(_RunBase):
             elif view.content != content:
                 parts = ()  # the text was rewritten: the model gets the rewrite, never the richer original
             content, is_error = view.content, view.is_error
+            meta = dict(result.meta)
             meta.update(view.notes)
         if w.hooks.chains[POST_TOOL_CALL.index]:
-            info = PostToolCallInfo(
-                run_id=self.run_id,
-                session_id=self.session_id,
-                turn=self.turn,
-                call_id=result.call_id,
-                tool_name=result.name,
-                arguments=c.args,
-                meta=tool_meta_view(c.tool.meta),
-                content=content,
-                is_error=is_error,
-                seconds=c.seconds,
-                structured=c.structured if content == result.content else None,
-                agent_id=None if (frame := current_agent.get()) is None else frame.agent_id,
-                agent_type=None if frame is None else frame.agent_type,
+            frame = current_agent.get()
+            info = post_tool_call_info(
+                self.run_id,
+                self.session_id,
+                self.turn,
+                result.call_id,
+                result.name,
+                c.args,
+                tool_meta_view(c.tool.meta),
+                content,
+                is_error,
+                c.seconds,
+                c.structured if content == result.content else None,
+                None if frame is None else frame.agent_id,
+                None if frame is None else frame.agent_type,
             )
             edits: list[tuple[Handler, Any]] = []
             decided = await self.hooks(POST_TOOL_CALL, info, edits, result.call_id)
@@ -571,6 +565,8 @@ class _ToolBatch(_RunBase):
                 if edit.replace_output is not None:
                     content = cap_text(edit.replace_output, w.output_cap, "replaced tool output")
                     parts = ()
+                    if meta is None:
+                        meta = dict(result.meta)
                     meta["output_replaced_by"] = handler.name
                 if edit.additional_context:
                     contexts.append(self._context_block(handler, POST_TOOL_CALL, edit.additional_context))
@@ -579,11 +575,13 @@ class _ToolBatch(_RunBase):
                 content = "\n\n".join([content, *contexts])
                 if parts:
                     parts = (*parts, *(TextPart(text=context) for context in contexts))
+                if meta is None:
+                    meta = dict(result.meta)
                 meta["context_added_by"] = added_by
             if decided is not None:
                 decision, handler = decided
                 if isinstance(decision, Abort):
-                    c.result = _rebuild(result, content, is_error, meta, parts)
+                    c.result = _rebuild(result, content, is_error, dict(result.meta) if meta is None else meta, parts)
                     raise Aborted(decision.reason, hook=handler.name, event=POST_TOOL_CALL.name)
                 assert isinstance(decision, Stop)
                 if self.stop is None:
@@ -592,9 +590,9 @@ class _ToolBatch(_RunBase):
             content is not result.content
             or is_error is not result.is_error
             or parts is not result.parts
-            or meta != dict(result.meta)
+            or (meta is not None and meta != dict(result.meta))
         ):
-            c.result = _rebuild(result, content, is_error, meta, parts)
+            c.result = _rebuild(result, content, is_error, dict(result.meta) if meta is None else meta, parts)
 
     async def _post_batch(self, calls: list[_Call]) -> None:
         """post_tool_batch: the whole batch, answered; context goes after the last result, Stop finishes."""

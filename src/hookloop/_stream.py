@@ -223,6 +223,25 @@ class _StreamStep(_RunBase):
                         continue
                     take(event)
                     text_index, text_append = reply.text_index, reply.text_append
+            elif emit is not None and not chunk_chain and not text_chain and not tool_chain:
+                # Watched, with no stream hook (a UI, a transcript, iter_run): each event is recorded as `take`
+                # records it, then emitted; a stream error is raised after the subscribers saw it, as below.
+                blocks = reply.blocks
+                async for event in stream:
+                    cls = event.__class__
+                    if cls is TextDelta and event.index == text_index:  # type: ignore[union-attr]
+                        text_append(event.text)  # type: ignore[misc,union-attr]
+                    elif cls is ToolCallDelta and event.index in blocks:  # type: ignore[union-attr]
+                        blocks[event.index].parts.append(event.fragment)  # type: ignore[union-attr]
+                        reply.count += 1
+                    elif cls is BlockStop:
+                        reply.count += 1
+                    elif cls is not StreamError:
+                        take(event)
+                        text_index, text_append = reply.text_index, reply.text_append
+                    emit(event)
+                    if cls is StreamError:
+                        take(event)  # raises
             elif emit is None and not chunk_chain and not tool_chain and text_chain.all_sync:
                 # Only sync on_text_delta hooks and nobody watching (the common UI-less case): the general loop
                 # below, with every test that cannot pass taken out — same order, same decisions, same errors.

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from hookloop._build import item_appended
 from hookloop._checkpoint_auth import consume
 from hookloop._frozen import FrozenDict, dumps
 from hookloop._loop import _Run
@@ -71,7 +72,6 @@ from hookloop.providers.base import LLMClient
 from hookloop.stream import StreamEvent, TextDelta, ToolCallDelta, Usage
 from hookloop.timeline import (
     HookDecision,
-    ItemAppended,
     RunEnded,
     RunStarted,
     Timeline,
@@ -438,7 +438,7 @@ class Worker:
         self._history.append(item)
         self._tokens += estimate_tokens(item)
         if self.timeline.subscribers:
-            self.timeline.emit(ItemAppended(item=detached(item)))  # subscribers never hold the history's own
+            self.timeline.emit(item_appended(detached(item)))  # subscribers never hold the history's own
 
     # -- permissions -----------------------------------------------------------------------------------
 
