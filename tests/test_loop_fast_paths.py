@@ -33,6 +33,8 @@ from hookloop._batch import _Call
 from hookloop._build import (
     item_appended,
     llm_request,
+    model_request_ended,
+    model_request_started,
     post_tool_call_info,
     pre_llm_request_info,
     text_message,
@@ -63,7 +65,7 @@ from hookloop.stream import (
     Usage,
     UsageEvent,
 )
-from hookloop.timeline import ItemAppended, ToolEnded, ToolStarted
+from hookloop.timeline import ItemAppended, ModelRequestEnded, ModelRequestStarted, ToolEnded, ToolStarted
 from hookloop.tools._base import format_validation_error
 
 pytestmark = pytest.mark.anyio
@@ -118,6 +120,11 @@ def test_each_builder_equals_its_constructor() -> None:
     assert ctx.idempotency_key == "run_1:c1"
 
     assert item_appended(call) == ItemAppended(item=call)
+    usage = Usage(input_tokens=3)
+    assert model_request_started("r", 2, None, "p") == ModelRequestStarted(run_id="r", turn=2, model=None, provider="p")
+    assert model_request_ended("r", 2, usage, "end_turn", None) == ModelRequestEnded(
+        run_id="r", turn=2, usage=usage, stop_reason="end_turn"
+    )
     assert tool_started("c1", "noop", args) == ToolStarted(call_id="c1", tool_name="noop", arguments=args)
     assert tool_ended("c1", "noop", True, 0.5) == ToolEnded(call_id="c1", tool_name="noop", is_error=True, seconds=0.5)
 
@@ -167,6 +174,8 @@ def test_builders_set_every_field() -> None:
         item_appended(text_message("user", "x", EMPTY)),
         tool_started("c", "n", EMPTY),
         tool_ended("c", "n", False, 0.0),
+        model_request_started("r", 1, None, "p"),
+        model_request_ended("r", 1, None, None, "boom"),
         post_tool_call_info("r", "s", 1, "c", "n", EMPTY, add.meta, "", False, 0.0, None, None, None),
         pre_llm_request_info("r", "s", 1, None, 0, 0, ()),
     ]
@@ -569,3 +578,27 @@ async def test_a_tool_with_a_context_parameter_still_gets_it() -> None:
     ctx = tool_context("r", "s", "c9", "with_context", 1, None, None, None)
     assert await with_context.execute(validated, ctx) == "c9"
     assert validated == {"path": "a"}  # not changed by the call
+
+
+def test_detached_copies_equal_the_items_and_share_no_object_but_leaves() -> None:
+    from hookloop.items import DocumentPart, ImagePart, detached
+
+    items: list[Any] = [
+        tool_call("c", "t", freeze_object({"x": [1]}), None, freeze_object({"m": 1})),
+        tool_result("c", "t", "ok", True, EMPTY, (TextPart(text="a"), ImagePart(media_type="image/png", data="AA=="))),
+        tool_result("c", "t", "ok", False, EMPTY, ()),
+        Message(role="user", content=(TextPart(text="hi"), DocumentPart(media_type="text/plain", url="u")), meta=EMPTY),
+        text_message("assistant", "yo", EMPTY),
+    ]
+    for item in items:
+        copy = detached(item)
+        assert type(copy) is type(item)
+        assert copy == item
+        assert copy is not item
+        for part_copy, part in zip(
+            getattr(copy, "parts", getattr(copy, "content", ())),
+            getattr(item, "parts", getattr(item, "content", ())),
+            strict=True,
+        ):
+            assert part_copy == part
+            assert part_copy is not part

@@ -1,11 +1,13 @@
-"""History items (and each model request, each tool call's context, the timeline events of each item and tool
-call, the inputs of the per-turn and per-call hooks) built on the hot path.
+"""History items (and each model request, each tool call's context, the timeline events of each turn, item and
+tool call, the inputs of the per-turn and per-call hooks) built on the hot path.
 
-The turn machine builds a few items per turn from values it already holds exactly (strings from the provider's
-stream, mappings it froze itself). These functions build the same objects as the dataclass constructors (same
-class, same fields, a fresh id from the same source) without the frozen ``__init__``'s per-field
-``object.__setattr__`` calls. Nothing is checked or copied: callers pass exact ``str`` values and mappings that
-are already ``FrozenDict`` (tests/test_build.py proves each equal to what the constructor builds).
+The turn machine builds a few of these per turn from values it already holds exactly (strings from the
+provider's stream, mappings it froze itself). These functions build the same objects as the dataclass
+constructors (same class, same fields; items get a fresh id from the same source) without the frozen
+``__init__``'s one ``object.__setattr__`` a field: each is filled as an instance of a plain class with the same
+slots (:func:`hookloop.items.slot_builder`), then given its class. Nothing is checked or copied: callers pass
+exact ``str`` values and mappings that are already ``FrozenDict`` (tests/test_loop_fast_paths.py proves each
+equal to what the constructor builds, with every field set).
 """
 
 from __future__ import annotations
@@ -17,10 +19,6 @@ from typing import Any
 from hookloop._frozen import FrozenDict
 from hookloop.hooks.summaries import PostToolCallInfo, PreLlmRequestInfo
 from hookloop.items import (
-    _CALL,
-    _MESSAGE,
-    _RESULT,
-    _TEXT,
     ContentPart,
     Item,
     Message,
@@ -29,14 +27,18 @@ from hookloop.items import (
     ToolCall,
     ToolResult,
     _item_id,
+    slot_builder,
 )
 from hookloop.providers.base import LLMRequest, ToolSpec
-from hookloop.timeline import ItemAppended, ToolEnded, ToolStarted
+from hookloop.stream import Usage
+from hookloop.timeline import ItemAppended, ModelRequestEnded, ModelRequestStarted, ToolEnded, ToolStarted
 from hookloop.tools._base import ReadFilter, ToolContext, ToolMeta
 
 __all__ = [
     "item_appended",
     "llm_request",
+    "model_request_ended",
+    "model_request_started",
     "post_tool_call_info",
     "pre_llm_request_info",
     "text_message",
@@ -47,30 +49,31 @@ __all__ = [
     "tool_started",
 ]
 
-_new = object.__new__
-_REQUEST = tuple(
-    LLMRequest.__dict__[name].__set__
-    for name in ("system", "items", "tools", "model", "max_tokens", "cache_prefix", "turn", "run_id")
-)
-(_APPENDED,) = (ItemAppended.__dict__["item"].__set__,)
-_STARTED = tuple(ToolStarted.__dict__[name].__set__ for name in ("call_id", "tool_name", "arguments"))
-_ENDED = tuple(ToolEnded.__dict__[name].__set__ for name in ("call_id", "tool_name", "is_error", "seconds"))
-_CONTEXT = tuple(
-    ToolContext.__dict__[name].__set__
-    for name in ("run_id", "session_id", "call_id", "tool_name", "turn", "workspace", "read_filter", "emit")
-)
+_ToolCall = slot_builder(ToolCall)
+_ToolResult = slot_builder(ToolResult)
+_Message = slot_builder(Message)
+_TextPart = slot_builder(TextPart)
+_ToolContext = slot_builder(ToolContext)
+_LLMRequest = slot_builder(LLMRequest)
+_ItemAppended = slot_builder(ItemAppended)
+_ToolStarted = slot_builder(ToolStarted)
+_ToolEnded = slot_builder(ToolEnded)
+_ModelRequestStarted = slot_builder(ModelRequestStarted)
+_ModelRequestEnded = slot_builder(ModelRequestEnded)
+_PreLlmRequestInfo = slot_builder(PreLlmRequestInfo)
+_PostToolCallInfo = slot_builder(PostToolCallInfo)
 
 
 def tool_call(call_id: str, name: str, arguments: FrozenDict, raw_arguments: str | None, meta: FrozenDict) -> ToolCall:
     """``ToolCall(call_id=…, name=…, arguments=…, raw_arguments=…, meta=…)`` with a fresh id."""
-    new: Any = _new(ToolCall)
-    set_call_id, set_name, set_arguments, set_raw, set_id, set_meta = _CALL
-    set_call_id(new, call_id)
-    set_name(new, name)
-    set_arguments(new, arguments)
-    set_raw(new, raw_arguments)
-    set_id(new, _item_id())
-    set_meta(new, meta)
+    new: Any = _ToolCall()
+    new.call_id = call_id
+    new.name = name
+    new.arguments = arguments
+    new.raw_arguments = raw_arguments
+    new.id = _item_id()
+    new.meta = meta
+    new.__class__ = ToolCall
     return new  # type: ignore[no-any-return]
 
 
@@ -78,28 +81,29 @@ def tool_result(
     call_id: str, name: str, content: str, is_error: bool, meta: FrozenDict, parts: tuple[ContentPart, ...]
 ) -> ToolResult:
     """``ToolResult(call_id=…, name=…, content=…, is_error=…, meta=…, parts=…)`` with a fresh id."""
-    new: Any = _new(ToolResult)
-    set_call_id, set_name, set_content, set_is_error, set_id, set_meta, set_parts = _RESULT
-    set_call_id(new, call_id)
-    set_name(new, name)
-    set_content(new, content)
-    set_is_error(new, is_error)
-    set_id(new, _item_id())
-    set_meta(new, meta)
-    set_parts(new, parts)
+    new: Any = _ToolResult()
+    new.call_id = call_id
+    new.name = name
+    new.content = content
+    new.is_error = is_error
+    new.id = _item_id()
+    new.meta = meta
+    new.parts = parts
+    new.__class__ = ToolResult
     return new  # type: ignore[no-any-return]
 
 
 def text_message(role: Role, text: str, meta: FrozenDict) -> Message:
     """``Message(role=…, content=(TextPart(text=…),), meta=…)`` with a fresh id."""
-    part: Any = _new(TextPart)
-    _TEXT(part, text)
-    new: Any = _new(Message)
-    set_role, set_content, set_id, set_meta = _MESSAGE
-    set_role(new, role)
-    set_content(new, (part,))
-    set_id(new, _item_id())
-    set_meta(new, meta)
+    part: Any = _TextPart()
+    part.text = text
+    part.__class__ = TextPart
+    new: Any = _Message()
+    new.role = role
+    new.content = (part,)
+    new.id = _item_id()
+    new.meta = meta
+    new.__class__ = Message
     return new  # type: ignore[no-any-return]
 
 
@@ -115,16 +119,16 @@ def tool_context(
 ) -> ToolContext:
     """``ToolContext(run_id=…, session_id=…, call_id=…, tool_name=…, turn=…, workspace=…, read_filter=…,
     emit=…)``."""
-    new: Any = _new(ToolContext)
-    set_run_id, set_session_id, set_call_id, set_tool_name, set_turn, set_workspace, set_filter, set_emit = _CONTEXT
-    set_run_id(new, run_id)
-    set_session_id(new, session_id)
-    set_call_id(new, call_id)
-    set_tool_name(new, tool_name)
-    set_turn(new, turn)
-    set_workspace(new, workspace)
-    set_filter(new, read_filter)
-    set_emit(new, emit)
+    new: Any = _ToolContext()
+    new.run_id = run_id
+    new.session_id = session_id
+    new.call_id = call_id
+    new.tool_name = tool_name
+    new.turn = turn
+    new.workspace = workspace
+    new.read_filter = read_filter
+    new.emit = emit
+    new.__class__ = ToolContext
     return new  # type: ignore[no-any-return]
 
 
@@ -139,59 +143,71 @@ def llm_request(
     run_id: str,
 ) -> LLMRequest:
     """``LLMRequest(system=…, items=…, tools=…, model=…, max_tokens=…, cache_prefix=…, turn=…, run_id=…)``."""
-    new: Any = _new(LLMRequest)
-    set_system, set_items, set_tools, set_model, set_max_tokens, set_prefix, set_turn, set_run_id = _REQUEST
-    set_system(new, system)
-    set_items(new, items)
-    set_tools(new, tools)
-    set_model(new, model)
-    set_max_tokens(new, max_tokens)
-    set_prefix(new, cache_prefix)
-    set_turn(new, turn)
-    set_run_id(new, run_id)
+    new: Any = _LLMRequest()
+    new.system = system
+    new.items = items
+    new.tools = tools
+    new.model = model
+    new.max_tokens = max_tokens
+    new.cache_prefix = cache_prefix
+    new.turn = turn
+    new.run_id = run_id
+    new.__class__ = LLMRequest
     return new  # type: ignore[no-any-return]
 
 
 def item_appended(item: Item) -> ItemAppended:
     """``ItemAppended(item=…)``."""
-    new: Any = _new(ItemAppended)
-    _APPENDED(new, item)
+    new: Any = _ItemAppended()
+    new.item = item
+    new.__class__ = ItemAppended
     return new  # type: ignore[no-any-return]
 
 
 def tool_started(call_id: str, tool_name: str, arguments: FrozenDict) -> ToolStarted:
     """``ToolStarted(call_id=…, tool_name=…, arguments=…)``."""
-    new: Any = _new(ToolStarted)
-    set_call_id, set_tool_name, set_arguments = _STARTED
-    set_call_id(new, call_id)
-    set_tool_name(new, tool_name)
-    set_arguments(new, arguments)
+    new: Any = _ToolStarted()
+    new.call_id = call_id
+    new.tool_name = tool_name
+    new.arguments = arguments
+    new.__class__ = ToolStarted
     return new  # type: ignore[no-any-return]
 
 
 def tool_ended(call_id: str, tool_name: str, is_error: bool, seconds: float) -> ToolEnded:
     """``ToolEnded(call_id=…, tool_name=…, is_error=…, seconds=…)``."""
-    new: Any = _new(ToolEnded)
-    set_call_id, set_tool_name, set_is_error, set_seconds = _ENDED
-    set_call_id(new, call_id)
-    set_tool_name(new, tool_name)
-    set_is_error(new, is_error)
-    set_seconds(new, seconds)
+    new: Any = _ToolEnded()
+    new.call_id = call_id
+    new.tool_name = tool_name
+    new.is_error = is_error
+    new.seconds = seconds
+    new.__class__ = ToolEnded
     return new  # type: ignore[no-any-return]
 
 
-def _slot_builder(cls: type) -> type:
-    """A plain class with exactly ``cls``'s slots: an instance is filled with ordinary attribute stores, then
-    becomes a ``cls`` by ``__class__`` assignment (same layout, so CPython allows it) — cheaper still than the
-    slot setters for the hook inputs, whose classes have many fields."""
-    builder = type(f"_{cls.__name__}Builder", (), {"__slots__": cls.__dict__["__slots__"], "__module__": __name__})
-    probe = builder()
-    probe.__class__ = cls  # TypeError here (at import) if the layouts ever differ
-    return builder
+def model_request_started(run_id: str, turn: int, model: str | None, provider: str) -> ModelRequestStarted:
+    """``ModelRequestStarted(run_id=…, turn=…, model=…, provider=…)``."""
+    new: Any = _ModelRequestStarted()
+    new.run_id = run_id
+    new.turn = turn
+    new.model = model
+    new.provider = provider
+    new.__class__ = ModelRequestStarted
+    return new  # type: ignore[no-any-return]
 
 
-_PreLlmRequestInfo = _slot_builder(PreLlmRequestInfo)
-_PostToolCallInfo = _slot_builder(PostToolCallInfo)
+def model_request_ended(
+    run_id: str, turn: int, usage: Usage | None, stop_reason: str | None, error: str | None
+) -> ModelRequestEnded:
+    """``ModelRequestEnded(run_id=…, turn=…, usage=…, stop_reason=…, error=…)``."""
+    new: Any = _ModelRequestEnded()
+    new.run_id = run_id
+    new.turn = turn
+    new.usage = usage
+    new.stop_reason = stop_reason
+    new.error = error
+    new.__class__ = ModelRequestEnded
+    return new  # type: ignore[no-any-return]
 
 
 def pre_llm_request_info(

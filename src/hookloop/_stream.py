@@ -12,7 +12,7 @@ from json.scanner import make_scanner
 from types import AsyncGeneratorType
 from typing import Any
 
-from hookloop._build import text_message, tool_call
+from hookloop._build import model_request_ended, model_request_started, text_message, tool_call
 from hookloop._frozen import EMPTY, FrozenDict, freeze_parsed
 from hookloop._run_base import _RunBase, describe
 from hookloop.effects import Effect, events_from_json, events_to_json
@@ -50,7 +50,7 @@ from hookloop.stream import (
     Usage,
     UsageEvent,
 )
-from hookloop.timeline import HookDecision, ModelRequestEnded, ModelRequestStarted
+from hookloop.timeline import HookDecision
 
 __all__: list[str] = []
 
@@ -190,9 +190,7 @@ class _StreamStep(_RunBase):
         text_index, text_append = -1, None
         timeline = w.timeline
         if timeline.subscribers:
-            timeline.emit(
-                ModelRequestStarted(run_id=self.run_id, turn=self.turn, model=request.model, provider=w.client.provider)
-            )
+            timeline.emit(model_request_started(self.run_id, self.turn, request.model, w.client.provider))
         failure: str | None = None
         stream = w.client.stream(request) if self.effects is None else await self._recorded_reply(request)
         try:
@@ -334,15 +332,7 @@ class _StreamStep(_RunBase):
                 if aclose is not None:
                     await aclose()
             if timeline.subscribers:
-                timeline.emit(
-                    ModelRequestEnded(
-                        run_id=self.run_id,
-                        turn=self.turn,
-                        usage=reply.usage,
-                        stop_reason=reply.stop_reason,
-                        error=failure,
-                    )
-                )
+                timeline.emit(model_request_ended(self.run_id, self.turn, reply.usage, reply.stop_reason, failure))
         if reply.usage is not None:
             self.usage = self.usage + reply.usage
         self.stop_reason = reply.stop_reason

@@ -304,17 +304,30 @@ Item: TypeAlias = Message | ToolCall | ToolResult | Reasoning | ProviderBlock
 _new = object.__new__
 
 
+def slot_builder(cls: type) -> type:
+    """A plain class with exactly ``cls``'s slots (``cls`` a slotted dataclass). An instance of it is filled
+    with ordinary attribute stores — the cheapest way CPython fills slots — then becomes a ``cls`` by
+    ``__class__`` assignment (the layouts are the same, so CPython allows it): several times cheaper than a
+    frozen dataclass's ``__init__`` (one ``object.__setattr__`` a field) or the slot descriptors' setters."""
+    builder = type(f"_{cls.__name__}Builder", (), {"__slots__": cls.__dict__["__slots__"], "__module__": __name__})
+    probe = builder()
+    probe.__class__ = cls  # TypeError here (at import) if the layouts ever differ
+    return builder
+
+
+_CallBuilder = slot_builder(ToolCall)
+_ResultBuilder = slot_builder(ToolResult)
+_MessageBuilder = slot_builder(Message)
+_TextBuilder = slot_builder(TextPart)
+
+
 def _setters(cls: type, *names: str) -> tuple[Any, ...]:
     # The slot descriptors: the cheapest way to fill a frozen, slotted dataclass (no __init__, no defaults).
     return tuple(cls.__dict__[name].__set__ for name in names)
 
 
-_CALL = _setters(ToolCall, "call_id", "name", "arguments", "raw_arguments", "id", "meta")
-_RESULT = _setters(ToolResult, "call_id", "name", "content", "is_error", "id", "meta", "parts")
-_MESSAGE = _setters(Message, "role", "content", "id", "meta")
 _REASONING = _setters(Reasoning, "text", "signature", "provider", "redacted", "id", "meta")
 _BLOCK = _setters(ProviderBlock, "provider", "data", "id")
-(_TEXT,) = _setters(TextPart, "text")
 
 
 def detached(item: Item) -> Item:
@@ -324,32 +337,39 @@ def detached(item: Item) -> Item:
     else is `adopt`-ed.
     """
     cls = item.__class__
-    new: Any = _new(cls)
+    new: Any
     if cls is ToolCall:
-        call_id, name, arguments, raw, id_, meta = _CALL
-        call_id(new, item.call_id)  # type: ignore[union-attr]
-        name(new, item.name)  # type: ignore[union-attr]
-        arguments(new, item.arguments)  # type: ignore[union-attr]
-        raw(new, item.raw_arguments)  # type: ignore[union-attr]
-        id_(new, item.id)
-        meta(new, item.meta)  # type: ignore[union-attr]
-    elif cls is ToolResult:
-        call_id, name, content, is_error, id_, meta, parts = _RESULT
-        call_id(new, item.call_id)  # type: ignore[union-attr]
-        name(new, item.name)  # type: ignore[union-attr]
-        content(new, item.content)  # type: ignore[union-attr]
-        is_error(new, item.is_error)  # type: ignore[union-attr]
-        id_(new, item.id)
-        meta(new, item.meta)  # type: ignore[union-attr]
+        new = _CallBuilder()
+        new.call_id = item.call_id  # type: ignore[union-attr]
+        new.name = item.name  # type: ignore[union-attr]
+        new.arguments = item.arguments  # type: ignore[union-attr]
+        new.raw_arguments = item.raw_arguments  # type: ignore[union-attr]
+        new.id = item.id
+        new.meta = item.meta  # type: ignore[union-attr]
+        new.__class__ = ToolCall
+        return new  # type: ignore[no-any-return]
+    if cls is ToolResult:
+        new = _ResultBuilder()
+        new.call_id = item.call_id  # type: ignore[union-attr]
+        new.name = item.name  # type: ignore[union-attr]
+        new.content = item.content  # type: ignore[union-attr]
+        new.is_error = item.is_error  # type: ignore[union-attr]
+        new.id = item.id
+        new.meta = item.meta  # type: ignore[union-attr]
         rich = item.parts  # type: ignore[union-attr]
-        parts(new, tuple([_detached_part(p) for p in rich]) if rich else ())
-    elif cls is Message:
-        role, content, id_, meta = _MESSAGE
-        role(new, item.role)  # type: ignore[union-attr]
-        content(new, tuple([_detached_part(p) for p in item.content]))  # type: ignore[union-attr, arg-type]
-        id_(new, item.id)
-        meta(new, item.meta)  # type: ignore[union-attr]
-    elif cls is Reasoning:
+        new.parts = tuple([_detached_part(p) for p in rich]) if rich else ()
+        new.__class__ = ToolResult
+        return new  # type: ignore[no-any-return]
+    if cls is Message:
+        new = _MessageBuilder()
+        new.role = item.role  # type: ignore[union-attr]
+        new.content = tuple([_detached_part(p) for p in item.content])  # type: ignore[union-attr, arg-type]
+        new.id = item.id
+        new.meta = item.meta  # type: ignore[union-attr]
+        new.__class__ = Message
+        return new  # type: ignore[no-any-return]
+    new = _new(cls)
+    if cls is Reasoning:
         text, signature, provider, redacted, id_, meta = _REASONING
         text(new, item.text)  # type: ignore[union-attr]
         signature(new, item.signature)  # type: ignore[union-attr]
@@ -369,9 +389,10 @@ def detached(item: Item) -> Item:
 
 def _detached_part(part: ContentPart) -> ContentPart:
     if part.__class__ is TextPart:
-        new: TextPart = _new(TextPart)
-        _TEXT(new, part.text)
-        return new
+        new: Any = _TextBuilder()
+        new.text = part.text
+        new.__class__ = TextPart
+        return new  # type: ignore[no-any-return]
     return _adopt_part(part, "item.content")
 
 
