@@ -581,7 +581,7 @@ async def test_a_tool_with_a_context_parameter_still_gets_it() -> None:
 
 
 def test_detached_copies_equal_the_items_and_share_no_object_but_leaves() -> None:
-    from hookloop.items import DocumentPart, ImagePart, detached
+    from hookloop.items import DocumentPart, ImagePart, ProviderBlock, Reasoning, detached
 
     items: list[Any] = [
         tool_call("c", "t", freeze_object({"x": [1]}), None, freeze_object({"m": 1})),
@@ -589,6 +589,8 @@ def test_detached_copies_equal_the_items_and_share_no_object_but_leaves() -> Non
         tool_result("c", "t", "ok", False, EMPTY, ()),
         Message(role="user", content=(TextPart(text="hi"), DocumentPart(media_type="text/plain", url="u")), meta=EMPTY),
         text_message("assistant", "yo", EMPTY),
+        Reasoning(text="hm", signature="sig", provider="p", redacted=None, meta=freeze_object({"k": "v"})),
+        ProviderBlock(provider="p", data=freeze_object({"type": "x"})),
     ]
     for item in items:
         copy = detached(item)

@@ -301,33 +301,19 @@ Item: TypeAlias = Message | ToolCall | ToolResult | Reasoning | ProviderBlock
 # the original are immutable built-in leaves only: str, int, bool, None, tuples and FrozenDict.
 
 
-_new = object.__new__
-
-
 def slot_builder(cls: type) -> type:
-    """A plain class with exactly ``cls``'s slots (``cls`` a slotted dataclass). An instance of it is filled
-    with ordinary attribute stores — the cheapest way CPython fills slots — then becomes a ``cls`` by
-    ``__class__`` assignment (the layouts are the same, so CPython allows it): several times cheaper than a
-    frozen dataclass's ``__init__`` (one ``object.__setattr__`` a field) or the slot descriptors' setters."""
+    """A plain class with exactly ``cls``'s slots (a slotted dataclass): an instance is filled with ordinary
+    attribute stores, then becomes a ``cls`` by ``__class__`` assignment (same layout, so CPython allows it) —
+    several times cheaper than a frozen ``__init__`` (one ``object.__setattr__`` a field) or slot setters."""
     builder = type(f"_{cls.__name__}Builder", (), {"__slots__": cls.__dict__["__slots__"], "__module__": __name__})
     probe = builder()
     probe.__class__ = cls  # TypeError here (at import) if the layouts ever differ
     return builder
 
 
-_CallBuilder = slot_builder(ToolCall)
-_ResultBuilder = slot_builder(ToolResult)
-_MessageBuilder = slot_builder(Message)
-_TextBuilder = slot_builder(TextPart)
-
-
-def _setters(cls: type, *names: str) -> tuple[Any, ...]:
-    # The slot descriptors: the cheapest way to fill a frozen, slotted dataclass (no __init__, no defaults).
-    return tuple(cls.__dict__[name].__set__ for name in names)
-
-
-_REASONING = _setters(Reasoning, "text", "signature", "provider", "redacted", "id", "meta")
-_BLOCK = _setters(ProviderBlock, "provider", "data", "id")
+_CallBuilder, _ResultBuilder, _MessageBuilder, _TextBuilder, _ReasoningBuilder, _BlockBuilder = (
+    slot_builder(cls) for cls in (ToolCall, ToolResult, Message, TextPart, Reasoning, ProviderBlock)
+)
 
 
 def detached(item: Item) -> Item:
@@ -368,23 +354,24 @@ def detached(item: Item) -> Item:
         new.meta = item.meta  # type: ignore[union-attr]
         new.__class__ = Message
         return new  # type: ignore[no-any-return]
-    new = _new(cls)
     if cls is Reasoning:
-        text, signature, provider, redacted, id_, meta = _REASONING
-        text(new, item.text)  # type: ignore[union-attr]
-        signature(new, item.signature)  # type: ignore[union-attr]
-        provider(new, item.provider)  # type: ignore[union-attr]
-        redacted(new, item.redacted)  # type: ignore[union-attr]
-        id_(new, item.id)
-        meta(new, item.meta)  # type: ignore[union-attr]
-    elif cls is ProviderBlock:
-        provider, data, id_ = _BLOCK
-        provider(new, item.provider)  # type: ignore[union-attr]
-        data(new, item.data)  # type: ignore[union-attr]
-        id_(new, item.id)
-    else:
-        return adopt(item)
-    return new  # type: ignore[no-any-return]
+        new = _ReasoningBuilder()
+        new.text = item.text  # type: ignore[union-attr]
+        new.signature = item.signature  # type: ignore[union-attr]
+        new.provider = item.provider  # type: ignore[union-attr]
+        new.redacted = item.redacted  # type: ignore[union-attr]
+        new.id = item.id
+        new.meta = item.meta  # type: ignore[union-attr]
+        new.__class__ = Reasoning
+        return new  # type: ignore[no-any-return]
+    if cls is ProviderBlock:
+        new = _BlockBuilder()
+        new.provider = item.provider  # type: ignore[union-attr]
+        new.data = item.data  # type: ignore[union-attr]
+        new.id = item.id
+        new.__class__ = ProviderBlock
+        return new  # type: ignore[no-any-return]
+    return adopt(item)
 
 
 def _detached_part(part: ContentPart) -> ContentPart:
