@@ -290,6 +290,9 @@ def test_the_parser_keeps_the_block_meta() -> None:
     block = _Block("tool_call", "c", "t", meta)
     block.parts.append('{"x": 1}')
     assert _parse_call(block, 0).meta is meta
+    bare = _Block("tool_call", "c", "t", MappingProxyType({}))  # an empty meta of the provider's own
+    bare.parts.append('{"x": 1}')
+    assert _parse_call(bare, 0).meta is EMPTY
 
 
 # -- the stream loop -------------------------------------------------------------------------------------------

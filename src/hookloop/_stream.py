@@ -413,8 +413,9 @@ def _parse_call(block: _Block, index: int) -> ToolCall:
     raw = "".join(block.parts)
     call_id = block.call_id or f"call_{index}"
     name = block.name or ""
+    meta = block.meta if block.meta else EMPTY  # a call's meta is the block's when it has any
     if not raw.strip():
-        return tool_call(call_id, name, EMPTY, None, block.meta)
+        return tool_call(call_id, name, EMPTY, None, meta)
     try:  # the usual text: one value, with no whitespace around it
         value, end = _scan(raw, 0)
     except (StopIteration, ValueError):
@@ -423,10 +424,10 @@ def _parse_call(block: _Block, index: int) -> ToolCall:
         try:
             value = _decode(raw)
         except ValueError:
-            return tool_call(call_id, name, EMPTY, raw, block.meta)
+            return tool_call(call_id, name, EMPTY, raw, meta)
     if value.__class__ is not dict:
-        return tool_call(call_id, name, EMPTY, raw, block.meta)
-    return tool_call(call_id, name, freeze_parsed(value), None, block.meta)
+        return tool_call(call_id, name, EMPTY, raw, meta)
+    return tool_call(call_id, name, freeze_parsed(value), None, meta)
 
 
 async def _replay(events: list[StreamEvent]) -> AsyncIterator[StreamEvent]:
