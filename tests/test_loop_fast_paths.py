@@ -43,6 +43,7 @@ from hookloop._build import (
     tool_ended,
     tool_result,
     tool_started,
+    usage_sum,
 )
 from hookloop._frozen import EMPTY, freeze_object, freeze_parsed, thaw
 from hookloop._loop import _Run
@@ -121,6 +122,9 @@ def test_each_builder_equals_its_constructor() -> None:
 
     assert item_appended(call) == ItemAppended(item=call)
     usage = Usage(input_tokens=3)
+    total = usage_sum(Usage(1, 2, 3, 4), Usage(10, 20, 30, 40))
+    assert type(total) is Usage
+    assert total == Usage(1, 2, 3, 4) + Usage(10, 20, 30, 40)
     assert model_request_started("r", 2, None, "p") == ModelRequestStarted(run_id="r", turn=2, model=None, provider="p")
     assert model_request_ended("r", 2, usage, "end_turn", None) == ModelRequestEnded(
         run_id="r", turn=2, usage=usage, stop_reason="end_turn"
@@ -178,6 +182,7 @@ def test_builders_set_every_field() -> None:
         model_request_ended("r", 1, None, None, "boom"),
         post_tool_call_info("r", "s", 1, "c", "n", EMPTY, add.meta, "", False, 0.0, None, None, None),
         pre_llm_request_info("r", "s", 1, None, 0, 0, ()),
+        usage_sum(Usage(), Usage()),
     ]
     for obj in built:
         for f in fields(obj):

@@ -47,6 +47,7 @@ __all__ = [
     "tool_ended",
     "tool_result",
     "tool_started",
+    "usage_sum",
 ]
 
 _ToolCall = slot_builder(ToolCall)
@@ -62,6 +63,7 @@ _ModelRequestStarted = slot_builder(ModelRequestStarted)
 _ModelRequestEnded = slot_builder(ModelRequestEnded)
 _PreLlmRequestInfo = slot_builder(PreLlmRequestInfo)
 _PostToolCallInfo = slot_builder(PostToolCallInfo)
+_Usage = slot_builder(Usage)
 
 
 def tool_call(call_id: str, name: str, arguments: FrozenDict, raw_arguments: str | None, meta: FrozenDict) -> ToolCall:
@@ -265,4 +267,15 @@ def post_tool_call_info(
     new.agent_id = agent_id
     new.agent_type = agent_type
     new.__class__ = PostToolCallInfo
+    return new  # type: ignore[no-any-return]
+
+
+def usage_sum(a: Usage, b: Usage) -> Usage:
+    """``a + b`` for two exact :class:`Usage` objects (``Usage.__add__``: every field summed)."""
+    new: Any = _Usage()
+    new.input_tokens = a.input_tokens + b.input_tokens
+    new.output_tokens = a.output_tokens + b.output_tokens
+    new.cache_read_tokens = a.cache_read_tokens + b.cache_read_tokens
+    new.cache_write_tokens = a.cache_write_tokens + b.cache_write_tokens
+    new.__class__ = Usage
     return new  # type: ignore[no-any-return]

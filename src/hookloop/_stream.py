@@ -12,7 +12,7 @@ from json.scanner import make_scanner
 from types import AsyncGeneratorType
 from typing import Any
 
-from hookloop._build import model_request_ended, model_request_started, text_message, tool_call
+from hookloop._build import model_request_ended, model_request_started, text_message, tool_call, usage_sum
 from hookloop._frozen import EMPTY, FrozenDict, freeze_parsed
 from hookloop._run_base import _RunBase, describe
 from hookloop.effects import Effect, events_from_json, events_to_json
@@ -118,7 +118,8 @@ class _Reply:
         elif cls is UsageEvent:
             reported: UsageEvent = event  # type: ignore[assignment]
             # A new Usage either way: the event's own may be changed by force by a hook that sees the event.
-            self.usage = (_NO_USAGE if self.usage is None else self.usage) + reported.usage
+            given, so_far = reported.usage, _NO_USAGE if self.usage is None else self.usage
+            self.usage = usage_sum(so_far, given) if given.__class__ is Usage else so_far + given
         elif cls is StopEvent:
             stop: StopEvent = event  # type: ignore[assignment]
             self.stop_reason = stop.reason
@@ -333,8 +334,10 @@ class _StreamStep(_RunBase):
                     await aclose()
             if timeline.subscribers:
                 timeline.emit(model_request_ended(self.run_id, self.turn, reply.usage, reply.stop_reason, failure))
-        if reply.usage is not None:
-            self.usage = self.usage + reply.usage
+        got = reply.usage
+        if got is not None:
+            exact = got.__class__ is Usage and self.usage.__class__ is Usage
+            self.usage = usage_sum(self.usage, got) if exact else self.usage + got
         self.stop_reason = reply.stop_reason
         complete = chains[ON_STREAM_COMPLETE.index]
         if complete:
