@@ -11,6 +11,7 @@ from functools import partial
 from time import perf_counter
 from typing import Any, TypeAlias
 
+from hookloop._build import post_tool_call_info, tool_context, tool_ended, tool_result, tool_started
 from hookloop._frozen import EMPTY, FrozenDict, freeze_object, thaw_object
 from hookloop._nested import NestedCall, NestedOutcome, current_agent, nested_call
 from hookloop._run_base import _RunBase, cap_text
@@ -43,7 +44,6 @@ from hookloop.hooks.summaries import (
     BatchCallInfo,
     NotificationInfo,
     PostToolBatchInfo,
-    PostToolCallInfo,
     tool_meta_view,
 )
 from hookloop.interceptors._base import (
@@ -54,7 +54,7 @@ from hookloop.interceptors._base import (
 from hookloop.items import ContentPart, Item, TextPart, ToolCall, ToolResult, adopt_parts, item_from_json
 from hookloop.outcome import Outcome, Paused
 from hookloop.stream import Usage
-from hookloop.timeline import HookDecision, ToolEnded, ToolStarted
+from hookloop.timeline import HookDecision
 from hookloop.tools._base import Tool, ToolContext, ToolFailure, ToolInputError, ToolOutput, render_output
 
 __all__: list[str] = []
@@ -153,8 +153,12 @@ class _ToolBatch(_RunBase):
         ending = "not executed: the run ended before this call ran"
         try:
             if not planned:
+                interceptors, hook_chains = w._interceptors, w.hooks.chains
                 for c in calls:
-                    await self._plan_call(c)
+                    if interceptors.pre_tool_call or hook_chains[PRE_TOOL_CALL.index]:
+                        await self._plan_call(c)
+                    else:  # nothing runs before the permission decision: no coroutine
+                        self._plan_plain(c)
             if w.approvers and any(c.state == "approval" for c in calls):
                 await self._consult_approvers(calls)
             if w.denial_observers and any(c.denied for c in calls):
@@ -184,9 +188,11 @@ class _ToolBatch(_RunBase):
                     for chain in chains.values():
                         group.create_task(self._execute_in_order(chain))
             subagent = False
+            interceptors, hook_chains = w._interceptors, w.hooks.chains
             for c in calls:
                 if c.executed:
-                    await self._post(c)
+                    if interceptors.post_tool_call or hook_chains[POST_TOOL_CALL.index]:  # else no coroutine
+                        await self._post(c)
                 elif c.state == "subagent":
                     subagent = True
             if subagent:  # a subagent paused: the batch pauses with it
@@ -320,6 +326,26 @@ class _ToolBatch(_RunBase):
             return False
         return True
 
+    def _plan_plain(self, c: _Call) -> None:
+        """`_plan_call` when no pre_tool_call interceptor or hook is installed: the same checks, in the same
+        order, with the same results (tests/test_loop_fast_paths.py compares the two), without a coroutine."""
+        w = self.w
+        call, tool = c.call, c.tool
+        if tool is None:
+            names = ", ".join(sorted(t.meta.name for t in w._tools)) or "none"
+            c.fail(f"unknown tool {call.name!r}; the available tools are: {names}")
+            return
+        if call.raw_arguments is not None:
+            c.fail(f"the arguments for {call.name!r} are not a valid JSON object: {call.raw_arguments[:500]!r}")
+            return
+        if not self._validate(c) or (w.permissions is None and not w._outer_policies):
+            return  # (no policy and no hook vote: the decision is "allow")
+        behavior, reason, decided_by = w._decide_permission(tool, c.args, ())
+        if behavior == "deny":
+            c.deny(reason, decided_by)
+        elif behavior == "ask":
+            c.state, c.reason, c.asked_by = "approval", reason, decided_by
+
     async def _consult_approvers(self, calls: list[_Call]) -> None:
         """Before pausing: each call a permission rule or hook asked about goes to the approvers in order (a
         terminal prompt, a PermissionRequest command hook, a policy service); the first decision wins, and
@@ -415,20 +441,21 @@ class _ToolBatch(_RunBase):
         assert c.validated is not None
         policy = w.permissions
         timeline = w.timeline
-        ctx = ToolContext(
-            run_id=self.run_id,
-            session_id=self.session_id,
-            call_id=call.call_id,
-            tool_name=call.name,
-            turn=self.turn,
-            workspace=w.workspace,
-            read_filter=None if policy is None and not w._outer_policies else w._read_filter(tool.meta.name, c.args),
-            emit=timeline.emit if timeline.subscribers else None,
+        meta = tool.meta
+        ctx = tool_context(
+            self.run_id,
+            self.session_id,
+            call.call_id,
+            call.name,
+            self.turn,
+            w.workspace,
+            None if policy is None and not w._outer_policies else w._read_filter(meta.name, c.args),
+            timeline.emit if timeline.subscribers else None,
         )
         if timeline.subscribers:
-            timeline.emit(ToolStarted(call_id=call.call_id, tool_name=call.name, arguments=c.args))
+            timeline.emit(tool_started(call.call_id, call.name, c.args))
         started = perf_counter()
-        if tool.meta.performs_effects:
+        if meta.performs_effects:
             answer = await self._execute_nested(c, tool, ctx)
             if c.child is not None:  # the subagent paused: this call waits in the checkpoint
                 c.state, c.reason, c.asked_by = "subagent", c.child.reason, f"subagent {call.name!r}"
@@ -457,27 +484,14 @@ class _ToolBatch(_RunBase):
             c.structured = structured
         c.executed = True
         c.seconds = perf_counter() - started
-        meta: dict[str, object] = {}
-        if c.input_edited_by is not None:
-            meta["input_edited_by"] = c.input_edited_by
-            meta["executed_arguments"] = thaw_object(c.args)
-        c.result = ToolResult(
-            call_id=call.call_id,
-            name=call.name,
-            content=content,
-            is_error=is_error,
-            meta=freeze_object(meta) if meta else EMPTY,
-            parts=parts,
+        notes = (
+            EMPTY
+            if c.input_edited_by is None
+            else freeze_object({"input_edited_by": c.input_edited_by, "executed_arguments": thaw_object(c.args)})
         )
+        c.result = tool_result(call.call_id, call.name, content, is_error, notes, parts)
         if timeline.subscribers:
-            timeline.emit(
-                ToolEnded(
-                    call_id=call.call_id,
-                    tool_name=call.name,
-                    is_error=is_error,
-                    seconds=c.seconds,
-                )
-            )
+            timeline.emit(tool_ended(call.call_id, call.name, is_error, c.seconds))
 
     async def _execute_nested(self, c: _Call, tool: Tool, ctx: ToolContext) -> _ToolAnswer:
         """A tool that performs its own effects (a subagent): called directly, with what it needs from this run;
@@ -511,7 +525,7 @@ class _ToolBatch(_RunBase):
         result = c.result
         assert result is not None
         assert c.tool is not None
-        meta: dict[str, object] = dict(result.meta)
+        meta: dict[str, object] | None = None  # the result's meta, copied when something adds to it
         content, is_error, parts = result.content, result.is_error, result.parts
         if w._interceptors.post_tool_call:
             view = ToolResultView(
@@ -531,22 +545,24 @@ class _ToolBatch(_RunBase):
             elif view.content != content:
                 parts = ()  # the text was rewritten: the model gets the rewrite, never the richer original
             content, is_error = view.content, view.is_error
+            meta = dict(result.meta)
             meta.update(view.notes)
         if w.hooks.chains[POST_TOOL_CALL.index]:
-            info = PostToolCallInfo(
-                run_id=self.run_id,
-                session_id=self.session_id,
-                turn=self.turn,
-                call_id=result.call_id,
-                tool_name=result.name,
-                arguments=c.args,
-                meta=tool_meta_view(c.tool.meta),
-                content=content,
-                is_error=is_error,
-                seconds=c.seconds,
-                structured=c.structured if content == result.content else None,
-                agent_id=None if (frame := current_agent.get()) is None else frame.agent_id,
-                agent_type=None if frame is None else frame.agent_type,
+            frame = current_agent.get()
+            info = post_tool_call_info(
+                self.run_id,
+                self.session_id,
+                self.turn,
+                result.call_id,
+                result.name,
+                c.args,
+                tool_meta_view(c.tool.meta),
+                content,
+                is_error,
+                c.seconds,
+                c.structured if content == result.content else None,
+                None if frame is None else frame.agent_id,
+                None if frame is None else frame.agent_type,
             )
             edits: list[tuple[Handler, Any]] = []
             decided = await self.hooks(POST_TOOL_CALL, info, edits, result.call_id)
@@ -557,6 +573,8 @@ class _ToolBatch(_RunBase):
                 if edit.replace_output is not None:
                     content = cap_text(edit.replace_output, w.output_cap, "replaced tool output")
                     parts = ()
+                    if meta is None:
+                        meta = dict(result.meta)
                     meta["output_replaced_by"] = handler.name
                 if edit.additional_context:
                     contexts.append(self._context_block(handler, POST_TOOL_CALL, edit.additional_context))
@@ -565,11 +583,13 @@ class _ToolBatch(_RunBase):
                 content = "\n\n".join([content, *contexts])
                 if parts:
                     parts = (*parts, *(TextPart(text=context) for context in contexts))
+                if meta is None:
+                    meta = dict(result.meta)
                 meta["context_added_by"] = added_by
             if decided is not None:
                 decision, handler = decided
                 if isinstance(decision, Abort):
-                    c.result = _rebuild(result, content, is_error, meta, parts)
+                    c.result = _rebuild(result, content, is_error, dict(result.meta) if meta is None else meta, parts)
                     raise Aborted(decision.reason, hook=handler.name, event=POST_TOOL_CALL.name)
                 assert isinstance(decision, Stop)
                 if self.stop is None:
@@ -578,9 +598,9 @@ class _ToolBatch(_RunBase):
             content is not result.content
             or is_error is not result.is_error
             or parts is not result.parts
-            or meta != dict(result.meta)
+            or (meta is not None and meta != dict(result.meta))
         ):
-            c.result = _rebuild(result, content, is_error, meta, parts)
+            c.result = _rebuild(result, content, is_error, dict(result.meta) if meta is None else meta, parts)
 
     async def _post_batch(self, calls: list[_Call]) -> None:
         """post_tool_batch: the whole batch, answered; context goes after the last result, Stop finishes."""
@@ -751,6 +771,8 @@ async def _answer(
         else:
             async with asyncio.timeout(limit):
                 value = await tool.execute(validated, ctx)
+        if value.__class__ is str:  # what render_output makes of text
+            return value, False, (), None
         if isinstance(value, NestedOutcome):
             if nested is not None:
                 nested.child_usage, nested.child = value.usage, value.paused

@@ -33,6 +33,7 @@ __all__ = [
     "empty",
     "freeze",
     "freeze_object",
+    "freeze_parsed",
     "plain_str",
     "thaw",
     "thaw_object",
@@ -119,6 +120,27 @@ def freeze_object(value: Mapping[str, object]) -> FrozenDict:
     if not isinstance(value, Mapping):
         raise TypeError(f"expected a JSON object, got {type(value).__name__}")
     return _freeze_items(value)
+
+
+def freeze_parsed(value: dict[str, Any]) -> FrozenDict:
+    """`freeze_object` for an object fresh from ``json.loads`` (with no hooks), which nothing else references:
+    the same deep read-only value, built by wrapping its dicts in place (arrays become tuples) instead of
+    copying them. Only for such values: their keys and leaves are exact built-in types already."""
+    for key, item in value.items():
+        cls = item.__class__
+        if cls is _dict:
+            value[key] = freeze_parsed(item)
+        elif cls is _list:
+            value[key] = _freeze_parsed_array(item)
+    return _Proxy(value)
+
+
+def _freeze_parsed_array(value: list[Any]) -> tuple[FrozenJSON, ...]:
+    out: list[FrozenJSON] = []
+    for item in value:
+        cls = item.__class__
+        out.append(freeze_parsed(item) if cls is _dict else _freeze_parsed_array(item) if cls is _list else item)
+    return tuple(out)
 
 
 def plain_str(value: str) -> str:

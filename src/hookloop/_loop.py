@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from hookloop._batch import _Call, _ToolBatch
+from hookloop._build import llm_request, pre_llm_request_info
 from hookloop._run_base import cap_text, describe
 from hookloop._stream import _StreamStep
 from hookloop.errors import (
@@ -47,7 +48,6 @@ from hookloop.hooks.summaries import (
     NotificationInfo,
     PostCompactInfo,
     PreCompactInfo,
-    PreLlmRequestInfo,
     PromptSubmitInfo,
     SessionStartInfo,
     TurnEndInfo,
@@ -119,7 +119,7 @@ class _Run(_StreamStep, _ToolBatch):
         if self.turn >= w.max_turns:
             raise MaxTurnsExceeded(w.max_turns)
         self.turn += 1
-        request = await self._request()
+        request = self._plain_request() if self._request_is_plain() else await self._request()
         items, calls = await self._run_model_step(request)
         for item in items:
             w._append(item)
@@ -162,7 +162,7 @@ class _Run(_StreamStep, _ToolBatch):
         history = w._history
         items: Sequence[Item] = w._view
         system = w.system_prompt
-        if w._interceptors.pre_llm_request:
+        if w._interceptors.pre_llm_request and not self._interceptors_idle():
             for attempt in (0, 1):
                 ctx = RequestContext(
                     history=w._view,
@@ -184,29 +184,43 @@ class _Run(_StreamStep, _ToolBatch):
                 items = ctx.edited_items
             system = ctx.system
         if w.hooks.chains[PRE_LLM_REQUEST.index]:
-            info = PreLlmRequestInfo(
-                run_id=self.run_id,
-                session_id=self.session_id,
-                turn=self.turn,
-                model=w.model,
-                item_count=len(items),
-                token_estimate=w.token_estimate,
-                new_items=tuple([detached(item) for item in history[self.last_sent :]]),
+            info = pre_llm_request_info(
+                self.run_id,
+                self.session_id,
+                self.turn,
+                w.model,
+                len(items),
+                w.token_estimate,
+                tuple([detached(item) for item in history[self.last_sent :]]),
             )
             decided = await self.hooks(PRE_LLM_REQUEST, info)
             if decided is not None:
                 result, handler = decided
                 raise Aborted(result.reason, hook=handler.name, event=PRE_LLM_REQUEST.name)
         self.last_sent = len(history)
-        return LLMRequest(
-            system=system,
-            items=items,
-            tools=w._tools.specs(),
-            model=w.model,
-            max_tokens=w.max_tokens,
-            cache_prefix=w._locked_prefix,
-            turn=self.turn,
-            run_id=self.run_id,
+        return llm_request(
+            system, items, w._tools.specs(), w.model, w.max_tokens, w._locked_prefix, self.turn, self.run_id
+        )
+
+    def _interceptors_idle(self) -> bool:
+        """The only pre_llm_request interceptor is the Worker's own notification injector, with nothing to inject
+        or report: running the interceptors would change nothing."""
+        w = self.w
+        pre = w._interceptors.pre_llm_request
+        return not pre or (len(pre) == 1 and getattr(pre[0], "__self__", None) is w._notifier and w._notifier.idle)
+
+    def _request_is_plain(self) -> bool:
+        """No pre_llm_request hook, and interceptors that would change nothing (:meth:`_interceptors_idle`):
+        `_request` would build the plain request (:meth:`_plain_request`)."""
+        return not self.w.hooks.chains[PRE_LLM_REQUEST.index] and self._interceptors_idle()
+
+    def _plain_request(self) -> LLMRequest:
+        """`_request` when :meth:`_request_is_plain`: the same request, without a coroutine, a request context
+        or an interceptor run."""
+        w = self.w
+        self.last_sent = len(w._history)
+        return llm_request(
+            w.system_prompt, w._view, w._tools.specs(), w.model, w.max_tokens, w._locked_prefix, self.turn, self.run_id
         )
 
     async def _deliver_notifications(self) -> None:

@@ -8,10 +8,12 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from dataclasses import replace
+from json.scanner import make_scanner
+from types import AsyncGeneratorType
 from typing import Any
 
-from hookloop._frozen import EMPTY, FrozenDict, freeze_object
+from hookloop._build import model_request_ended, model_request_started, text_message, tool_call, usage_sum
+from hookloop._frozen import EMPTY, FrozenDict, freeze_parsed
 from hookloop._run_base import _RunBase, describe
 from hookloop.effects import Effect, events_from_json, events_to_json
 from hookloop.errors import (
@@ -33,10 +35,11 @@ from hookloop.hooks.results import (
 from hookloop.hooks.summaries import (
     StreamCompleteInfo,
 )
-from hookloop.items import Item, Message, ProviderBlock, Reasoning, TextPart, ToolCall
+from hookloop.items import Item, ProviderBlock, Reasoning, ToolCall
 from hookloop.providers.base import LLMRequest
 from hookloop.stream import (
     BlockStart,
+    BlockStop,
     NativeBlock,
     StopEvent,
     StreamError,
@@ -47,7 +50,7 @@ from hookloop.stream import (
     Usage,
     UsageEvent,
 )
-from hookloop.timeline import HookDecision, ModelRequestEnded, ModelRequestStarted
+from hookloop.timeline import HookDecision
 
 __all__: list[str] = []
 
@@ -110,6 +113,16 @@ class _Reply:
             self.blocks[start.index] = _Block(start.kind, start.call_id, start.name, start.meta)
             if start.index == self.text_index:
                 self.text_index = -1
+        elif cls is BlockStop:
+            return  # nothing to record (the common events first: each test costs every later event)
+        elif cls is UsageEvent:
+            reported: UsageEvent = event  # type: ignore[assignment]
+            # A new Usage either way: the event's own may be changed by force by a hook that sees the event.
+            given, so_far = reported.usage, _NO_USAGE if self.usage is None else self.usage
+            self.usage = usage_sum(so_far, given) if given.__class__ is Usage else so_far + given
+        elif cls is StopEvent:
+            stop: StopEvent = event  # type: ignore[assignment]
+            self.stop_reason = stop.reason
         elif cls is NativeBlock:
             native: NativeBlock = event  # type: ignore[assignment]
             block = self.blocks[native.index] = _Block("native", None, native.provider)
@@ -127,13 +140,6 @@ class _Reply:
                 block.signature = thinking.signature
             if thinking.redacted is not None:
                 block.redacted = thinking.redacted
-        elif cls is UsageEvent:
-            reported: UsageEvent = event  # type: ignore[assignment]
-            # A new Usage either way: the event's own may be changed by force by a hook that sees the event.
-            self.usage = (_NO_USAGE if self.usage is None else self.usage) + reported.usage
-        elif cls is StopEvent:
-            stop: StopEvent = event  # type: ignore[assignment]
-            self.stop_reason = stop.reason
         elif cls is StreamError:
             error: StreamError = event  # type: ignore[assignment]
             raise ClientError(
@@ -185,19 +191,56 @@ class _StreamStep(_RunBase):
         text_index, text_append = -1, None
         timeline = w.timeline
         if timeline.subscribers:
-            timeline.emit(
-                ModelRequestStarted(run_id=self.run_id, turn=self.turn, model=request.model, provider=w.client.provider)
-            )
+            timeline.emit(model_request_started(self.run_id, self.turn, request.model, w.client.provider))
         failure: str | None = None
         stream = w.client.stream(request) if self.effects is None else await self._recorded_reply(request)
         try:
             if emit is None and not chunk_chain and not text_chain and not tool_chain:
+                # Nobody listening: the common events are recorded here as `take` would record them.
+                blocks = reply.blocks
                 async for event in stream:
-                    if event.__class__ is TextDelta and event.index == text_index:
-                        text_append(event.text)  # type: ignore[misc]
+                    cls = event.__class__
+                    if cls is TextDelta:
+                        if event.index == text_index:  # type: ignore[union-attr]
+                            text_append(event.text)  # type: ignore[misc,union-attr]
+                            continue
+                    elif cls is ToolCallDelta:
+                        block = blocks.get(event.index)  # type: ignore[union-attr]
+                        if block is not None:
+                            block.parts.append(event.fragment)  # type: ignore[union-attr]
+                            reply.count += 1
+                            continue
+                    elif cls is BlockStart:
+                        start: BlockStart = event  # type: ignore[assignment]
+                        blocks[start.index] = _Block(start.kind, start.call_id, start.name, start.meta)
+                        reply.count += 1
+                        if start.index == text_index:
+                            reply.text_index = text_index = -1
+                        continue
+                    elif cls is BlockStop:
+                        reply.count += 1
                         continue
                     take(event)
                     text_index, text_append = reply.text_index, reply.text_append
+            elif emit is not None and not chunk_chain and not text_chain and not tool_chain:
+                # Watched, with no stream hook (a UI, a transcript, iter_run): each event is recorded as `take`
+                # records it, then emitted; a stream error is raised after the subscribers saw it, as below.
+                blocks = reply.blocks
+                async for event in stream:
+                    cls = event.__class__
+                    if cls is TextDelta and event.index == text_index:  # type: ignore[union-attr]
+                        text_append(event.text)  # type: ignore[misc,union-attr]
+                    elif cls is ToolCallDelta and event.index in blocks:  # type: ignore[union-attr]
+                        blocks[event.index].parts.append(event.fragment)  # type: ignore[union-attr]
+                        reply.count += 1
+                    elif cls is BlockStop:
+                        reply.count += 1
+                    elif cls is not StreamError:
+                        take(event)
+                        text_index, text_append = reply.text_index, reply.text_append
+                    emit(event)
+                    if cls is StreamError:
+                        take(event)  # raises
             elif emit is None and not chunk_chain and not tool_chain and text_chain.all_sync:
                 # Only sync on_text_delta hooks and nobody watching (the common UI-less case): the general loop
                 # below, with every test that cannot pass taken out — same order, same decisions, same errors.
@@ -295,21 +338,17 @@ class _StreamStep(_RunBase):
             failure = "cancelled" if isinstance(exc, asyncio.CancelledError) else f"{type(exc).__name__}: {exc}"
             raise
         finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
+            # An async generator that ran to its end is closed already (aclose would do nothing): no await.
+            if stream.__class__ is not AsyncGeneratorType or stream.ag_frame is not None:
+                aclose = getattr(stream, "aclose", None)
+                if aclose is not None:
+                    await aclose()
             if timeline.subscribers:
-                timeline.emit(
-                    ModelRequestEnded(
-                        run_id=self.run_id,
-                        turn=self.turn,
-                        usage=reply.usage,
-                        stop_reason=reply.stop_reason,
-                        error=failure,
-                    )
-                )
-        if reply.usage is not None:
-            self.usage = self.usage + reply.usage
+                timeline.emit(model_request_ended(self.run_id, self.turn, reply.usage, reply.stop_reason, failure))
+        got = reply.usage
+        if got is not None:
+            exact = got.__class__ is Usage and self.usage.__class__ is Usage
+            self.usage = usage_sum(self.usage, got) if exact else self.usage + got
         self.stop_reason = reply.stop_reason
         complete = chains[ON_STREAM_COMPLETE.index]
         if complete:
@@ -358,7 +397,7 @@ class _StreamStep(_RunBase):
                 text = "".join(block.parts)
                 if text:
                     texts.append(text)
-                    items.append(Message(role="assistant", content=(TextPart(text=text),), meta=block.meta))
+                    items.append(text_message("assistant", text, block.meta))
             elif block.kind == "thinking":
                 items.append(
                     Reasoning(
@@ -373,27 +412,36 @@ class _StreamStep(_RunBase):
                 items.append(ProviderBlock(provider=block.name or self.w.client.provider, data=block.data))
             else:
                 call = _parse_call(block, index)
-                if block.meta:
-                    call = replace(call, meta=block.meta)
                 calls.append(call)
                 items.append(call)
         self.last_text = "\n".join(texts)
         return items, calls
 
 
+_decoder = json.JSONDecoder()
+_decode = _decoder.decode  # json.loads without its per-call checks (the text is always a str)
+_scan: Any = make_scanner(_decoder)  # type: ignore[arg-type]  # one value at an index: (value, end) or StopIteration
+
+
 def _parse_call(block: _Block, index: int) -> ToolCall:
     raw = "".join(block.parts)
     call_id = block.call_id or f"call_{index}"
     name = block.name or ""
+    meta = block.meta if block.meta else EMPTY  # a call's meta is the block's when it has any
     if not raw.strip():
-        return ToolCall(call_id=call_id, name=name)
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return ToolCall(call_id=call_id, name=name, raw_arguments=raw)
-    if not isinstance(value, dict):
-        return ToolCall(call_id=call_id, name=name, raw_arguments=raw)
-    return ToolCall(call_id=call_id, name=name, arguments=freeze_object(value))
+        return tool_call(call_id, name, EMPTY, None, meta)
+    try:  # the usual text: one value, with no whitespace around it
+        value, end = _scan(raw, 0)
+    except (StopIteration, ValueError):
+        end = -1
+    if end != len(raw):  # anything else is read (or refused) as json.loads reads it
+        try:
+            value = _decode(raw)
+        except ValueError:
+            return tool_call(call_id, name, EMPTY, raw, meta)
+    if value.__class__ is not dict:
+        return tool_call(call_id, name, EMPTY, raw, meta)
+    return tool_call(call_id, name, freeze_parsed(value), None, meta)
 
 
 async def _replay(events: list[StreamEvent]) -> AsyncIterator[StreamEvent]:

@@ -301,20 +301,19 @@ Item: TypeAlias = Message | ToolCall | ToolResult | Reasoning | ProviderBlock
 # the original are immutable built-in leaves only: str, int, bool, None, tuples and FrozenDict.
 
 
-_new = object.__new__
+def slot_builder(cls: type) -> type:
+    """A plain class with exactly ``cls``'s slots (a slotted dataclass): an instance is filled with ordinary
+    attribute stores, then becomes a ``cls`` by ``__class__`` assignment (same layout, so CPython allows it) —
+    several times cheaper than a frozen ``__init__`` (one ``object.__setattr__`` a field) or slot setters."""
+    builder = type(f"_{cls.__name__}Builder", (), {"__slots__": cls.__dict__["__slots__"], "__module__": __name__})
+    probe = builder()
+    probe.__class__ = cls  # TypeError here (at import) if the layouts ever differ
+    return builder
 
 
-def _setters(cls: type, *names: str) -> tuple[Any, ...]:
-    # The slot descriptors: the cheapest way to fill a frozen, slotted dataclass (no __init__, no defaults).
-    return tuple(cls.__dict__[name].__set__ for name in names)
-
-
-_CALL = _setters(ToolCall, "call_id", "name", "arguments", "raw_arguments", "id", "meta")
-_RESULT = _setters(ToolResult, "call_id", "name", "content", "is_error", "id", "meta", "parts")
-_MESSAGE = _setters(Message, "role", "content", "id", "meta")
-_REASONING = _setters(Reasoning, "text", "signature", "provider", "redacted", "id", "meta")
-_BLOCK = _setters(ProviderBlock, "provider", "data", "id")
-(_TEXT,) = _setters(TextPart, "text")
+_CallBuilder, _ResultBuilder, _MessageBuilder, _TextBuilder, _ReasoningBuilder, _BlockBuilder = (
+    slot_builder(cls) for cls in (ToolCall, ToolResult, Message, TextPart, Reasoning, ProviderBlock)
+)
 
 
 def detached(item: Item) -> Item:
@@ -324,54 +323,63 @@ def detached(item: Item) -> Item:
     else is `adopt`-ed.
     """
     cls = item.__class__
-    new: Any = _new(cls)
+    new: Any
     if cls is ToolCall:
-        call_id, name, arguments, raw, id_, meta = _CALL
-        call_id(new, item.call_id)  # type: ignore[union-attr]
-        name(new, item.name)  # type: ignore[union-attr]
-        arguments(new, item.arguments)  # type: ignore[union-attr]
-        raw(new, item.raw_arguments)  # type: ignore[union-attr]
-        id_(new, item.id)
-        meta(new, item.meta)  # type: ignore[union-attr]
-    elif cls is ToolResult:
-        call_id, name, content, is_error, id_, meta, parts = _RESULT
-        call_id(new, item.call_id)  # type: ignore[union-attr]
-        name(new, item.name)  # type: ignore[union-attr]
-        content(new, item.content)  # type: ignore[union-attr]
-        is_error(new, item.is_error)  # type: ignore[union-attr]
-        id_(new, item.id)
-        meta(new, item.meta)  # type: ignore[union-attr]
+        new = _CallBuilder()
+        new.call_id = item.call_id  # type: ignore[union-attr]
+        new.name = item.name  # type: ignore[union-attr]
+        new.arguments = item.arguments  # type: ignore[union-attr]
+        new.raw_arguments = item.raw_arguments  # type: ignore[union-attr]
+        new.id = item.id
+        new.meta = item.meta  # type: ignore[union-attr]
+        new.__class__ = ToolCall
+        return new  # type: ignore[no-any-return]
+    if cls is ToolResult:
+        new = _ResultBuilder()
+        new.call_id = item.call_id  # type: ignore[union-attr]
+        new.name = item.name  # type: ignore[union-attr]
+        new.content = item.content  # type: ignore[union-attr]
+        new.is_error = item.is_error  # type: ignore[union-attr]
+        new.id = item.id
+        new.meta = item.meta  # type: ignore[union-attr]
         rich = item.parts  # type: ignore[union-attr]
-        parts(new, tuple([_detached_part(p) for p in rich]) if rich else ())
-    elif cls is Message:
-        role, content, id_, meta = _MESSAGE
-        role(new, item.role)  # type: ignore[union-attr]
-        content(new, tuple([_detached_part(p) for p in item.content]))  # type: ignore[union-attr, arg-type]
-        id_(new, item.id)
-        meta(new, item.meta)  # type: ignore[union-attr]
-    elif cls is Reasoning:
-        text, signature, provider, redacted, id_, meta = _REASONING
-        text(new, item.text)  # type: ignore[union-attr]
-        signature(new, item.signature)  # type: ignore[union-attr]
-        provider(new, item.provider)  # type: ignore[union-attr]
-        redacted(new, item.redacted)  # type: ignore[union-attr]
-        id_(new, item.id)
-        meta(new, item.meta)  # type: ignore[union-attr]
-    elif cls is ProviderBlock:
-        provider, data, id_ = _BLOCK
-        provider(new, item.provider)  # type: ignore[union-attr]
-        data(new, item.data)  # type: ignore[union-attr]
-        id_(new, item.id)
-    else:
-        return adopt(item)
-    return new  # type: ignore[no-any-return]
+        new.parts = tuple([_detached_part(p) for p in rich]) if rich else ()
+        new.__class__ = ToolResult
+        return new  # type: ignore[no-any-return]
+    if cls is Message:
+        new = _MessageBuilder()
+        new.role = item.role  # type: ignore[union-attr]
+        new.content = tuple([_detached_part(p) for p in item.content])  # type: ignore[union-attr, arg-type]
+        new.id = item.id
+        new.meta = item.meta  # type: ignore[union-attr]
+        new.__class__ = Message
+        return new  # type: ignore[no-any-return]
+    if cls is Reasoning:
+        new = _ReasoningBuilder()
+        new.text = item.text  # type: ignore[union-attr]
+        new.signature = item.signature  # type: ignore[union-attr]
+        new.provider = item.provider  # type: ignore[union-attr]
+        new.redacted = item.redacted  # type: ignore[union-attr]
+        new.id = item.id
+        new.meta = item.meta  # type: ignore[union-attr]
+        new.__class__ = Reasoning
+        return new  # type: ignore[no-any-return]
+    if cls is ProviderBlock:
+        new = _BlockBuilder()
+        new.provider = item.provider  # type: ignore[union-attr]
+        new.data = item.data  # type: ignore[union-attr]
+        new.id = item.id
+        new.__class__ = ProviderBlock
+        return new  # type: ignore[no-any-return]
+    return adopt(item)
 
 
 def _detached_part(part: ContentPart) -> ContentPart:
     if part.__class__ is TextPart:
-        new: TextPart = _new(TextPart)
-        _TEXT(new, part.text)
-        return new
+        new: Any = _TextBuilder()
+        new.text = part.text
+        new.__class__ = TextPart
+        return new  # type: ignore[no-any-return]
     return _adopt_part(part, "item.content")
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from hookloop._build import item_appended
 from hookloop._checkpoint_auth import consume
 from hookloop._frozen import FrozenDict, dumps
 from hookloop._loop import _Run
@@ -71,7 +72,6 @@ from hookloop.providers.base import LLMClient
 from hookloop.stream import StreamEvent, TextDelta, ToolCallDelta, Usage
 from hookloop.timeline import (
     HookDecision,
-    ItemAppended,
     RunEnded,
     RunStarted,
     Timeline,
@@ -103,6 +103,8 @@ def json_size(value: object) -> int:
     cls = value.__class__
     if cls is str:
         return len(value) + 2  # type: ignore[arg-type]
+    if cls is int:
+        return len(repr(value))
     if cls is MappingProxyType or cls is dict:
         size = 0
         for key, item in value.items():  # type: ignore[attr-defined]
@@ -123,6 +125,11 @@ def json_size(value: object) -> int:
 def estimate_tokens(item: Item) -> int:
     """A cheap token estimate (≈4 characters a token), computed once per item (tool-call arguments are
     measured with :func:`json_size`, never serialised again)."""
+    cls = item.__class__  # the exact classes first (every item the Worker holds), then subclasses
+    if cls is ToolCall:
+        return 8 + (json_size(item.arguments) if item.arguments else len(item.raw_arguments or "")) // 4  # type: ignore[union-attr]
+    if cls is ToolResult:
+        return 4 + len(item.content) // 4  # type: ignore[union-attr]
     if isinstance(item, Message):
         return 4 + len(item.text) // 4
     if isinstance(item, ToolCall):
@@ -431,7 +438,7 @@ class Worker:
         self._history.append(item)
         self._tokens += estimate_tokens(item)
         if self.timeline.subscribers:
-            self.timeline.emit(ItemAppended(item=detached(item)))  # subscribers never hold the history's own
+            self.timeline.emit(item_appended(detached(item)))  # subscribers never hold the history's own
 
     # -- permissions -----------------------------------------------------------------------------------
 

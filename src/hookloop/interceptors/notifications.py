@@ -38,6 +38,12 @@ class NotificationInjector:
     def pending(self) -> int:
         return len(self._pending)
 
+    @property
+    def idle(self) -> bool:
+        """Nothing pending and nothing flushed but not yet taken: its ``pre_llm_request`` would change nothing
+        and :meth:`take_delivered` would return nothing (the Worker then skips both)."""
+        return not self._pending and not self._delivered
+
     def take_delivered(self) -> list[Notification]:
         """The notifications flushed since the last call (the Worker fires notification hooks for them)."""
         delivered, self._delivered = self._delivered, []

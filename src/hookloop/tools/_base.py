@@ -224,15 +224,20 @@ class FunctionTool:
         return self._meta
 
     def validate(self, arguments: Mapping[str, object]) -> Mapping[str, object]:
-        try:
-            model = self._model.model_validate(arguments)
+        try:  # what model_validate calls, without its frame, on a dict (pydantic reads other mappings slowly)
+            model = self._model.__pydantic_validator__.validate_python(dict(arguments))
         except pydantic.ValidationError as exc:
             raise ToolInputError(format_validation_error(self._meta.name, exc)) from None
-        return {name: getattr(model, name) for name in self._field_names}
+        values = model.__dict__  # the fields' values (a model's attributes read them from there)
+        return {name: values[name] for name in self._field_names}
 
     async def execute(self, arguments: Mapping[str, object], ctx: ToolContext) -> object:
-        kwargs = dict(arguments)
-        if self._ctx_param is not None:
+        if self._ctx_param is None:
+            if self._async:
+                return await self._fn(**arguments)  # a fresh keyword dict, as below
+            kwargs = dict(arguments)
+        else:
+            kwargs = dict(arguments)
             kwargs[self._ctx_param] = ctx
         if self._async:
             return await self._fn(**kwargs)
