@@ -49,11 +49,12 @@ from __future__ import annotations
 
 import posixpath
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 from operator import attrgetter
-from typing import Final, Literal
+from typing import Final, Literal, NamedTuple
 
 import tree_sitter
 import tree_sitter_bash
@@ -223,6 +224,25 @@ class ShellAnalysis:
         return bool(self.unknown_reasons)
 
 
+class _Classified(NamedTuple):
+    """What one :meth:`_Analyser.classify` appended and left behind (see there)."""
+
+    commands: tuple[Words, ...]
+    deny_commands: tuple[Words, ...]
+    redirects: tuple[Redirect, ...]
+    unsafe: tuple[str, ...]
+    unknown: tuple[str, ...]
+    runs_code: bool
+    changes_directory: bool
+    dirs: DirState
+
+
+_Memo = dict[tuple[Words, DirState, bool, int, int], _Classified]
+_MEMO_SIZE: Final = 4096
+_CLASSIFIED: Final[_Memo] = {}
+"""The memo of :meth:`_Analyser.classify` (emptied when full): agents repeat the same subcommands."""
+
+
 def _dangerous_variable(name: str) -> bool:
     return name in _DANGEROUS_VARS or name.startswith(_DANGEROUS_PREFIXES)
 
@@ -230,9 +250,12 @@ def _dangerous_variable(name: str) -> bool:
 class _Analyser:
     """Walks one syntax tree; nested strings (``bash -c``, ``eval``) get child analysers one level deeper."""
 
-    def __init__(self, depth: int, nesting: int = 0) -> None:
+    def __init__(self, depth: int, nesting: int = 0, memo: _Memo | None = None, *, fast: bool = False) -> None:
         self.depth = depth
         self.nesting = nesting
+        self.memo = memo  # what :meth:`classify` found for the same words in the same state, or None: no memo
+        self.fast = fast  # whether :meth:`command` may read a plain simple command from its text
+        self.source = ""  # the script being walked, when it is ASCII (node offsets are then string offsets)
         self.commands: list[Words] = []
         self.deny_commands: list[Words] = []
         self.redirects: list[Redirect] = []
@@ -287,7 +310,7 @@ class _Analyser:
         self.runs_code = self.runs_code or other.runs_code
 
     def child(self) -> _Analyser:
-        sub = _Analyser(self.depth + 1, self.nesting)
+        sub = _Analyser(self.depth + 1, self.nesting, self.memo, fast=self.fast)
         sub.dirs = self.dirs
         return sub
 
@@ -299,11 +322,14 @@ class _Analyser:
         if _CONTROL.search(source):
             # tree-sitter treats e.g. a carriage return as blank where bash keeps it inside a word.
             self.unknown_program("control characters in the command")
-        parser = tree_sitter.Parser(_LANGUAGE)
-        tree = parser.parse(source.encode("utf-8", "surrogateescape"))
+        tree = _parser().parse(source.encode("utf-8", "surrogateescape"))
         if tree.root_node.has_error:
             self.unknown_program("the command does not parse")
-        self.visit(tree.root_node)
+        outer, self.source = self.source, source if source.isascii() else ""
+        try:
+            self.visit(tree.root_node)
+        finally:
+            self.source = outer
 
     def deny_only(self, run: Callable[[_Analyser], None]) -> None:
         sub = self.child()
@@ -474,6 +500,17 @@ class _Analyser:
     def command(
         self, node: tree_sitter.Node, extra: Sequence[tree_sitter.Node], redirects: Sequence[tree_sitter.Node] = ()
     ) -> None:
+        if self.fast and self.source and not extra and self.nesting < MAX_NESTING:
+            words = _simple_words(node, self.source, redirects)
+            if words is not None:
+                # What the general path below does for such a command: visiting its name and its arguments
+                # finds nothing (they are leaves), and only the redirections around it may give it its input.
+                self.stdin_static = _static_stdin(redirects)
+                try:
+                    self.classify(words)
+                finally:
+                    self.stdin_static = False
+                return
         name = node.child_by_field_id(_NAME)
         arg_nodes: list[tree_sitter.Node] = list(node.children_by_field_id(_ARGUMENT))
         named = node.named_children  # each access builds the list anew: read it once
@@ -518,9 +555,47 @@ class _Analyser:
 
     # -- what a simple command runs --------------------------------------------------------------------------
     def classify(self, words: Words) -> None:
-        """Record what ``words`` runs, following wrappers, shells, ``eval`` and ``find -exec``."""
+        """Record what ``words`` runs, following wrappers, shells, ``eval`` and ``find -exec``.
+
+        What it records is a pure function of the words and of the state it reads (the directory state,
+        whether standard input is literal, the depth and the nesting): it is memoised on them, and a memoised
+        answer is appended to this analyser's lists exactly as :meth:`classify_now` appends it.
+        """
         if not words:
             return
+        memo = self.memo
+        if memo is None:
+            self.classify_now(words)
+            return
+        key = (words, self.dirs, self.stdin_static, self.depth, self.nesting)
+        found = memo.get(key)
+        if found is None:
+            sub = _Analyser(self.depth, self.nesting, memo, fast=self.fast)
+            sub.dirs, sub.stdin_static = self.dirs, self.stdin_static
+            sub.classify_now(words)
+            found = _Classified(
+                tuple(sub.commands), tuple(sub.deny_commands), tuple(sub.redirects), tuple(sub.unsafe),
+                tuple(sub.unknown), sub.runs_code, sub.changes_directory, sub.dirs,
+            )  # fmt: skip
+            if len(memo) >= _MEMO_SIZE:
+                memo.clear()
+            memo[key] = found
+        commands, deny_commands, redirects, unsafe, unknown, runs_code, changes_directory, self.dirs = found
+        if commands:
+            self.commands.extend(commands)
+        if deny_commands:
+            self.deny_commands.extend(deny_commands)
+        if redirects:
+            self.redirects.extend(redirects)
+        if unsafe:
+            self.unsafe.extend(unsafe)
+        if unknown:
+            self.unknown.extend(unknown)
+        self.runs_code = self.runs_code or runs_code
+        self.changes_directory = self.changes_directory or changes_directory
+
+    def classify_now(self, words: Words) -> None:
+        """:meth:`classify` without the memo (its nested classifications may still use it)."""
         head = words[0]
         if head is None or not head:
             self.unknown_program("a command name only known at run time")
@@ -790,20 +865,85 @@ class _Analyser:
 
 
 def _index(commands: Iterable[Words]) -> dict[str, tuple[Words, ...]]:
-    index: dict[str, list[Words]] = {}
+    index: dict[str, dict[Words, None]] = {}
     for words in commands:
         head = words[0] if words else None
         if head is None:
             continue
-        program = fold(head)
-        if any(map(str.isspace, program)):
-            keys = {" "}
-        else:
-            program = program.rstrip("/")
-            keys = {program, program.rsplit("/", 1)[-1]}
+        keys = _HEAD_KEYS.get(head)
+        if keys is None:
+            keys = _head_keys(head)
+            if len(_HEAD_KEYS) >= _MEMO_SIZE:
+                _HEAD_KEYS.clear()
+            _HEAD_KEYS[head] = keys
         for key in keys:
-            index.setdefault(key, []).append(words)
-    return {key: tuple(dict.fromkeys(value)) for key, value in index.items()}
+            found = index.get(key)
+            if found is None:
+                index[key] = {words: None}
+            else:
+                found[words] = None
+    return {key: tuple(value) for key, value in index.items()}
+
+
+_HEAD_KEYS: Final[dict[str, tuple[str, ...]]] = {}  # a command's first word → its keys in `by_program`
+
+
+def _head_keys(head: str) -> tuple[str, ...]:
+    program = fold(head)
+    if any(map(str.isspace, program)):
+        return (" ",)
+    program = program.rstrip("/")
+    return tuple(dict.fromkeys((program, program.rsplit("/", 1)[-1])))
+
+
+_SIMPLE_ARGUMENTS: Final = frozenset({"word", "number", "raw_string"})
+_PARSERS: Final = threading.local()
+
+
+def _parser() -> tree_sitter.Parser:
+    # One parser per thread (a parser is not safe to share between threads; making one costs more than a word).
+    parser: tree_sitter.Parser | None = getattr(_PARSERS, "parser", None)
+    if parser is None:
+        parser = _PARSERS.parser = tree_sitter.Parser(_LANGUAGE)
+    return parser
+
+
+def _simple_words(node: tree_sitter.Node, source: str, redirects: Sequence[tree_sitter.Node]) -> Words | None:
+    """:func:`_words` of a ``command`` node made of a command name that is one word and arguments that are
+    words, numbers and ``'…'`` strings, without a syntax error, read from ``source`` (the ASCII script, so byte
+    offsets are string offsets); ``None`` for any other command, and when an argument ends where one of the
+    ``redirects`` around the command starts (the general path then decides whether it is a descriptor).
+
+    tree-sitter-bash gives such a command's children the fields ``name`` (the first) and ``argument`` (the
+    others): the general path reads them by field, this one by position (the tests compare both)."""
+    children = node.children
+    name = children[0] if children else None
+    if name is None or name.type != "command_name" or name.child_count != 1 or node.has_error:
+        return None
+    word = name.children[0]
+    if word.type != "word":
+        return None
+    raw = source[word.start_byte : word.end_byte]
+    words: list[str | None] = [None if word_has_glob(raw) else word_literal(raw)]
+    end = name.end_byte
+    for child in children[1:]:
+        kind = child.type
+        if kind not in _SIMPLE_ARGUMENTS:
+            return None
+        start = child.start_byte
+        raw = source[start : child.end_byte]
+        value = raw[1:-1] if kind == "raw_string" else word_literal(raw)
+        if start == end:
+            previous = words[-1]
+            words[-1] = None if previous is None or value is None else previous + value
+        else:
+            words.append(value)
+        end = child.end_byte
+    if redirects:
+        starts = {child.start_byte for child in redirects if child.type.endswith("redirect")}
+        if any(child.end_byte in starts for child in children[1:]):
+            return None
+    return tuple(words)
 
 
 def _words(name: tree_sitter.Node, args: Sequence[tree_sitter.Node]) -> Words:
@@ -868,8 +1008,8 @@ def _descendants(node: tree_sitter.Node, kind: str) -> Iterable[tree_sitter.Node
         yield from _descendants(child, kind)
 
 
-def _analyse_once(source: str) -> _Analyser:
-    analyser = _Analyser(0)
+def _analyse_once(source: str, memo: _Memo | None, fast: bool) -> _Analyser:
+    analyser = _Analyser(0, memo=memo, fast=fast)
     try:
         analyser.script(source)
     except RecursionError:  # a backstop: MAX_NESTING and MAX_DEPTH should stop the walk well before this
@@ -881,15 +1021,22 @@ def _analyse_once(source: str) -> _Analyser:
 @lru_cache(maxsize=512)
 def analyse(command: str) -> ShellAnalysis:
     """Analyse one Bash command string (see the module docstring). Pure and cached."""
+    return analyse_with(command, _CLASSIFIED, fast=True)
+
+
+def analyse_with(command: str, memo: _Memo | None, *, fast: bool) -> ShellAnalysis:
+    """:func:`analyse`, uncached, with the given memo of simple commands (``None``: none, every command is
+    classified anew) and with or without reading plain simple commands from their text (``fast``). The result
+    is the same either way (the tests check it): the memo and the fast path only save time."""
     if "\x00" in command:
         analyser = _Analyser(0)
         analyser.unknown_program("a NUL character in the command")
         return analyser.result()
-    first = _analyse_once(command)
+    first = _analyse_once(command, memo, fast)
     if "\\\n" in command:
         # tree-sitter-bash splits `r\<newline>m` into two words where bash joins them, and a continuation at
         # the end of a comment is the reverse case. Analyse both readings: both must agree for an allow.
-        second = _analyse_once(command.replace("\\\n", ""))
+        second = _analyse_once(command.replace("\\\n", ""), memo, fast)
         if first.commands != second.commands or first.redirects != second.redirects:
             first.unknown_program("a line continuation that changes how the command splits into words")
         first.absorb(second, deny_only=True)
