@@ -105,6 +105,13 @@ def _field(name: str) -> int:
     return found
 
 
+def _kinds(*names: str) -> frozenset[int]:
+    # The symbol ids whose type name is one of ``names``: ``node.kind_id in _kinds(x)`` is ``node.type == x``
+    # (the type is the name of the id), without making a string for the type.
+    count = _LANGUAGE.node_kind_count
+    return frozenset(i for i in range(count) if _LANGUAGE.node_kind_for_id(i) in names)
+
+
 _ARGUMENT: Final = _field("argument")
 _BODY: Final = _field("body")
 _DESTINATION: Final = _field("destination")
@@ -201,6 +208,12 @@ _GENERIC: Final = frozenset(
      "do_group", "if_statement", "elif_clause", "else_clause", "case_statement", "case_item", "negated_command"}
 )  # fmt: skip
 _REDIRECT_KINDS: Final = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_LEAF_IDS: Final = _kinds(*_LEAVES)
+_COMMAND_IDS: Final = _kinds("command")
+_COMMAND_NAME_IDS: Final = _kinds("command_name")
+_WORD_IDS: Final = _kinds("word")
+_SIMPLE_ARGUMENT_IDS: Final = _kinds("word", "number", "raw_string")
+_RAW_STRING_IDS: Final = _kinds("raw_string")
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,8 +360,10 @@ class _Analyser:
         finally:
             self.nesting -= 1
 
-    def visit_node(self, node: tree_sitter.Node) -> None:
-        kind = node.type
+    def visit_node(self, node: tree_sitter.Node, kind: str | None = None) -> None:
+        """Visit ``node`` (whose type is ``kind``, read here if not given) at the current nesting."""
+        if kind is None:
+            kind = node.type
         if kind in _GENERIC:  # the most common kinds, which only have their children visited
             if node.is_missing:
                 self.unknown_program("the command does not parse")
@@ -399,15 +414,35 @@ class _Analyser:
             self.visit_children(node)
 
     def visit_children(self, node: tree_sitter.Node) -> None:
+        # `visit` of each child that is not a leaf, inlined (the walk's hottest loop).
+        nesting = self.nesting
         for child in node.named_children:
-            if child.type not in _LEAVES:  # the common case, without the call
-                self.visit(child)
+            kind = child.kind_id
+            if kind in _LEAF_IDS:
+                continue
+            if nesting >= MAX_NESTING:
+                self.unknown_program("syntax nested too deeply")
+                continue
+            self.nesting = nesting + 1
+            try:
+                if kind in _COMMAND_IDS:
+                    self.command(child, ())
+                else:
+                    self.visit_node(child)
+            finally:
+                self.nesting = nesting
 
     def redirected(self, node: tree_sitter.Node) -> None:
         body = node.child_by_field_id(_BODY)
         redirects = node.children_by_field_id(_REDIRECT)
         before = self.dirs
-        extra = tuple(arg for redirect in redirects for arg in _redirect_extra_words(redirect))
+        # A file redirection's destinations, read once (by field: a few µs each) for the extra words and below.
+        destinations = [r.children_by_field_id(_DESTINATION) if r.type == "file_redirect" else None for r in redirects]
+        extra = tuple(
+            arg
+            for redirect, found in zip(redirects, destinations, strict=True)
+            for arg in (found[1:] if found is not None else _redirect_extra_words(redirect))
+        )
         if body is not None and body.type == "command":
             self.command(body, extra, redirects)
         else:
@@ -420,14 +455,21 @@ class _Analyser:
         opened = before
         if body is not None and body.type not in _OPENS_BEFORE:
             opened = None if before is None or self.dirs is None else before | self.dirs
-        for redirect in redirects:
-            self.redirect(redirect, opened)
+        for redirect, found in zip(redirects, destinations, strict=True):
+            self.redirect(redirect, opened, found)
 
-    def redirect(self, node: tree_sitter.Node, dirs: DirState | Literal["current"] = "current") -> None:
-        """Record a redirection; ``dirs`` is where it is opened (default: the current directory state)."""
+    def redirect(
+        self,
+        node: tree_sitter.Node,
+        dirs: DirState | Literal["current"] = "current",
+        destinations: list[tree_sitter.Node] | None = None,
+    ) -> None:
+        """Record a redirection; ``dirs`` is where it is opened (default: the current directory state);
+        ``destinations`` are a file redirection's destination children if the caller has read them."""
         state = self.dirs if dirs == "current" else dirs
         if node.type == "file_redirect":
-            destinations = node.children_by_field_id(_DESTINATION)
+            if destinations is None:
+                destinations = node.children_by_field_id(_DESTINATION)
             operator = next((node_text(c) for c in node.children if not c.is_named), "")
             if destinations:
                 target = destinations[0]
@@ -505,7 +547,7 @@ class _Analyser:
             if words is not None:
                 # What the general path below does for such a command: visiting its name and its arguments
                 # finds nothing (they are leaves), and only the redirections around it may give it its input.
-                self.stdin_static = _static_stdin(redirects)
+                self.stdin_static = _static_stdin(redirects) if redirects else False
                 try:
                     self.classify(words)
                 finally:
@@ -896,7 +938,6 @@ def _head_keys(head: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys((program, program.rsplit("/", 1)[-1])))
 
 
-_SIMPLE_ARGUMENTS: Final = frozenset({"word", "number", "raw_string"})
 _PARSERS: Final = threading.local()
 
 
@@ -918,27 +959,33 @@ def _simple_words(node: tree_sitter.Node, source: str, redirects: Sequence[tree_
     others): the general path reads them by field, this one by position (the tests compare both)."""
     children = node.children
     name = children[0] if children else None
-    if name is None or name.type != "command_name" or name.child_count != 1 or node.has_error:
+    if name is None or name.kind_id not in _COMMAND_NAME_IDS or name.child_count != 1 or node.has_error:
         return None
     word = name.children[0]
-    if word.type != "word":
+    if word.kind_id not in _WORD_IDS:
         return None
     raw = source[word.start_byte : word.end_byte]
     words: list[str | None] = [None if word_has_glob(raw) else word_literal(raw)]
     end = name.end_byte
     for child in children[1:]:
-        kind = child.type
-        if kind not in _SIMPLE_ARGUMENTS:
+        kind = child.kind_id
+        if kind not in _SIMPLE_ARGUMENT_IDS:
             return None
         start = child.start_byte
-        raw = source[start : child.end_byte]
-        value = raw[1:-1] if kind == "raw_string" else word_literal(raw)
+        stop = child.end_byte
+        raw = source[start:stop]
+        if kind in _RAW_STRING_IDS:
+            value: str | None = raw[1:-1]
+        elif "{" in raw or "\\" in raw:
+            value = word_literal(raw)
+        else:
+            value = raw  # what `word_literal` gives: no brace expansion, nothing escaped
         if start == end:
             previous = words[-1]
             words[-1] = None if previous is None or value is None else previous + value
         else:
             words.append(value)
-        end = child.end_byte
+        end = stop
     if redirects:
         starts = {child.start_byte for child in redirects if child.type.endswith("redirect")}
         if any(child.end_byte in starts for child in children[1:]):
