@@ -152,3 +152,13 @@ def test_the_shortcuts_equal_the_general_path_on_generated_commands(parts: list[
 )
 def test_the_shortcuts_equal_the_general_path_on_random_text(command: str) -> None:
     _assert_same(command)
+
+
+@pytest.mark.parametrize("command", ["uv", "uv ", "ls && uv", "uv --quiet"])
+def test_a_bare_multi_command_program_is_analysed(command: str) -> None:
+    # `uv` with no subcommand used to raise IndexError out of the decision (found by the generated commands).
+    from hookloop.permissions import PermissionPolicy
+
+    assert _shell.analyse(command).safe
+    assert PermissionPolicy(allow=["Bash(ls:*)"]).decide("Bash", {"command": command}).behavior == "ask"
+    _assert_same(command)

@@ -742,7 +742,7 @@ class _Analyser:
                     self.deny_only(partial(_Analyser.script, source=value.split("=", 1)[1].lstrip("!")))
             if program == "git" and scan.sub is not None:
                 self.git_commands(words, scan.sub)
-            elif program == "uv" and scan.sub is not None and words[scan.sub] == "pip":
+            elif program == "uv" and scan.sub is not None and words[scan.sub : scan.sub + 1] == ("pip",):
                 self.deny_only(partial(_Analyser.classify, words=words[scan.sub :]))  # `uv pip install` is pip's
         if program in {"ssh", "scp", "sftp"}:  # ProxyCommand and the like run here, not on the remote host
             for command in ssh_commands(words)[1]:
