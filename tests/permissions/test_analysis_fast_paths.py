@@ -75,7 +75,7 @@ def _command_nodes(source: str) -> list[tree_sitter.Node]:
                                                             "--short")),
         ("sed -e 's/^/  /'", ("sed", "-e", "s/^/  /")),
         ("head -5", ("head", "-5")),
-        ("grep --include='*.ts' x", ("grep", "--include=*.ts", "x")),  # a concatenation: the general path
+        ("grep --include='*.ts' x", ("grep", "--include=*.ts", "x")),
         ("ls r\\m", ("ls", "rm")),
         ("ls a\\ b", ("ls", "a b")),
     ],
@@ -83,25 +83,29 @@ def _command_nodes(source: str) -> list[tree_sitter.Node]:
 def test_the_words_of_simple_commands_are_read_by_position(source: str, words: tuple[str | None, ...]) -> None:
     (node,) = _command_nodes(source)
     by_position = _shell._simple_words(node, source, ())
-    if source.startswith("grep"):
-        assert by_position is None
-    else:
-        assert by_position == words
+    assert by_position is not None
+    assert by_position[0] == words
     assert _shell.analyse_with(source, None, fast=False).commands == (words,)
 
 
 @pytest.mark.parametrize(
     ("source", "shortcut"),
     [
-        ('echo "$x"', [None]), ("ls $(pwd)", [None, ("pwd",)]), ("FOO=1 ls", [None]), ("cat <<< hi", [None]),
-        ("echo a{b,c}", [None]), ("ls > out", [("ls",)]), ("ls *.ts", [("ls", "*.ts")]), ("*.sh x", [(None, "x")]),
-        ("ls # c", [("ls",)]),
+        ('echo "$x"', [(("echo", None), ["string"])]),
+        ("ls $(pwd)", [(("ls", None), ["command_substitution"]), (("pwd",), [])]),
+        ("echo a{b,c}", [(("echo", None), ["concatenation"])]),
+        ("grep --include='*.ts' x", [(("grep", "--include=*.ts", "x"), ["concatenation"])]),
+        ("ls > out", [(("ls",), [])]), ("ls *.ts", [(("ls", "*.ts"), [])]), ("*.sh x", [((None, "x"), [])]),
+        ("ls # c", [(("ls",), [])]),
+        ("FOO=1 ls", [None]), ("cat <<< hi", [None]), ("test a == b", [None]), ("ls (x)", [None, (("x",), [])]),
     ],
 )  # fmt: skip
-def test_which_commands_take_the_shortcut(source: str, shortcut: list[tuple[str | None, ...] | None]) -> None:
-    # Expansions, assignments and redirections inside the command leave it to the general path; a glob in the
+def test_which_commands_take_the_shortcut(source: str, shortcut: list[object]) -> None:
+    # Assignments, redirections inside the command, `==` and subshells leave it to the general path; arguments
+    # that are not leaves (strings, expansions, substitutions) are handed back to be visited; a glob in the
     # command name gives the same `None` word there.
-    assert [_shell._simple_words(node, source, ()) for node in _command_nodes(source)] == shortcut
+    found = [_shell._simple_words(node, source, ()) for node in _command_nodes(source)]
+    assert [None if f is None else (f[0], [n.type for n in f[1]]) for f in found] == shortcut
     _assert_same(source)
 
 
@@ -162,3 +166,25 @@ def test_a_bare_multi_command_program_is_analysed(command: str) -> None:
     assert _shell.analyse(command).safe
     assert PermissionPolicy(allow=["Bash(ls:*)"]).decide("Bash", {"command": command}).behavior == "ask"
     _assert_same(command)
+
+
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_the_arguments_by_position_are_the_arguments_by_field_in_the_corpus(shard: int) -> None:
+    # What the shortcut relies on: in a command whose children are a command name and words of
+    # `_ARGUMENT_KINDS`, tree-sitter-bash gives the first the field `name` and every other one `argument`.
+    parser = tree_sitter.Parser(_shell._LANGUAGE)
+    checked = 0
+    for command in _COMMANDS[shard::SHARDS]:
+        stack = [parser.parse(command.encode("utf-8", "surrogateescape")).root_node]
+        while stack:
+            node = stack.pop()
+            stack.extend(node.children)
+            children = node.children
+            if node.type != "command" or node.has_error or not children or children[0].type != "command_name":
+                continue
+            if not all(child.type in _shell._ARGUMENT_KINDS for child in children[1:]):
+                continue
+            assert node.child_by_field_name("name") == children[0], command
+            assert node.children_by_field_name("argument") == children[1:], command
+            checked += 1
+    assert checked > 2_000

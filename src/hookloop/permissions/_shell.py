@@ -210,9 +210,16 @@ _GENERIC: Final = frozenset(
 _REDIRECT_KINDS: Final = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _LEAF_IDS: Final = _kinds(*_LEAVES)
 _COMMAND_IDS: Final = _kinds("command")
+_GENERIC_IDS: Final = _kinds(*_GENERIC)
 _COMMAND_NAME_IDS: Final = _kinds("command_name")
 _WORD_IDS: Final = _kinds("word")
 _SIMPLE_ARGUMENT_IDS: Final = _kinds("word", "number", "raw_string")
+_ARGUMENT_KINDS: Final = frozenset(
+    {"word", "number", "raw_string", "string", "translated_string", "concatenation", "simple_expansion",
+     "expansion", "command_substitution", "process_substitution", "ansi_c_string", "arithmetic_expansion"}
+)  # fmt: skip
+"""Words tree-sitter-bash puts in a command's ``argument`` field (its ``_literal``s), read by position."""
+_ARGUMENT_IDS: Final = _kinds(*_ARGUMENT_KINDS)
 _RAW_STRING_IDS: Final = _kinds("raw_string")
 
 
@@ -427,6 +434,10 @@ class _Analyser:
             try:
                 if kind in _COMMAND_IDS:
                     self.command(child, ())
+                elif kind in _GENERIC_IDS:  # `visit_node`'s first branch, inlined
+                    if child.is_missing:
+                        self.unknown_program("the command does not parse")
+                    self.visit_children(child)
                 else:
                     self.visit_node(child)
             finally:
@@ -543,10 +554,14 @@ class _Analyser:
         self, node: tree_sitter.Node, extra: Sequence[tree_sitter.Node], redirects: Sequence[tree_sitter.Node] = ()
     ) -> None:
         if self.fast and self.source and not extra and self.nesting < MAX_NESTING:
-            words = _simple_words(node, self.source, redirects)
-            if words is not None:
-                # What the general path below does for such a command: visiting its name and its arguments
-                # finds nothing (they are leaves), and only the redirections around it may give it its input.
+            found = _simple_words(node, self.source, redirects)
+            if found is not None:
+                # What the general path below does for such a command: visiting its name finds nothing (a
+                # leaf), its arguments are visited in order, and only the redirections around it may give it
+                # its input.
+                words, inner = found
+                for arg in inner:
+                    self.visit(arg)
                 self.stdin_static = _static_stdin(redirects) if redirects else False
                 try:
                     self.classify(words)
@@ -949,11 +964,15 @@ def _parser() -> tree_sitter.Parser:
     return parser
 
 
-def _simple_words(node: tree_sitter.Node, source: str, redirects: Sequence[tree_sitter.Node]) -> Words | None:
+def _simple_words(
+    node: tree_sitter.Node, source: str, redirects: Sequence[tree_sitter.Node]
+) -> tuple[Words, list[tree_sitter.Node]] | None:
     """:func:`_words` of a ``command`` node made of a command name that is one word and arguments that are
-    words, numbers and ``'…'`` strings, without a syntax error, read from ``source`` (the ASCII script, so byte
-    offsets are string offsets); ``None`` for any other command, and when an argument ends where one of the
-    ``redirects`` around the command starts (the general path then decides whether it is a descriptor).
+    words (:data:`_ARGUMENT_KINDS`: no assignment, redirection, comment or subshell), without a syntax error,
+    with the arguments that are not leaves (to be visited, in order); plain words, numbers and ``'…'`` strings
+    are read from ``source`` (the ASCII script, so byte offsets are string offsets). ``None`` for any other
+    command, and when an argument ends where one of the ``redirects`` around the command starts (the general
+    path then decides whether it is a descriptor).
 
     tree-sitter-bash gives such a command's children the fields ``name`` (the first) and ``argument`` (the
     others): the general path reads them by field, this one by position (the tests compare both)."""
@@ -966,20 +985,27 @@ def _simple_words(node: tree_sitter.Node, source: str, redirects: Sequence[tree_
         return None
     raw = source[word.start_byte : word.end_byte]
     words: list[str | None] = [None if word_has_glob(raw) else word_literal(raw)]
+    inner: list[tree_sitter.Node] = []
     end = name.end_byte
     for child in children[1:]:
         kind = child.kind_id
-        if kind not in _SIMPLE_ARGUMENT_IDS:
-            return None
         start = child.start_byte
         stop = child.end_byte
-        raw = source[start:stop]
-        if kind in _RAW_STRING_IDS:
-            value: str | None = raw[1:-1]
-        elif "{" in raw or "\\" in raw:
-            value = word_literal(raw)
+        value: str | None
+        if kind in _SIMPLE_ARGUMENT_IDS:
+            raw = source[start:stop]
+            if kind in _RAW_STRING_IDS:
+                value = raw[1:-1]
+            elif "{" in raw or "\\" in raw:
+                value = word_literal(raw)
+            else:
+                value = raw  # what `word_literal` gives: no brace expansion, nothing escaped
+        elif kind in _ARGUMENT_IDS:
+            value = literal(child)
+            if kind not in _LEAF_IDS:
+                inner.append(child)
         else:
-            value = raw  # what `word_literal` gives: no brace expansion, nothing escaped
+            return None
         if start == end:
             previous = words[-1]
             words[-1] = None if previous is None or value is None else previous + value
@@ -990,7 +1016,7 @@ def _simple_words(node: tree_sitter.Node, source: str, redirects: Sequence[tree_
         starts = {child.start_byte for child in redirects if child.type.endswith("redirect")}
         if any(child.end_byte in starts for child in children[1:]):
             return None
-    return tuple(words)
+    return tuple(words), inner
 
 
 def _words(name: tree_sitter.Node, args: Sequence[tree_sitter.Node]) -> Words:
