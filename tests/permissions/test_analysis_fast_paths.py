@@ -17,7 +17,7 @@ import tree_sitter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hookloop.permissions import _shell
+from hookloop.permissions import _shell, _shellnodes
 from permissions import bash_corpus
 
 SHARDS = 4
@@ -57,7 +57,7 @@ def test_the_shortcuts_equal_the_general_path_on_the_benchmark_command() -> None
 
 
 def _command_nodes(source: str) -> list[tree_sitter.Node]:
-    tree = tree_sitter.Parser(_shell._LANGUAGE).parse(source.encode())
+    tree = tree_sitter.Parser(_shellnodes.LANGUAGE).parse(source.encode())
     found: list[tree_sitter.Node] = []
     stack = [tree.root_node]
     while stack:
@@ -82,7 +82,7 @@ def _command_nodes(source: str) -> list[tree_sitter.Node]:
 )  # fmt: skip
 def test_the_words_of_simple_commands_are_read_by_position(source: str, words: tuple[str | None, ...]) -> None:
     (node,) = _command_nodes(source)
-    by_position = _shell._simple_words(node, source, ())
+    by_position = _shellnodes.simple_words(node, source, ())
     assert by_position is not None
     assert by_position[0] == words
     assert _shell.analyse_with(source, None, fast=False).commands == (words,)
@@ -104,20 +104,20 @@ def test_which_commands_take_the_shortcut(source: str, shortcut: list[object]) -
     # Assignments, redirections inside the command, `==` and subshells leave it to the general path; arguments
     # that are not leaves (strings, expansions, substitutions) are handed back to be visited; a glob in the
     # command name gives the same `None` word there.
-    found = [_shell._simple_words(node, source, ()) for node in _command_nodes(source)]
+    found = [_shellnodes.simple_words(node, source, ()) for node in _command_nodes(source)]
     assert [None if f is None else (f[0], [n.type for n in f[1]]) for f in found] == shortcut
     _assert_same(source)
 
 
 def test_a_descriptor_before_a_redirection_takes_the_general_path() -> None:
     source = "cat 0< in.txt"
-    tree = tree_sitter.Parser(_shell._LANGUAGE).parse(source.encode())
+    tree = tree_sitter.Parser(_shellnodes.LANGUAGE).parse(source.encode())
     statement = tree.root_node.children[0]
     assert statement.type == "redirected_statement"
     body = statement.child_by_field_name("body")
     assert body is not None
     redirects = statement.children_by_field_name("redirect")
-    assert _shell._simple_words(body, source, redirects) is None
+    assert _shellnodes.simple_words(body, source, redirects) is None
     _assert_same(source)
     assert _shell.analyse(source).commands == (("cat",),)
 
@@ -172,7 +172,7 @@ def test_a_bare_multi_command_program_is_analysed(command: str) -> None:
 def test_the_arguments_by_position_are_the_arguments_by_field_in_the_corpus(shard: int) -> None:
     # What the shortcut relies on: in a command whose children are a command name and words of
     # `_ARGUMENT_KINDS`, tree-sitter-bash gives the first the field `name` and every other one `argument`.
-    parser = tree_sitter.Parser(_shell._LANGUAGE)
+    parser = tree_sitter.Parser(_shellnodes.LANGUAGE)
     checked = 0
     for command in _COMMANDS[shard::SHARDS]:
         stack = [parser.parse(command.encode("utf-8", "surrogateescape")).root_node]
@@ -182,7 +182,7 @@ def test_the_arguments_by_position_are_the_arguments_by_field_in_the_corpus(shar
             children = node.children
             if node.type != "command" or node.has_error or not children or children[0].type != "command_name":
                 continue
-            if not all(child.type in _shell._ARGUMENT_KINDS for child in children[1:]):
+            if not all(child.type in _shellnodes.ARGUMENT_KINDS for child in children[1:]):
                 continue
             assert node.child_by_field_name("name") == children[0], command
             assert node.children_by_field_name("argument") == children[1:], command

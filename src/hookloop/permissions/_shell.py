@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
@@ -57,7 +56,6 @@ from operator import attrgetter
 from typing import Final, Literal, NamedTuple
 
 import tree_sitter
-import tree_sitter_bash
 
 from hookloop.permissions import _programs
 from hookloop.permissions._coderun import ssh_commands
@@ -73,6 +71,12 @@ from hookloop.permissions._dirs import (
     tee_targets,
 )
 from hookloop.permissions._gitcode import git_code
+from hookloop.permissions._shellnodes import LEAF_IDS as _LEAF_IDS
+from hookloop.permissions._shellnodes import LEAVES as _LEAVES
+from hookloop.permissions._shellnodes import field as _field
+from hookloop.permissions._shellnodes import kinds as _kinds
+from hookloop.permissions._shellnodes import parser as _parser
+from hookloop.permissions._shellnodes import simple_words as _simple_words
 from hookloop.permissions._shellwords import (
     has_unquoted_glob,
     literal,
@@ -94,23 +98,6 @@ MAX_DEPTH: Final = 6
 
 MAX_NESTING: Final = 120
 """How deep the syntax tree is walked (subshells in subshells …) before the command is treated as unanalysable."""
-
-_LANGUAGE: Final = tree_sitter.Language(tree_sitter_bash.language())
-
-
-def _field(name: str) -> int:
-    # Looking a child up by field id is several times cheaper than by field name (which maps the name first).
-    found = _LANGUAGE.field_id_for_name(name)
-    assert found is not None, f"tree-sitter-bash has no field {name!r}"
-    return found
-
-
-def _kinds(*names: str) -> frozenset[int]:
-    # The symbol ids whose type name is one of ``names``: ``node.kind_id in _kinds(x)`` is ``node.type == x``
-    # (the type is the name of the id), without making a string for the type.
-    count = _LANGUAGE.node_kind_count
-    return frozenset(i for i in range(count) if _LANGUAGE.node_kind_for_id(i) in names)
-
 
 _ARGUMENT: Final = _field("argument")
 _BODY: Final = _field("body")
@@ -191,7 +178,6 @@ _READ_OPS: Final = frozenset({"<", "<>"})
 _RISKY_BUILTINS: Final = frozenset(
     {"enable", "hash", "let", "declare", "typeset", "local", "test", "[", "mapfile", "readarray", "compgen", "complete"}
 )
-_LEAVES: Final = frozenset({"word", "raw_string", "string_content", "comment", "number", "ansi_c_string"})
 _START_BYTE: Final = attrgetter("start_byte")
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _DESCRIPTOR: Final = re.compile(r"\d+|\{[A-Za-z_][A-Za-z0-9_]*\}")
@@ -208,19 +194,8 @@ _GENERIC: Final = frozenset(
      "do_group", "if_statement", "elif_clause", "else_clause", "case_statement", "case_item", "negated_command"}
 )  # fmt: skip
 _REDIRECT_KINDS: Final = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
-_LEAF_IDS: Final = _kinds(*_LEAVES)
 _COMMAND_IDS: Final = _kinds("command")
 _GENERIC_IDS: Final = _kinds(*_GENERIC)
-_COMMAND_NAME_IDS: Final = _kinds("command_name")
-_WORD_IDS: Final = _kinds("word")
-_SIMPLE_ARGUMENT_IDS: Final = _kinds("word", "number", "raw_string")
-_ARGUMENT_KINDS: Final = frozenset(
-    {"word", "number", "raw_string", "string", "translated_string", "concatenation", "simple_expansion",
-     "expansion", "command_substitution", "process_substitution", "ansi_c_string", "arithmetic_expansion"}
-)  # fmt: skip
-"""Words tree-sitter-bash puts in a command's ``argument`` field (its ``_literal``s), read by position."""
-_ARGUMENT_IDS: Final = _kinds(*_ARGUMENT_KINDS)
-_RAW_STRING_IDS: Final = _kinds("raw_string")
 
 
 @dataclass(frozen=True, slots=True)
@@ -951,72 +926,6 @@ def _head_keys(head: str) -> tuple[str, ...]:
         return (" ",)
     program = program.rstrip("/")
     return tuple(dict.fromkeys((program, program.rsplit("/", 1)[-1])))
-
-
-_PARSERS: Final = threading.local()
-
-
-def _parser() -> tree_sitter.Parser:
-    # One parser per thread (a parser is not safe to share between threads; making one costs more than a word).
-    parser: tree_sitter.Parser | None = getattr(_PARSERS, "parser", None)
-    if parser is None:
-        parser = _PARSERS.parser = tree_sitter.Parser(_LANGUAGE)
-    return parser
-
-
-def _simple_words(
-    node: tree_sitter.Node, source: str, redirects: Sequence[tree_sitter.Node]
-) -> tuple[Words, list[tree_sitter.Node]] | None:
-    """:func:`_words` of a ``command`` node made of a command name that is one word and arguments that are
-    words (:data:`_ARGUMENT_KINDS`: no assignment, redirection, comment or subshell), without a syntax error,
-    with the arguments that are not leaves (to be visited, in order); plain words, numbers and ``'…'`` strings
-    are read from ``source`` (the ASCII script, so byte offsets are string offsets). ``None`` for any other
-    command, and when an argument ends where one of the ``redirects`` around the command starts (the general
-    path then decides whether it is a descriptor).
-
-    tree-sitter-bash gives such a command's children the fields ``name`` (the first) and ``argument`` (the
-    others): the general path reads them by field, this one by position (the tests compare both)."""
-    children = node.children
-    name = children[0] if children else None
-    if name is None or name.kind_id not in _COMMAND_NAME_IDS or name.child_count != 1 or node.has_error:
-        return None
-    word = name.children[0]
-    if word.kind_id not in _WORD_IDS:
-        return None
-    raw = source[word.start_byte : word.end_byte]
-    words: list[str | None] = [None if word_has_glob(raw) else word_literal(raw)]
-    inner: list[tree_sitter.Node] = []
-    end = name.end_byte
-    for child in children[1:]:
-        kind = child.kind_id
-        start = child.start_byte
-        stop = child.end_byte
-        value: str | None
-        if kind in _SIMPLE_ARGUMENT_IDS:
-            raw = source[start:stop]
-            if kind in _RAW_STRING_IDS:
-                value = raw[1:-1]
-            elif "{" in raw or "\\" in raw:
-                value = word_literal(raw)
-            else:
-                value = raw  # what `word_literal` gives: no brace expansion, nothing escaped
-        elif kind in _ARGUMENT_IDS:
-            value = literal(child)
-            if kind not in _LEAF_IDS:
-                inner.append(child)
-        else:
-            return None
-        if start == end:
-            previous = words[-1]
-            words[-1] = None if previous is None or value is None else previous + value
-        else:
-            words.append(value)
-        end = stop
-    if redirects:
-        starts = {child.start_byte for child in redirects if child.type.endswith("redirect")}
-        if any(child.end_byte in starts for child in children[1:]):
-            return None
-    return tuple(words), inner
 
 
 def _words(name: tree_sitter.Node, args: Sequence[tree_sitter.Node]) -> Words:
