@@ -188,3 +188,13 @@ def test_the_arguments_by_position_are_the_arguments_by_field_in_the_corpus(shar
             assert node.children_by_field_name("argument") == children[1:], command
             checked += 1
     assert checked > 2_000
+
+
+def test_long_words_are_not_memoised() -> None:
+    memo: _shell._Memo = {}
+    long = "echo " + "x" * 5000
+    assert _shell.analyse_with(long, memo, fast=True).commands == (("echo", "x" * 5000),)
+    assert not memo
+    _shell.analyse_with("echo short", memo, fast=True)
+    assert len(memo) == 1
+    _assert_same(long)

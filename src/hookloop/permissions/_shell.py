@@ -234,6 +234,7 @@ class _Classified(NamedTuple):
 
 _Memo = dict[tuple[Words, DirState, bool, int, int], _Classified]
 _MEMO_SIZE: Final = 4096
+_MEMO_CHARS: Final = 2048  # words longer than this in all are classified every time (the memo stays < ~10 MB)
 _CLASSIFIED: Final[_Memo] = {}
 """The memo of :meth:`_Analyser.classify` (emptied when full): agents repeat the same subcommands."""
 
@@ -609,9 +610,10 @@ class _Analyser:
                 tuple(sub.commands), tuple(sub.deny_commands), tuple(sub.redirects), tuple(sub.unsafe),
                 tuple(sub.unknown), sub.runs_code, sub.changes_directory, sub.dirs,
             )  # fmt: skip
-            if len(memo) >= _MEMO_SIZE:
-                memo.clear()
-            memo[key] = found
+            if sum(len(word) for word in words if word is not None) <= _MEMO_CHARS:  # keep the memo small
+                if len(memo) >= _MEMO_SIZE:
+                    memo.clear()
+                memo[key] = found
         commands, deny_commands, redirects, unsafe, unknown, runs_code, changes_directory, self.dirs = found
         if commands:
             self.commands.extend(commands)
@@ -905,9 +907,10 @@ def _index(commands: Iterable[Words]) -> dict[str, tuple[Words, ...]]:
         keys = _HEAD_KEYS.get(head)
         if keys is None:
             keys = _head_keys(head)
-            if len(_HEAD_KEYS) >= _MEMO_SIZE:
-                _HEAD_KEYS.clear()
-            _HEAD_KEYS[head] = keys
+            if len(head) <= _MEMO_CHARS:
+                if len(_HEAD_KEYS) >= _MEMO_SIZE:
+                    _HEAD_KEYS.clear()
+                _HEAD_KEYS[head] = keys
         for key in keys:
             found = index.get(key)
             if found is None:
