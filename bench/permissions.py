@@ -8,8 +8,9 @@ policy holds a realistic settings file's rules (allows for the everyday programs
 - first decision — a command the policy has never seen: the tree-sitter parse, the analysis of every
   subcommand, and the matching against every rule. Each operation uses a different command (a distinct
   trailing comment), so no cache keyed by the command answers for it; the memos keyed by one subcommand's
-  words and one pattern (``BashPattern.allows`` / ``restricts``) and by one resolved path are warm, as they
-  are for an agent repeating its everyday subcommands. This is the figure the target is about.
+  words (what its words run, in one directory state), by its words and one pattern (``BashPattern.allows`` /
+  ``restricts``) and by one resolved path are warm, as they are for an agent repeating its everyday
+  subcommands. This is the figure the target is about.
 - repeated decision — the same command again (the Worker's ask → resume path): the analysis and what the
   command patterns say about it are cached; redirect targets are resolved and matched again.
 - first decision, memos cold — the first decision with those memos emptied before each one (untimed): a
@@ -29,7 +30,7 @@ import tree_sitter_bash
 
 from bench._measure import Sample, Sizes, interleave
 from bench._report import Row, absolute, info
-from hookloop.permissions import PermissionPolicy, _paths, _rules
+from hookloop.permissions import PermissionPolicy, _paths, _rules, _shell
 
 __all__ = ["COMMAND", "run"]
 
@@ -109,6 +110,7 @@ async def run(sizes: Sizes) -> tuple[list[Row], dict[str, object]]:
                 tool_input = {"command": _unique(next(counter))}
                 for memo in (_rules._allows, _rules._restricts, _paths._pattern_matches):
                     memo.cache_clear()
+                _shell._CLASSIFIED.clear()  # what each simple command's words run
                 start = perf_counter_ns()
                 rules.decide("Bash", tool_input)
                 total += perf_counter_ns() - start

@@ -53,10 +53,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 from operator import attrgetter
-from typing import Final, Literal
+from typing import Final, Literal, NamedTuple
 
 import tree_sitter
-import tree_sitter_bash
 
 from hookloop.permissions import _programs
 from hookloop.permissions._coderun import ssh_commands
@@ -72,6 +71,12 @@ from hookloop.permissions._dirs import (
     tee_targets,
 )
 from hookloop.permissions._gitcode import git_code
+from hookloop.permissions._shellnodes import LEAF_IDS as _LEAF_IDS
+from hookloop.permissions._shellnodes import LEAVES as _LEAVES
+from hookloop.permissions._shellnodes import field as _field
+from hookloop.permissions._shellnodes import kinds as _kinds
+from hookloop.permissions._shellnodes import parser as _parser
+from hookloop.permissions._shellnodes import simple_words as _simple_words
 from hookloop.permissions._shellwords import (
     has_unquoted_glob,
     literal,
@@ -93,16 +98,6 @@ MAX_DEPTH: Final = 6
 
 MAX_NESTING: Final = 120
 """How deep the syntax tree is walked (subshells in subshells …) before the command is treated as unanalysable."""
-
-_LANGUAGE: Final = tree_sitter.Language(tree_sitter_bash.language())
-
-
-def _field(name: str) -> int:
-    # Looking a child up by field id is several times cheaper than by field name (which maps the name first).
-    found = _LANGUAGE.field_id_for_name(name)
-    assert found is not None, f"tree-sitter-bash has no field {name!r}"
-    return found
-
 
 _ARGUMENT: Final = _field("argument")
 _BODY: Final = _field("body")
@@ -183,7 +178,6 @@ _READ_OPS: Final = frozenset({"<", "<>"})
 _RISKY_BUILTINS: Final = frozenset(
     {"enable", "hash", "let", "declare", "typeset", "local", "test", "[", "mapfile", "readarray", "compgen", "complete"}
 )
-_LEAVES: Final = frozenset({"word", "raw_string", "string_content", "comment", "number", "ansi_c_string"})
 _START_BYTE: Final = attrgetter("start_byte")
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _DESCRIPTOR: Final = re.compile(r"\d+|\{[A-Za-z_][A-Za-z0-9_]*\}")
@@ -200,6 +194,8 @@ _GENERIC: Final = frozenset(
      "do_group", "if_statement", "elif_clause", "else_clause", "case_statement", "case_item", "negated_command"}
 )  # fmt: skip
 _REDIRECT_KINDS: Final = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_COMMAND_IDS: Final = _kinds("command")
+_GENERIC_IDS: Final = _kinds(*_GENERIC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +219,26 @@ class ShellAnalysis:
         return bool(self.unknown_reasons)
 
 
+class _Classified(NamedTuple):
+    """What one :meth:`_Analyser.classify` appended and left behind (see there)."""
+
+    commands: tuple[Words, ...]
+    deny_commands: tuple[Words, ...]
+    redirects: tuple[Redirect, ...]
+    unsafe: tuple[str, ...]
+    unknown: tuple[str, ...]
+    runs_code: bool
+    changes_directory: bool
+    dirs: DirState
+
+
+_Memo = dict[tuple[Words, DirState, bool, int, int], _Classified]
+_MEMO_SIZE: Final = 4096
+_MEMO_CHARS: Final = 2048  # words longer than this in all are classified every time (the memo stays < ~10 MB)
+_CLASSIFIED: Final[_Memo] = {}
+"""The memo of :meth:`_Analyser.classify` (emptied when full): agents repeat the same subcommands."""
+
+
 def _dangerous_variable(name: str) -> bool:
     return name in _DANGEROUS_VARS or name.startswith(_DANGEROUS_PREFIXES)
 
@@ -230,9 +246,12 @@ def _dangerous_variable(name: str) -> bool:
 class _Analyser:
     """Walks one syntax tree; nested strings (``bash -c``, ``eval``) get child analysers one level deeper."""
 
-    def __init__(self, depth: int, nesting: int = 0) -> None:
+    def __init__(self, depth: int, nesting: int = 0, memo: _Memo | None = None, *, fast: bool = False) -> None:
         self.depth = depth
         self.nesting = nesting
+        self.memo = memo  # what :meth:`classify` found for the same words in the same state, or None: no memo
+        self.fast = fast  # whether :meth:`command` may read a plain simple command from its text
+        self.source = ""  # the script being walked, when it is ASCII (node offsets are then string offsets)
         self.commands: list[Words] = []
         self.deny_commands: list[Words] = []
         self.redirects: list[Redirect] = []
@@ -287,7 +306,7 @@ class _Analyser:
         self.runs_code = self.runs_code or other.runs_code
 
     def child(self) -> _Analyser:
-        sub = _Analyser(self.depth + 1, self.nesting)
+        sub = _Analyser(self.depth + 1, self.nesting, self.memo, fast=self.fast)
         sub.dirs = self.dirs
         return sub
 
@@ -299,11 +318,14 @@ class _Analyser:
         if _CONTROL.search(source):
             # tree-sitter treats e.g. a carriage return as blank where bash keeps it inside a word.
             self.unknown_program("control characters in the command")
-        parser = tree_sitter.Parser(_LANGUAGE)
-        tree = parser.parse(source.encode("utf-8", "surrogateescape"))
+        tree = _parser().parse(source.encode("utf-8", "surrogateescape"))
         if tree.root_node.has_error:
             self.unknown_program("the command does not parse")
-        self.visit(tree.root_node)
+        outer, self.source = self.source, source if source.isascii() else ""
+        try:
+            self.visit(tree.root_node)
+        finally:
+            self.source = outer
 
     def deny_only(self, run: Callable[[_Analyser], None]) -> None:
         sub = self.child()
@@ -321,8 +343,10 @@ class _Analyser:
         finally:
             self.nesting -= 1
 
-    def visit_node(self, node: tree_sitter.Node) -> None:
-        kind = node.type
+    def visit_node(self, node: tree_sitter.Node, kind: str | None = None) -> None:
+        """Visit ``node`` (whose type is ``kind``, read here if not given) at the current nesting."""
+        if kind is None:
+            kind = node.type
         if kind in _GENERIC:  # the most common kinds, which only have their children visited
             if node.is_missing:
                 self.unknown_program("the command does not parse")
@@ -373,15 +397,39 @@ class _Analyser:
             self.visit_children(node)
 
     def visit_children(self, node: tree_sitter.Node) -> None:
+        # `visit` of each child that is not a leaf, inlined (the walk's hottest loop).
+        nesting = self.nesting
         for child in node.named_children:
-            if child.type not in _LEAVES:  # the common case, without the call
-                self.visit(child)
+            kind = child.kind_id
+            if kind in _LEAF_IDS:
+                continue
+            if nesting >= MAX_NESTING:
+                self.unknown_program("syntax nested too deeply")
+                continue
+            self.nesting = nesting + 1
+            try:
+                if kind in _COMMAND_IDS:
+                    self.command(child, ())
+                elif kind in _GENERIC_IDS:  # `visit_node`'s first branch, inlined
+                    if child.is_missing:
+                        self.unknown_program("the command does not parse")
+                    self.visit_children(child)
+                else:
+                    self.visit_node(child)
+            finally:
+                self.nesting = nesting
 
     def redirected(self, node: tree_sitter.Node) -> None:
         body = node.child_by_field_id(_BODY)
         redirects = node.children_by_field_id(_REDIRECT)
         before = self.dirs
-        extra = tuple(arg for redirect in redirects for arg in _redirect_extra_words(redirect))
+        # A file redirection's destinations, read once (by field: a few µs each) for the extra words and below.
+        destinations = [r.children_by_field_id(_DESTINATION) if r.type == "file_redirect" else None for r in redirects]
+        extra = tuple(
+            arg
+            for redirect, found in zip(redirects, destinations, strict=True)
+            for arg in (found[1:] if found is not None else _redirect_extra_words(redirect))
+        )
         if body is not None and body.type == "command":
             self.command(body, extra, redirects)
         else:
@@ -394,14 +442,21 @@ class _Analyser:
         opened = before
         if body is not None and body.type not in _OPENS_BEFORE:
             opened = None if before is None or self.dirs is None else before | self.dirs
-        for redirect in redirects:
-            self.redirect(redirect, opened)
+        for redirect, found in zip(redirects, destinations, strict=True):
+            self.redirect(redirect, opened, found)
 
-    def redirect(self, node: tree_sitter.Node, dirs: DirState | Literal["current"] = "current") -> None:
-        """Record a redirection; ``dirs`` is where it is opened (default: the current directory state)."""
+    def redirect(
+        self,
+        node: tree_sitter.Node,
+        dirs: DirState | Literal["current"] = "current",
+        destinations: list[tree_sitter.Node] | None = None,
+    ) -> None:
+        """Record a redirection; ``dirs`` is where it is opened (default: the current directory state);
+        ``destinations`` are a file redirection's destination children if the caller has read them."""
         state = self.dirs if dirs == "current" else dirs
         if node.type == "file_redirect":
-            destinations = node.children_by_field_id(_DESTINATION)
+            if destinations is None:
+                destinations = node.children_by_field_id(_DESTINATION)
             operator = next((node_text(c) for c in node.children if not c.is_named), "")
             if destinations:
                 target = destinations[0]
@@ -474,6 +529,21 @@ class _Analyser:
     def command(
         self, node: tree_sitter.Node, extra: Sequence[tree_sitter.Node], redirects: Sequence[tree_sitter.Node] = ()
     ) -> None:
+        if self.fast and self.source and not extra and self.nesting < MAX_NESTING:
+            found = _simple_words(node, self.source, redirects)
+            if found is not None:
+                # What the general path below does for such a command: visiting its name finds nothing (a
+                # leaf), its arguments are visited in order, and only the redirections around it may give it
+                # its input.
+                words, inner = found
+                for arg in inner:
+                    self.visit(arg)
+                self.stdin_static = _static_stdin(redirects) if redirects else False
+                try:
+                    self.classify(words)
+                finally:
+                    self.stdin_static = False
+                return
         name = node.child_by_field_id(_NAME)
         arg_nodes: list[tree_sitter.Node] = list(node.children_by_field_id(_ARGUMENT))
         named = node.named_children  # each access builds the list anew: read it once
@@ -518,9 +588,48 @@ class _Analyser:
 
     # -- what a simple command runs --------------------------------------------------------------------------
     def classify(self, words: Words) -> None:
-        """Record what ``words`` runs, following wrappers, shells, ``eval`` and ``find -exec``."""
+        """Record what ``words`` runs, following wrappers, shells, ``eval`` and ``find -exec``.
+
+        What it records is a pure function of the words and of the state it reads (the directory state,
+        whether standard input is literal, the depth and the nesting): it is memoised on them, and a memoised
+        answer is appended to this analyser's lists exactly as :meth:`classify_now` appends it.
+        """
         if not words:
             return
+        memo = self.memo
+        if memo is None:
+            self.classify_now(words)
+            return
+        key = (words, self.dirs, self.stdin_static, self.depth, self.nesting)
+        found = memo.get(key)
+        if found is None:
+            sub = _Analyser(self.depth, self.nesting, memo, fast=self.fast)
+            sub.dirs, sub.stdin_static = self.dirs, self.stdin_static
+            sub.classify_now(words)
+            found = _Classified(
+                tuple(sub.commands), tuple(sub.deny_commands), tuple(sub.redirects), tuple(sub.unsafe),
+                tuple(sub.unknown), sub.runs_code, sub.changes_directory, sub.dirs,
+            )  # fmt: skip
+            if sum(len(word) for word in words if word is not None) <= _MEMO_CHARS:  # keep the memo small
+                if len(memo) >= _MEMO_SIZE:
+                    memo.clear()
+                memo[key] = found
+        commands, deny_commands, redirects, unsafe, unknown, runs_code, changes_directory, self.dirs = found
+        if commands:
+            self.commands.extend(commands)
+        if deny_commands:
+            self.deny_commands.extend(deny_commands)
+        if redirects:
+            self.redirects.extend(redirects)
+        if unsafe:
+            self.unsafe.extend(unsafe)
+        if unknown:
+            self.unknown.extend(unknown)
+        self.runs_code = self.runs_code or runs_code
+        self.changes_directory = self.changes_directory or changes_directory
+
+    def classify_now(self, words: Words) -> None:
+        """:meth:`classify` without the memo (its nested classifications may still use it)."""
         head = words[0]
         if head is None or not head:
             self.unknown_program("a command name only known at run time")
@@ -625,7 +734,7 @@ class _Analyser:
                     self.deny_only(partial(_Analyser.script, source=value.split("=", 1)[1].lstrip("!")))
             if program == "git" and scan.sub is not None:
                 self.git_commands(words, scan.sub)
-            elif program == "uv" and scan.sub is not None and words[scan.sub] == "pip":
+            elif program == "uv" and scan.sub is not None and words[scan.sub : scan.sub + 1] == ("pip",):
                 self.deny_only(partial(_Analyser.classify, words=words[scan.sub :]))  # `uv pip install` is pip's
         if program in {"ssh", "scp", "sftp"}:  # ProxyCommand and the like run here, not on the remote host
             for command in ssh_commands(words)[1]:
@@ -790,20 +899,36 @@ class _Analyser:
 
 
 def _index(commands: Iterable[Words]) -> dict[str, tuple[Words, ...]]:
-    index: dict[str, list[Words]] = {}
+    index: dict[str, dict[Words, None]] = {}
     for words in commands:
         head = words[0] if words else None
         if head is None:
             continue
-        program = fold(head)
-        if any(map(str.isspace, program)):
-            keys = {" "}
-        else:
-            program = program.rstrip("/")
-            keys = {program, program.rsplit("/", 1)[-1]}
+        keys = _HEAD_KEYS.get(head)
+        if keys is None:
+            keys = _head_keys(head)
+            if len(head) <= _MEMO_CHARS:
+                if len(_HEAD_KEYS) >= _MEMO_SIZE:
+                    _HEAD_KEYS.clear()
+                _HEAD_KEYS[head] = keys
         for key in keys:
-            index.setdefault(key, []).append(words)
-    return {key: tuple(dict.fromkeys(value)) for key, value in index.items()}
+            found = index.get(key)
+            if found is None:
+                index[key] = {words: None}
+            else:
+                found[words] = None
+    return {key: tuple(value) for key, value in index.items()}
+
+
+_HEAD_KEYS: Final[dict[str, tuple[str, ...]]] = {}  # a command's first word → its keys in `by_program`
+
+
+def _head_keys(head: str) -> tuple[str, ...]:
+    program = fold(head)
+    if any(map(str.isspace, program)):
+        return (" ",)
+    program = program.rstrip("/")
+    return tuple(dict.fromkeys((program, program.rsplit("/", 1)[-1])))
 
 
 def _words(name: tree_sitter.Node, args: Sequence[tree_sitter.Node]) -> Words:
@@ -868,8 +993,8 @@ def _descendants(node: tree_sitter.Node, kind: str) -> Iterable[tree_sitter.Node
         yield from _descendants(child, kind)
 
 
-def _analyse_once(source: str) -> _Analyser:
-    analyser = _Analyser(0)
+def _analyse_once(source: str, memo: _Memo | None, fast: bool) -> _Analyser:
+    analyser = _Analyser(0, memo=memo, fast=fast)
     try:
         analyser.script(source)
     except RecursionError:  # a backstop: MAX_NESTING and MAX_DEPTH should stop the walk well before this
@@ -881,15 +1006,22 @@ def _analyse_once(source: str) -> _Analyser:
 @lru_cache(maxsize=512)
 def analyse(command: str) -> ShellAnalysis:
     """Analyse one Bash command string (see the module docstring). Pure and cached."""
+    return analyse_with(command, _CLASSIFIED, fast=True)
+
+
+def analyse_with(command: str, memo: _Memo | None, *, fast: bool) -> ShellAnalysis:
+    """:func:`analyse`, uncached, with the given memo of simple commands (``None``: none, every command is
+    classified anew) and with or without reading plain simple commands from their text (``fast``). The result
+    is the same either way (the tests check it): the memo and the fast path only save time."""
     if "\x00" in command:
         analyser = _Analyser(0)
         analyser.unknown_program("a NUL character in the command")
         return analyser.result()
-    first = _analyse_once(command)
+    first = _analyse_once(command, memo, fast)
     if "\\\n" in command:
         # tree-sitter-bash splits `r\<newline>m` into two words where bash joins them, and a continuation at
         # the end of a comment is the reverse case. Analyse both readings: both must agree for an allow.
-        second = _analyse_once(command.replace("\\\n", ""))
+        second = _analyse_once(command.replace("\\\n", ""), memo, fast)
         if first.commands != second.commands or first.redirects != second.redirects:
             first.unknown_program("a line continuation that changes how the command splits into words")
         first.absorb(second, deny_only=True)
