@@ -13,7 +13,7 @@ from typing import Any, TypeAlias
 
 from hookloop._build import post_tool_call_info, tool_context, tool_ended, tool_result, tool_started
 from hookloop._frozen import EMPTY, FrozenDict, freeze_object, thaw_object
-from hookloop._nested import NestedCall, NestedOutcome, current_agent, nested_call
+from hookloop._nested import NestedCall, NestedOutcome, nested_call
 from hookloop._run_base import _RunBase, cap_text
 from hookloop.checkpoint import AllowAlways, Approve, Checkpoint, PendingCall, Reject, ResumeDecision
 from hookloop.effects import Effect
@@ -21,8 +21,8 @@ from hookloop.errors import (
     Aborted,
     CheckpointError,
 )
-from hookloop.hooks._dispatch import Handler, display_name, raised, settle
-from hookloop.hooks._tool_inputs import PreToolCallInfo, refs_when_unshared
+from hookloop.hooks._dispatch import Handler, carries, display_name, raised, settle
+from hookloop.hooks._tool_inputs import PreToolCallInfo, meta_view, refs_when_unshared
 from hookloop.hooks.events import (
     NOTIFICATION,
     POST_TOOL_BATCH,
@@ -44,7 +44,6 @@ from hookloop.hooks.summaries import (
     BatchCallInfo,
     NotificationInfo,
     PostToolBatchInfo,
-    tool_meta_view,
 )
 from hookloop.interceptors._base import (
     InterceptorChain,
@@ -65,6 +64,7 @@ matches)."""
 _refs: Any = sys.getrefcount if _UNSHARED is not None else (lambda value: -1)
 _tuple_new: Any = tuple.__new__
 _PASSES = PRE_TOOL_CALL.passes
+_POST_PASSES = POST_TOOL_CALL.passes
 
 
 class _Call:
@@ -547,8 +547,8 @@ class _ToolBatch(_RunBase):
             content, is_error = view.content, view.is_error
             meta = dict(result.meta)
             meta.update(view.notes)
-        if w.hooks.chains[POST_TOOL_CALL.index]:
-            frame = current_agent.get()
+        post_chain = w.hooks.chains[POST_TOOL_CALL.index]
+        if post_chain:
             info = post_tool_call_info(
                 self.run_id,
                 self.session_id,
@@ -556,16 +556,32 @@ class _ToolBatch(_RunBase):
                 result.call_id,
                 result.name,
                 c.args,
-                tool_meta_view(c.tool.meta),
+                meta_view(self._snapshot(c.tool.meta)),  # a new copy per call (a hook may change its own)
                 content,
                 is_error,
                 c.seconds,
                 c.structured if content == result.content else None,
-                None if frame is None else frame.agent_id,
-                None if frame is None else frame.agent_type,
+                self.agent_id,
+                self.agent_type,
             )
             edits: list[tuple[Handler, Any]] = []
-            decided = await self.hooks(POST_TOOL_CALL, info, edits, result.call_id)
+            single = post_chain.single
+            if single is not None and not w.timeline.subscribers:  # one hook, nobody watching: as run_chain
+                try:
+                    answer = single.fn(info)
+                    if single.is_async:
+                        answer = await answer
+                except Aborted:
+                    raise
+                except Exception as exc:
+                    raise raised(POST_TOOL_CALL, single, exc) from exc
+                decided = None
+                if answer.__class__ not in _POST_PASSES:
+                    decided = settle(POST_TOOL_CALL, single, answer)
+                elif carries(answer):
+                    edits.append((single, answer))
+            else:
+                decided = await self.hooks(POST_TOOL_CALL, info, edits, result.call_id)
             contexts: list[str] = []
             added_by: list[str] = []
             for handler, edit in edits:

@@ -31,6 +31,7 @@ from hookloop.tools._base import ToolMeta
 __all__ = [
     "META_INDEX",
     "PreToolCallInfo",
+    "meta_view",
     "new_pre_tool_call",
     "pre_tool_call_input",
     "refs_when_unshared",
@@ -72,7 +73,8 @@ def tool_meta_snapshot(meta: ToolMeta) -> MetaSnapshot:
     )
 
 
-def _view(snapshot: MetaSnapshot) -> ToolMeta:
+def meta_view(snapshot: MetaSnapshot) -> ToolMeta:
+    """A new ToolMeta holding ``snapshot`` (a :func:`tool_meta_snapshot`)."""
     view: Any = _ToolMetaBuilder()
     (
         view.name,
@@ -91,7 +93,7 @@ def tool_meta_view(meta: ToolMeta) -> ToolMeta:
     """A copy of a tool's metadata for one hook input: changing it by force changes nothing about the tool.
 
     Shares only immutable leaves with ``meta`` (see :func:`tool_meta_snapshot`)."""
-    return _view(tool_meta_snapshot(meta))
+    return meta_view(tool_meta_snapshot(meta))
 
 
 _tuple_new = tuple.__new__
@@ -175,7 +177,7 @@ if not TYPE_CHECKING:
         @property
         def meta(self) -> ToolMeta:
             """The tool's metadata: a new copy on every read."""
-            return _view(_item(self, META_INDEX))
+            return meta_view(_item(self, META_INDEX))
 
         def __setattr__(self, name: str, value: object) -> None:
             raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
