@@ -26,7 +26,6 @@ from helpers import add
 from hookloop import HookError, ScriptedClient, Text, ToolResult, ToolUse, Worker
 from hookloop._frozen import freeze
 from hookloop.hooks import PRE_TOOL_CALL, Continue, PreToolCallInfo
-from hookloop.hooks._tool_inputs import pre_tool_call_input
 from hookloop.tools import ToolMeta
 
 pytestmark = pytest.mark.anyio
@@ -219,7 +218,10 @@ async def test_a_raising_hook_is_the_same_error_on_both_paths(count: int) -> Non
 
 
 def _input(meta: ToolMeta, call_id: str = "call_1") -> PreToolCallInfo:
-    return pre_tool_call_input("run", "session", 1, call_id, meta.name, freeze({"x": 1}), meta, None, None, None)
+    return PreToolCallInfo(
+        run_id="run", session_id="session", turn=1, call_id=call_id, tool_name=meta.name, arguments=freeze({"x": 1}),
+        meta=meta, permission_mode=None,
+    )  # fmt: skip
 
 
 META = ToolMeta(name="noop", description="d", input_schema=freeze({"type": "object"}))

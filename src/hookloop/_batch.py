@@ -219,15 +219,11 @@ class _ToolBatch(_RunBase):
                     w._append(c.result)
 
     async def _plan_call(self, c: _Call) -> None:
+        if self._unplannable(c):
+            return
         w = self.w
         call, tool = c.call, c.tool
-        if tool is None:
-            names = ", ".join(sorted(t.meta.name for t in w._tools)) or "none"
-            c.fail(f"unknown tool {call.name!r}; the available tools are: {names}")
-            return
-        if call.raw_arguments is not None:
-            c.fail(f"the arguments for {call.name!r} are not a valid JSON object: {call.raw_arguments[:500]!r}")
-            return
+        assert tool is not None
         meta = tool.meta
         if w._interceptors.pre_tool_call:
             view = ToolCallView(
@@ -310,7 +306,24 @@ class _ToolBatch(_RunBase):
                 return
         if not self._validate(c):
             return
-        behavior, reason, decided_by = w._decide_permission(tool, c.args, votes)
+        self._decide(c, votes)
+
+    def _unplannable(self, c: _Call) -> bool:
+        """A call of an unknown tool or with arguments that are not a JSON object fails here (True)."""
+        call = c.call
+        if c.tool is None:
+            names = ", ".join(sorted(t.meta.name for t in self.w._tools)) or "none"
+            c.fail(f"unknown tool {call.name!r}; the available tools are: {names}")
+            return True
+        if call.raw_arguments is not None:
+            c.fail(f"the arguments for {call.name!r} are not a valid JSON object: {call.raw_arguments[:500]!r}")
+            return True
+        return False
+
+    def _decide(self, c: _Call, votes: list[tuple[str, str, str]] | tuple[()]) -> None:
+        """The permission decision for a validated call, with the hooks' votes: deny fails it, ask waits."""
+        assert c.tool is not None
+        behavior, reason, decided_by = self.w._decide_permission(c.tool, c.args, votes)
         if behavior == "deny":
             c.deny(reason, decided_by)
         elif behavior == "ask":
@@ -330,21 +343,9 @@ class _ToolBatch(_RunBase):
         """`_plan_call` when no pre_tool_call interceptor or hook is installed: the same checks, in the same
         order, with the same results (tests/test_loop_fast_paths.py compares the two), without a coroutine."""
         w = self.w
-        call, tool = c.call, c.tool
-        if tool is None:
-            names = ", ".join(sorted(t.meta.name for t in w._tools)) or "none"
-            c.fail(f"unknown tool {call.name!r}; the available tools are: {names}")
-            return
-        if call.raw_arguments is not None:
-            c.fail(f"the arguments for {call.name!r} are not a valid JSON object: {call.raw_arguments[:500]!r}")
-            return
-        if not self._validate(c) or (w.permissions is None and not w._outer_policies):
+        if self._unplannable(c) or not self._validate(c) or (w.permissions is None and not w._outer_policies):
             return  # (no policy and no hook vote: the decision is "allow")
-        behavior, reason, decided_by = w._decide_permission(tool, c.args, ())
-        if behavior == "deny":
-            c.deny(reason, decided_by)
-        elif behavior == "ask":
-            c.state, c.reason, c.asked_by = "approval", reason, decided_by
+        self._decide(c, ())
 
     async def _consult_approvers(self, calls: list[_Call]) -> None:
         """Before pausing: each call a permission rule or hook asked about goes to the approvers in order (a

@@ -32,8 +32,6 @@ __all__ = [
     "META_INDEX",
     "PreToolCallInfo",
     "meta_view",
-    "new_pre_tool_call",
-    "pre_tool_call_input",
     "refs_when_unshared",
     "tool_meta_snapshot",
     "tool_meta_view",
@@ -210,39 +208,11 @@ if not TYPE_CHECKING:
             return self
 
 
-def new_pre_tool_call(values: tuple[Any, ...]) -> PreToolCallInfo:
-    """A PreToolCallInfo of ``values`` as stored: (run id, session id, turn, call id, tool name, arguments, a
-    :func:`tool_meta_snapshot`, permission mode, agent id, agent type). The Worker's own way to build one."""
-    return _tuple_new(PreToolCallInfo, values)  # type: ignore[type-var]
-
-
-def pre_tool_call_input(
-    run_id: str,
-    session_id: str,
-    turn: int,
-    call_id: str,
-    tool_name: str,
-    arguments: FrozenDict,
-    meta: ToolMeta,
-    permission_mode: str | None,
-    agent_id: str | None = None,
-    agent_type: str | None = None,
-) -> PreToolCallInfo:
-    """A pre_tool_call hook input for a tool whose metadata is ``meta`` (kept as a :func:`tool_meta_snapshot`);
-    ``arguments`` must be a FrozenDict (shared: it is immutable)."""
-    return new_pre_tool_call(
-        (
-            run_id, session_id, turn, call_id, tool_name, arguments, tool_meta_snapshot(meta), permission_mode,
-            agent_id, agent_type,
-        )
-    )  # fmt: skip
-
-
 def refs_when_unshared() -> int | None:
     """What ``sys.getrefcount`` says of an input held by one local variable of the caller and nothing else, or
     None where reference counts cannot tell (not CPython, or CPython without the GIL): then a new input is
     built for every hook."""
     if platform.python_implementation() != "CPython" or not getattr(sys, "_is_gil_enabled", lambda: True)():
         return None
-    probe = new_pre_tool_call(("r", "s", 0, "c", "t", MappingProxyType({}), None, None, None, None))
+    probe = _tuple_new(PreToolCallInfo, ("r", "s", 0, "c", "t", MappingProxyType({}), None, None, None, None))  # type: ignore[type-var]
     return sys.getrefcount(probe)
