@@ -265,9 +265,8 @@ class _StreamStep(_RunBase):
                         if result.__class__ is not Continue:
                             self._stream_decided(ON_TEXT_DELTA, settle(ON_TEXT_DELTA, handler, result))
             else:
-                text_single = text_chain.single
-                text_async = text_single is not None and text_single.is_async
                 text_sync = tuple(text_chain) if text_chain and text_chain.all_sync else None
+                text_single = text_chain.single if text_sync is None else None  # then an async hook
                 async for event in stream:
                     # The reply takes what it needs from the event before any subscriber or hook sees it (they
                     # may force a change to it); a stream error is raised after they saw it.
@@ -306,21 +305,15 @@ class _StreamStep(_RunBase):
                                     self._stream_decided(ON_TEXT_DELTA, settle(ON_TEXT_DELTA, handler, result))
                         elif text_single is not None:  # one async hook: called inline, no dispatch frame
                             try:
-                                result = text_single.fn(text)
-                                if text_async:
-                                    result = await result
+                                result = await text_single.fn(text)
                             except Aborted:
                                 raise
                             except Exception as exc:
                                 raise raised(ON_TEXT_DELTA, text_single, exc) from exc
                             if result.__class__ is not Continue:
                                 self._stream_decided(ON_TEXT_DELTA, settle(ON_TEXT_DELTA, text_single, result))
-                        elif text_chain:
-                            decided = (
-                                dispatch_sync(ON_TEXT_DELTA, text_chain, text)
-                                if text_chain.all_sync
-                                else await dispatch(ON_TEXT_DELTA, text_chain, text)
-                            )
+                        elif text_chain:  # async hooks among several
+                            decided = await dispatch(ON_TEXT_DELTA, text_chain, text)
                             if decided is not None:
                                 self._stream_decided(ON_TEXT_DELTA, decided)
                         continue
