@@ -59,6 +59,14 @@ class _Spy(tuple):  # type: ignore[type-arg]
     meta = ToolMeta(name="Echo", description="", input_schema=freeze({}))
 
 
+class _LyingSpy(_Spy):
+    """The same, and it also claims to be a PreToolCallInfo: ``obj.__class__`` and ``isinstance`` believe it
+    (only ``type()`` does not)."""
+
+    __slots__ = ()
+    __class__ = property(lambda self: PreToolCallInfo)  # type: ignore[assignment]
+
+
 async def _run(hooks: list[Callable[[Any], Any]], *, watched: bool) -> tuple[list[tuple[object, ...]], list[object]]:
     worker = Worker(ScriptedClient([*CALLS, [Text("done")]]), tools=[add])
     for i, hook in enumerate(hooks):
@@ -118,6 +126,7 @@ TAMPERS: dict[str, Callable[[Any], None] | None] = {
     "every field": lambda info: [object.__setattr__(info, f.name, "x") for f in dataclasses.fields(info)],
     "__class__ swap": _swap_class,
     "class swap left in place": lambda info: object.__setattr__(info, "__class__", _Spy),
+    "swap to a class that claims to be PreToolCallInfo": lambda info: object.__setattr__(info, "__class__", _LyingSpy),
     "meta field": lambda info: object.__setattr__(info.meta, "read_only", True),
     "meta replaced": lambda info: object.__setattr__(
         info, "meta", ToolMeta(name="x", description="", input_schema=freeze({}))

@@ -180,6 +180,29 @@ def test_freeze_turns_subclasses_into_exact_builtins() -> None:
     assert [type(v) for v in value] == [str, int, float]  # type: ignore[union-attr]
 
 
+def test_freeze_believes_no_object_about_its_own_class() -> None:
+    """A ``__class__`` property can make ``obj.__class__`` (and ``isinstance``) name any class: freezing reads the
+    real type, so a str subclass that claims to be a ``str`` (and could hold state, or change what its methods
+    say between a permission check and the tool) is still copied as an exact ``str``, keys too; a mutable
+    mapping that claims to be a MappingProxyType is not a FrozenDict."""
+
+    class Liar(str):
+        __class__ = property(lambda self: str)  # type: ignore[assignment]
+
+    class LyingMapping(dict):  # type: ignore[type-arg]
+        __class__ = property(lambda self: MappingProxyType)  # type: ignore[assignment]
+
+    sneaky = Liar("echo innocent")
+    assert sneaky.__class__ is str and isinstance(sneaky, str)
+    frozen = freeze({Liar("command"): sneaky, "list": [Liar("x")]})
+    ((key, value), (_, listed)) = frozen.items()  # type: ignore[misc]
+    assert (type(key), type(value), [type(v) for v in listed]) == (str, str, [str])  # type: ignore[union-attr]
+    assert type(freeze_object({"command": sneaky})["command"]) is str
+    posing = LyingMapping(command="ls")
+    assert not isinstance(posing, FrozenDict)
+    assert type(freeze(posing)) is MappingProxyType
+
+
 def test_frozen_values_copy_and_pickle_into_independent_equal_values() -> None:
     frozen = freeze({"a": {"b": [1, {"c": 2}]}})
     for other in (copy.copy(frozen), copy.deepcopy(frozen), pickle.loads(pickle.dumps(frozen))):

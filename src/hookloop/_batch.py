@@ -253,7 +253,7 @@ class _ToolBatch(_RunBase):
                 # kept it or swapped its class, and then a new one.
                 info = None
                 for handler in chain:
-                    if info is None or info.__class__ is not PreToolCallInfo or _refs(info) != _UNSHARED:
+                    if info is None or type(info) is not PreToolCallInfo or _refs(info) != _UNSHARED:
                         info = _tuple_new(PreToolCallInfo, values)
                     try:
                         result = handler.fn(info)
@@ -265,7 +265,7 @@ class _ToolBatch(_RunBase):
                         raise raised(PRE_TOOL_CALL, handler, exc) from exc
                     if result is _PLAIN:
                         continue  # the plain answer: nothing to record (what `carries` says)
-                    cls = result.__class__
+                    cls = type(result)
                     if cls is Continue:
                         if not result.has_edit:
                             continue
@@ -577,7 +577,7 @@ class _ToolBatch(_RunBase):
                 except Exception as exc:
                     raise raised(POST_TOOL_CALL, single, exc) from exc
                 decided = None
-                if answer.__class__ not in _POST_PASSES:
+                if type(answer) not in _POST_PASSES:
                     decided = settle(POST_TOOL_CALL, single, answer)
                 elif carries(answer):
                     edits.append((single, answer))
@@ -788,7 +788,7 @@ async def _answer(
         else:
             async with asyncio.timeout(limit):
                 value = await tool.execute(validated, ctx)
-        if value.__class__ is str:  # what render_output makes of text
+        if type(value) is str:  # what render_output makes of text
             return value, False, (), None
         if isinstance(value, NestedOutcome):
             if nested is not None:

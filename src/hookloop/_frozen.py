@@ -49,7 +49,7 @@ else:
 
     class _FrozenDictType(type):
         def __instancecheck__(cls, value: object) -> bool:
-            return value.__class__ is MappingProxyType
+            return type(value) is MappingProxyType
 
     class FrozenDict(metaclass=_FrozenDictType):
         """A deep read-only JSON object: a ``types.MappingProxyType`` over a dict nothing else references.
@@ -81,9 +81,9 @@ def _key(key: object) -> str:
 def _freeze_items(value: Mapping[Any, Any]) -> FrozenDict:
     out: dict[str, FrozenJSON] = {}
     for key, item in value.items():
-        if key.__class__ is not _str:
+        if type(key) is not _str:
             key = _key(key)
-        cls = item.__class__
+        cls = type(item)
         out[key] = item if cls is _str or cls is _int or cls is _bool or cls is _float or item is None else freeze(item)
     return _Proxy(out)
 
@@ -95,7 +95,7 @@ def freeze(value: object) -> FrozenJSON:
 
     Raises ``TypeError`` naming the offending type when the value is not JSON-like.
     """
-    cls = value.__class__
+    cls = type(value)
     if cls is _str or cls is _int or cls is _bool or cls is _float or value is None:
         return value  # type: ignore[return-value]
     if cls is _dict or cls is _Proxy:
@@ -127,7 +127,7 @@ def freeze_parsed(value: dict[str, Any]) -> FrozenDict:
     the same deep read-only value, built by wrapping its dicts in place (arrays become tuples) instead of
     copying them. Only for such values: their keys and leaves are exact built-in types already."""
     for key, item in value.items():
-        cls = item.__class__
+        cls = type(item)
         if cls is _dict:
             value[key] = freeze_parsed(item)
         elif cls is _list:
@@ -138,14 +138,14 @@ def freeze_parsed(value: dict[str, Any]) -> FrozenDict:
 def _freeze_parsed_array(value: list[Any]) -> tuple[FrozenJSON, ...]:
     out: list[FrozenJSON] = []
     for item in value:
-        cls = item.__class__
+        cls = type(item)
         out.append(freeze_parsed(item) if cls is _dict else _freeze_parsed_array(item) if cls is _list else item)
     return tuple(out)
 
 
 def plain_str(value: str) -> str:
     """``value`` as an exact ``str`` (a ``str`` subclass instance is copied; anything else raises)."""
-    if value.__class__ is _str:
+    if type(value) is _str:
         return value
     if isinstance(value, str):
         return str.__str__(value)
@@ -154,7 +154,7 @@ def plain_str(value: str) -> str:
 
 def thaw(value: object) -> JSONValue:
     """Return a plain mutable deep copy (FrozenDict/mappings → dict, tuples/lists → lists)."""
-    cls = value.__class__
+    cls = type(value)
     if cls is _str or cls is _int or cls is _bool or cls is _float or value is None:
         return value  # type: ignore[return-value]
     if cls is _Proxy or isinstance(value, Mapping):

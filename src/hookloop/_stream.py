@@ -89,7 +89,7 @@ class _Reply:
 
     def take(self, event: StreamEvent) -> None:
         """Record one event (the fast paths handle text deltas of the current block themselves)."""
-        cls = event.__class__
+        cls = type(event)
         if cls is TextDelta:
             text: TextDelta = event  # type: ignore[assignment]
             block = self.blocks.get(text.index)
@@ -119,7 +119,7 @@ class _Reply:
             reported: UsageEvent = event  # type: ignore[assignment]
             # A new Usage either way: the event's own may be changed by force by a hook that sees the event.
             given, so_far = reported.usage, _NO_USAGE if self.usage is None else self.usage
-            self.usage = usage_sum(so_far, given) if given.__class__ is Usage else so_far + given
+            self.usage = usage_sum(so_far, given) if type(given) is Usage else so_far + given
         elif cls is StopEvent:
             stop: StopEvent = event  # type: ignore[assignment]
             self.stop_reason = stop.reason
@@ -199,7 +199,7 @@ class _StreamStep(_RunBase):
                 # Nobody listening: the common events are recorded here as `take` would record them.
                 blocks = reply.blocks
                 async for event in stream:
-                    cls = event.__class__
+                    cls = type(event)
                     if cls is TextDelta:
                         if event.index == text_index:  # type: ignore[union-attr]
                             text_append(event.text)  # type: ignore[misc,union-attr]
@@ -227,7 +227,7 @@ class _StreamStep(_RunBase):
                 # records it, then emitted; a stream error is raised after the subscribers saw it, as below.
                 blocks = reply.blocks
                 async for event in stream:
-                    cls = event.__class__
+                    cls = type(event)
                     if cls is TextDelta and event.index == text_index:  # type: ignore[union-attr]
                         text_append(event.text)  # type: ignore[misc,union-attr]
                     elif cls is ToolCallDelta and event.index in blocks:  # type: ignore[union-attr]
@@ -246,7 +246,7 @@ class _StreamStep(_RunBase):
                 # below, with every test that cannot pass taken out — same order, same decisions, same errors.
                 handlers = tuple(text_chain)
                 async for event in stream:
-                    if event.__class__ is not TextDelta:
+                    if type(event) is not TextDelta:
                         take(event)  # a StreamError raises here, as below (nobody else would see it first)
                         text_index, text_append = reply.text_index, reply.text_append
                         continue
@@ -262,7 +262,7 @@ class _StreamStep(_RunBase):
                             raise
                         except Exception as exc:
                             raise raised(ON_TEXT_DELTA, handler, exc) from exc
-                        if result.__class__ is not Continue:
+                        if type(result) is not Continue:
                             self._stream_decided(ON_TEXT_DELTA, settle(ON_TEXT_DELTA, handler, result))
             else:
                 text_sync = tuple(text_chain) if text_chain and text_chain.all_sync else None
@@ -270,7 +270,7 @@ class _StreamStep(_RunBase):
                 async for event in stream:
                     # The reply takes what it needs from the event before any subscriber or hook sees it (they
                     # may force a change to it); a stream error is raised after they saw it.
-                    cls = event.__class__
+                    cls = type(event)
                     if cls is TextDelta:
                         delta: TextDelta = event  # type: ignore[assignment]
                         if delta.index == text_index:
@@ -301,7 +301,7 @@ class _StreamStep(_RunBase):
                                     raise
                                 except Exception as exc:
                                     raise raised(ON_TEXT_DELTA, handler, exc) from exc
-                                if result.__class__ is not Continue:
+                                if type(result) is not Continue:
                                     self._stream_decided(ON_TEXT_DELTA, settle(ON_TEXT_DELTA, handler, result))
                         elif text_single is not None:  # one async hook: called inline, no dispatch frame
                             try:
@@ -310,7 +310,7 @@ class _StreamStep(_RunBase):
                                 raise
                             except Exception as exc:
                                 raise raised(ON_TEXT_DELTA, text_single, exc) from exc
-                            if result.__class__ is not Continue:
+                            if type(result) is not Continue:
                                 self._stream_decided(ON_TEXT_DELTA, settle(ON_TEXT_DELTA, text_single, result))
                         elif text_chain:  # async hooks among several
                             decided = await dispatch(ON_TEXT_DELTA, text_chain, text)
@@ -332,7 +332,7 @@ class _StreamStep(_RunBase):
             raise
         finally:
             # An async generator that ran to its end is closed already (aclose would do nothing): no await.
-            if stream.__class__ is not AsyncGeneratorType or stream.ag_frame is not None:
+            if type(stream) is not AsyncGeneratorType or stream.ag_frame is not None:
                 aclose = getattr(stream, "aclose", None)
                 if aclose is not None:
                     await aclose()
@@ -340,7 +340,7 @@ class _StreamStep(_RunBase):
                 timeline.emit(model_request_ended(self.run_id, self.turn, reply.usage, reply.stop_reason, failure))
         got = reply.usage
         if got is not None:
-            exact = got.__class__ is Usage and self.usage.__class__ is Usage
+            exact = type(got) is Usage and type(self.usage) is Usage
             self.usage = usage_sum(self.usage, got) if exact else self.usage + got
         self.stop_reason = reply.stop_reason
         complete = chains[ON_STREAM_COMPLETE.index]
@@ -432,7 +432,7 @@ def _parse_call(block: _Block, index: int) -> ToolCall:
             value = _decode(raw)
         except ValueError:
             return tool_call(call_id, name, EMPTY, raw, meta)
-    if value.__class__ is not dict:
+    if type(value) is not dict:
         return tool_call(call_id, name, EMPTY, raw, meta)
     return tool_call(call_id, name, freeze_parsed(value), None, meta)
 

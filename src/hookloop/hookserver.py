@@ -114,7 +114,7 @@ def serve(handler: Handler, *, stdin: IO[bytes] | None = None, stdout: IO[bytes]
             request = _request(raw)
             request_id = request["id"]
             result = handler(request["event"], request["input"])
-            if result is not None and result.__class__ not in _PLAIN and inspect.isawaitable(result):
+            if result is not None and type(result) not in _PLAIN and inspect.isawaitable(result):
                 raise TypeError("a plain handler returned an awaitable; use async def")
             line = _answer(request_id, cast("Result", result))
         except Exception:

@@ -322,7 +322,7 @@ def detached(item: Item) -> Item:
     ``item`` must be one the Worker built or adopted (its strings exact, its mappings FrozenDict); anything
     else is `adopt`-ed.
     """
-    cls = item.__class__
+    cls = type(item)
     new: Any
     if cls is ToolCall:
         new = _CallBuilder()
@@ -375,7 +375,7 @@ def detached(item: Item) -> Item:
 
 
 def _detached_part(part: ContentPart) -> ContentPart:
-    if part.__class__ is TextPart:
+    if type(part) is TextPart:
         new: Any = _TextBuilder()
         new.text = part.text
         new.__class__ = TextPart

@@ -100,7 +100,7 @@ O = TypeVar("O")  # noqa: E741
 def json_size(value: object) -> int:
     """``len(json.dumps(value))`` for a JSON value, without serialising it: exact for ASCII text with nothing
     to escape, otherwise close (escapes and non-ASCII characters count once)."""
-    cls = value.__class__
+    cls = type(value)
     if cls is str:
         return len(value) + 2  # type: ignore[arg-type]
     if cls is int:
@@ -125,7 +125,7 @@ def json_size(value: object) -> int:
 def estimate_tokens(item: Item) -> int:
     """A cheap token estimate (≈4 characters a token), computed once per item (tool-call arguments are
     measured with :func:`json_size`, never serialised again)."""
-    cls = item.__class__  # the exact classes first (every item the Worker holds), then subclasses
+    cls = type(item)  # the exact classes first (every item the Worker holds), then subclasses
     if cls is ToolCall:
         return 8 + (json_size(item.arguments) if item.arguments else len(item.raw_arguments or "")) // 4  # type: ignore[union-attr]
     if cls is ToolResult:

@@ -530,7 +530,7 @@ def _parse_answer(raw: bytes | bytearray) -> tuple[str, int, bytes, bytes] | str
     else:
         return 'expected an object with an "id"'
     exit_code = data.get("exit_code", 0)
-    if exit_code.__class__ is not int and (isinstance(exit_code, bool) or not isinstance(exit_code, int)):
+    if type(exit_code) is not int and (isinstance(exit_code, bool) or not isinstance(exit_code, int)):
         return '"exit_code" must be an integer'
     stdout = data.get("stdout", "")
     if isinstance(stdout, (dict, list)):

@@ -1015,7 +1015,7 @@ def _send_to_processes(
     event, tail = "", b""
     for i, hook in enumerate(hooks):
         handler = hook.handler
-        if handler.__class__ is ProcessHandler or isinstance(handler, ProcessHandler):
+        if type(handler) is ProcessHandler or isinstance(handler, ProcessHandler):
             if lasting is None:
                 lasting = _lasting(extra_env)
             if hook.event != event:  # one line for every process of the event

@@ -96,7 +96,7 @@ def _raised(event: HookEvent[Any, Any], handler: Handler, exc: Exception) -> Hoo
 def settle(event: HookEvent[Any, Any], handler: Handler, result: object) -> tuple[Any, Handler]:
     """The rare path: ``result`` did not pass on. Returns (result, handler) if the event accepts it as a
     decision, else raises the HookError that says what was wrong."""
-    if result.__class__ in event.decides:
+    if type(result) in event.decides:
         return result, handler
     raise _wrong_result(event, handler, result)
 
@@ -116,7 +116,7 @@ def dispatch_sync(event: HookEvent[Any, Any], handlers: tuple[Handler, ...], inp
             raise  # a deliberate end of the run (e.g. a command hook's cancel), not a bug
         except Exception as exc:
             raise _raised(event, handler, exc) from exc
-        if result.__class__ not in passes:
+        if type(result) not in passes:
             return settle(event, handler, result)
     return None
 
@@ -138,7 +138,7 @@ async def dispatch(
             raise  # a deliberate end of the run (e.g. a command hook's cancel), not a bug
         except Exception as exc:
             raise _raised(event, _owner(handlers, fn), exc) from exc
-        if result.__class__ not in passes:
+        if type(result) not in passes:
             return settle(event, _owner(handlers, fn), result)
     return None
 
@@ -150,7 +150,7 @@ def _owner(handlers: tuple[Handler, ...], fn: Callable[[Any], Any]) -> Handler:
 def carries(result: object) -> bool:
     """A passing ``result`` that :func:`run_chain` reports into ``edits``: a declared edit or a permission vote
     (anything but None and a plain ``Continue()``). For call sites that call a lone hook inline."""
-    cls = result.__class__
+    cls = type(result)
     return cls is not _NONE and (cls is not Continue or (result is not _PLAIN and result.has_edit))  # type: ignore[attr-defined]
 
 
@@ -184,7 +184,7 @@ async def run_chain(
             raise _raised(event, handler, exc) from exc
         if observe is not None:
             observe(event, handler, result, perf_counter() - started)
-        if result.__class__ not in passes:
+        if type(result) not in passes:
             return settle(event, handler, result)
         if edits is not None and carries(result):
             edits.append((handler, result))

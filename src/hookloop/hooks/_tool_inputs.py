@@ -61,11 +61,11 @@ def tool_meta_snapshot(meta: ToolMeta) -> MetaSnapshot:
     that is not a FrozenDict frozen anew, the flags as ``True``/``False``): a tuple nothing can change."""
     name, description, schema, server = meta.name, meta.description, meta.input_schema, meta.server
     return (
-        name if name.__class__ is str else plain_str(name),
-        description if description.__class__ is str else plain_str(description),
-        schema if schema.__class__ is MappingProxyType else freeze_object(schema),
+        name if type(name) is str else plain_str(name),
+        description if type(description) is str else plain_str(description),
+        schema if type(schema) is MappingProxyType else freeze_object(schema),
         meta.read_only is True,
-        server if server.__class__ is str else plain_str(server),
+        server if type(server) is str else plain_str(server),
         meta.sequential is True,
         meta.performs_effects is True,
     )
@@ -188,7 +188,7 @@ if not TYPE_CHECKING:
             return f"PreToolCallInfo({shown})"
 
         def __eq__(self, other: object) -> bool:  # as a dataclass's: equal only to another of its class
-            if other.__class__ is PreToolCallInfo:
+            if type(other) is PreToolCallInfo:
                 return tuple.__eq__(self, other)
             return False if isinstance(other, tuple) else NotImplemented
 

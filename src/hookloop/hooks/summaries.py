@@ -84,11 +84,11 @@ def _plan(cls: type) -> tuple[Callable[[object], tuple[object, ...]], tuple[_Set
 def snapshot(value: object) -> object:
     """A deep, private snapshot of a hook input, taken before any hook sees it; `rebuild` makes fresh copies
     from it, so what one hook of a chain does to its input by force never reaches the next hook's."""
-    cls = value.__class__
+    cls = type(value)
     if cls in _LEAVES:
         return value
     if cls is tuple:
-        items = tuple([v if v.__class__ in _LEAVES else snapshot(v) for v in value])  # type: ignore[attr-defined]
+        items = tuple([v if type(v) in _LEAVES else snapshot(v) for v in value])  # type: ignore[attr-defined]
         return _Node(tuple, (), items)
     plan = _PLANS.get(cls)
     if plan is None:
@@ -96,19 +96,19 @@ def snapshot(value: object) -> object:
             return value  # not a summary part (never expected): shared as it is
         plan = _plan(cls)
     get, setters = plan
-    return _Node(cls, setters, tuple([v if v.__class__ in _LEAVES else snapshot(v) for v in get(value)]))
+    return _Node(cls, setters, tuple([v if type(v) in _LEAVES else snapshot(v) for v in get(value)]))
 
 
 def rebuild(snap: object) -> Any:
     """A new object equal to the one `snapshot` took ``snap`` of (sharing only immutable leaves with it)."""
-    if snap.__class__ is not _Node:
+    if type(snap) is not _Node:
         return snap
     node: _Node = snap
     if node.cls is tuple:
-        return tuple([rebuild(v) if v.__class__ is _Node else v for v in node.values])
+        return tuple([rebuild(v) if type(v) is _Node else v for v in node.values])
     new: object = _new(node.cls)
     for set_field, value in zip(node.setters, node.values):  # noqa: B905 - built together, same length
-        set_field(new, rebuild(value) if value.__class__ is _Node else value)
+        set_field(new, rebuild(value) if type(value) is _Node else value)
     return new
 
 
