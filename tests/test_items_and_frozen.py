@@ -193,7 +193,8 @@ def test_freeze_believes_no_object_about_its_own_class() -> None:
         __class__ = property(lambda self: MappingProxyType)  # type: ignore[assignment]
 
     sneaky = Liar("echo innocent")
-    assert sneaky.__class__ is str and isinstance(sneaky, str)
+    assert sneaky.__class__ is str
+    assert isinstance(sneaky, str)
     frozen = freeze({Liar("command"): sneaky, "list": [Liar("x")]})
     ((key, value), (_, listed)) = frozen.items()  # type: ignore[misc]
     assert (type(key), type(value), [type(v) for v in listed]) == (str, str, [str])  # type: ignore[union-attr]

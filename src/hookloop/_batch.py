@@ -23,6 +23,7 @@ from hookloop.errors import (
 )
 from hookloop.hooks._dispatch import Handler, carries, display_name, raised, settle
 from hookloop.hooks._tool_inputs import PreToolCallInfo, meta_view, refs_when_unshared
+from hookloop.hooks._tool_inputs import make as _make
 from hookloop.hooks.events import (
     NOTIFICATION,
     POST_TOOL_BATCH,
@@ -62,9 +63,25 @@ _UNSHARED = refs_when_unshared()
 """``sys.getrefcount`` of a pre_tool_call input only one local holds (None: counts cannot tell, and -1 never
 matches)."""
 _refs: Any = sys.getrefcount if _UNSHARED is not None else (lambda value: -1)
-_tuple_new: Any = tuple.__new__
 _PASSES = PRE_TOOL_CALL.passes
 _POST_PASSES = POST_TOOL_CALL.passes
+
+
+def _vote(
+    handler: Handler, result: object, edits: list[tuple[Handler, Any]] | None
+) -> tuple[tuple[Any, Handler] | None, list[tuple[Handler, Any]] | None]:
+    """A pre_tool_call hook's answer other than the plain ``Continue()``: (its decision, if it decided, else
+    None; the declared edits and votes so far, with this one's)."""
+    cls = type(result)
+    if cls is Continue:
+        if not result.has_edit:  # type: ignore[attr-defined]
+            return None, edits  # a Continue() built by force, not the shared one: still nothing to record
+    elif cls not in _PASSES:
+        return settle(PRE_TOOL_CALL, handler, result), edits
+    if edits is None:
+        edits = []
+    edits.append((handler, result))
+    return None, edits
 
 
 class _Call:
@@ -236,77 +253,100 @@ class _ToolBatch(_RunBase):
             )
             await InterceptorChain.run(w._interceptors.pre_tool_call, view)
             c.args = freeze_object(view.arguments)
-        votes: list[tuple[str, str, str]] | tuple[()] = ()
         chain = w.hooks.chains[PRE_TOOL_CALL.index]
         if chain:
-            policy = w.permissions  # w.permission_mode, without the property's frame
-            values = (
-                self.run_id, self.session_id, self.turn, call.call_id, call.name, c.args,
+            votes: list[tuple[str, str, str]] | tuple[()] | None = ()
+            policy = w.permissions  # (its mode is an exact str: the property's value, without its frame)
+            values = (  # noqa: RUF005 - a tuple concatenation is one C call; unpacking builds a list first
+                call.call_id, call.name, c.args,
                 self.meta_snapshot if meta is self.meta_of_snapshot else self._snapshot(meta),
-                None if policy is None else str(policy.mode), self.agent_id, self.agent_type,
-            )  # fmt: skip
-            edits: list[tuple[Handler, Any]] | None = None
-            decided: tuple[Any, Handler] | None = None
-            if not w.timeline.subscribers:
-                # Nobody watching: the chain runs here (no dispatch coroutine), as run_chain would run it. The
-                # input is immutable (see hooks._tool_inputs): the next hook gets the same one unless a hook
-                # kept it or swapped its class, and then a new one.
+                self.turn, None if policy is None else policy._mode,
+            ) + self.info_fields  # fmt: skip  # the order of hooks._tool_inputs.ORDER
+            if w.timeline.subscribers:  # each hook's decision also becomes a HookDecision on the timeline
+                edits: list[tuple[Handler, Any]] = []
+                fresh = partial(_make, values)
+                decided = await self.hooks(PRE_TOOL_CALL, fresh(), edits, call.call_id, fresh)
+                if edits or decided is not None:
+                    votes = self._hook_votes(c, decided, edits)
+            elif len(chain) == 1:
+                # One hook (the common case) and nobody watching: called here, as run_chain would call it, on
+                # a new input nothing else holds.
+                single = chain[0]
+                fn = single.fn  # (a slot read: calling `single.fn(…)` would look the attribute up as a method)
+                try:
+                    result = fn(_make(values))
+                    if single.is_async:
+                        result = await result
+                except Aborted:
+                    raise
+                except Exception as exc:
+                    raise raised(PRE_TOOL_CALL, single, exc) from exc
+                if result is not _PLAIN:  # the plain answer: nothing to record (what `carries` says)
+                    votes = self._hook_votes(c, *_vote(single, result, None))
+            else:
+                # Several hooks, nobody watching: the chain runs here (no dispatch coroutine), as run_chain would
+                # run it. The input is immutable (see hooks._tool_inputs): the next hook gets the same one
+                # unless a hook kept it or swapped its class, and then a new one.
                 info = None
+                given: list[tuple[Handler, Any]] | None = None
                 for handler in chain:
                     if info is None or type(info) is not PreToolCallInfo or _refs(info) != _UNSHARED:
-                        info = _tuple_new(PreToolCallInfo, values)
+                        info = _make(values)
+                    fn = handler.fn
                     try:
-                        result = handler.fn(info)
+                        result = fn(info)
                         if handler.is_async:
                             result = await result
                     except Aborted:
                         raise
                     except Exception as exc:
                         raise raised(PRE_TOOL_CALL, handler, exc) from exc
-                    if result is _PLAIN:
-                        continue  # the plain answer: nothing to record (what `carries` says)
-                    cls = type(result)
-                    if cls is Continue:
-                        if not result.has_edit:
-                            continue
-                    elif cls not in _PASSES:
-                        decided = settle(PRE_TOOL_CALL, handler, result)
-                        break
-                    if edits is None:
-                        edits = []
-                    edits.append((handler, result))
-            else:  # each hook's decision also becomes a HookDecision on the timeline
-                edits = []
-                fresh = partial(_tuple_new, PreToolCallInfo, values)
-                decided = await self.hooks(PRE_TOOL_CALL, fresh(), edits, call.call_id, fresh)
-            if edits:
-                votes = []
-                for handler, result in edits:
-                    if isinstance(result, Ask):
-                        votes.append(("ask", result.reason, handler.name))
-                    elif isinstance(result, Allow):
-                        votes.append(("allow", result.reason, handler.name))
-                    else:
-                        self._reject_edits(PRE_TOOL_CALL, handler, result, allowed=("updated_input",))
-                    updated = result.updated_input
-                    if updated is not None:  # frozen anew: the hook may still hold what it returned
-                        c.args = freeze_object(updated)
-                        c.input_edited_by = handler.name
-            if decided is not None:
-                result, handler = decided
-                if isinstance(result, Skip):
-                    c.fail(f"skipped by hook {handler.name!r}: {result.reason}", skipped_by=handler.name)
-                elif isinstance(result, Deny):
-                    c.fail(f"permission denied by hook {handler.name!r}: {result.reason}", denied_by=handler.name)
-                elif isinstance(result, Abort):
-                    raise Aborted(result.reason, hook=handler.name, event=PRE_TOOL_CALL.name)
+                    if result is not _PLAIN:
+                        ruling, given = _vote(handler, result, given)
+                        if ruling is not None:
+                            votes = self._hook_votes(c, ruling, given)
+                            break
                 else:
-                    assert isinstance(result, Pause)
-                    c.state, c.reason, c.asked_by = "paused", result.reason, f"hook {handler.name!r}"
-                return
-        if not self._validate(c):
+                    if given is not None:
+                        votes = self._hook_votes(c, None, given)
+            if votes is None:
+                return  # a hook decided the call's fate
+            if self._validate(c):
+                self._decide(c, votes)
             return
-        self._decide(c, votes)
+        if self._validate(c):
+            self._decide(c, ())
+
+    def _hook_votes(
+        self, c: _Call, decided: tuple[Any, Handler] | None, edits: list[tuple[Handler, Any]] | None
+    ) -> list[tuple[str, str, str]] | None:
+        """After the pre_tool_call hooks, when one did more than pass: apply their declared edits, and return
+        their permission votes — or None when one decided the call (skipped, denied, paused; Abort raises)."""
+        votes: list[tuple[str, str, str]] = []
+        for handler, result in edits or ():
+            if isinstance(result, Ask):
+                votes.append(("ask", result.reason, handler.name))
+            elif isinstance(result, Allow):
+                votes.append(("allow", result.reason, handler.name))
+            else:
+                self._reject_edits(PRE_TOOL_CALL, handler, result, allowed=("updated_input",))
+            updated = result.updated_input
+            if updated is not None:  # frozen anew: the hook may still hold what it returned
+                c.args = freeze_object(updated)
+                c.input_edited_by = handler.name
+        if decided is None:
+            return votes
+        result, handler = decided
+        if isinstance(result, Skip):
+            c.fail(f"skipped by hook {handler.name!r}: {result.reason}", skipped_by=handler.name)
+        elif isinstance(result, Deny):
+            c.fail(f"permission denied by hook {handler.name!r}: {result.reason}", denied_by=handler.name)
+        elif isinstance(result, Abort):
+            raise Aborted(result.reason, hook=handler.name, event=PRE_TOOL_CALL.name)
+        else:
+            assert isinstance(result, Pause)
+            c.state, c.reason, c.asked_by = "paused", result.reason, f"hook {handler.name!r}"
+        return None
 
     def _unplannable(self, c: _Call) -> bool:
         """A call of an unknown tool or with arguments that are not a JSON object fails here (True)."""
@@ -568,8 +608,9 @@ class _ToolBatch(_RunBase):
             edits: list[tuple[Handler, Any]] = []
             single = post_chain.single
             if single is not None and not w.timeline.subscribers:  # one hook, nobody watching: as run_chain
+                fn = single.fn
                 try:
-                    answer = single.fn(info)
+                    answer = fn(info)
                     if single.is_async:
                         answer = await answer
                 except Aborted:

@@ -29,6 +29,7 @@ from hookloop.hooks.events import (
     HookEvent,
 )
 from hookloop.hooks.results import (
+    _PLAIN,
     Continue,
     Pause,
 )
@@ -76,7 +77,7 @@ class _Block:
 class _Reply:
     """What one stream has built so far: blocks by index, usage, and the current text block's ``append``."""
 
-    __slots__ = ("blocks", "count", "provider", "stop_reason", "text_append", "text_index", "usage")
+    __slots__ = ("blocks", "count", "provider", "stop_reason", "text_index", "text_parts", "usage")
 
     def __init__(self, provider: str) -> None:
         self.blocks: dict[int, _Block] = {}
@@ -84,7 +85,7 @@ class _Reply:
         self.usage: Usage | None = None
         self.stop_reason: str | None = None
         self.text_index = -1
-        self.text_append: Any = None
+        self.text_parts: Any = None  # the current text block's parts
         self.provider = provider
 
     def take(self, event: StreamEvent) -> None:
@@ -95,7 +96,7 @@ class _Reply:
             block = self.blocks.get(text.index)
             if block is None:
                 self.blocks[text.index] = block = _Block("text")
-            self.text_index, self.text_append = text.index, block.parts.append
+            self.text_index, self.text_parts = text.index, block.parts
             block.parts.append(text.text)
             return
         self.count += 1
@@ -188,7 +189,8 @@ class _StreamStep(_RunBase):
         emit = w.timeline.emit if w.timeline.subscribers else None
         reply = _Reply(w.client.provider)
         take = reply.take
-        text_index, text_append = -1, None
+        text_index = -1
+        text_parts: Any = None  # the current text block's parts (its index: text_index)
         timeline = w.timeline
         if timeline.subscribers:
             timeline.emit(model_request_started(self.run_id, self.turn, request.model, w.client.provider))
@@ -199,12 +201,11 @@ class _StreamStep(_RunBase):
                 # Nobody listening: the common events are recorded here as `take` would record them.
                 blocks = reply.blocks
                 async for event in stream:
+                    if type(event) is TextDelta and event.index == text_index:
+                        text_parts.append(event.text)
+                        continue
                     cls = type(event)
-                    if cls is TextDelta:
-                        if event.index == text_index:  # type: ignore[union-attr]
-                            text_append(event.text)  # type: ignore[misc,union-attr]
-                            continue
-                    elif cls is ToolCallDelta:
+                    if cls is ToolCallDelta:
                         block = blocks.get(event.index)  # type: ignore[union-attr]
                         if block is not None:
                             block.parts.append(event.fragment)  # type: ignore[union-attr]
@@ -221,7 +222,7 @@ class _StreamStep(_RunBase):
                         reply.count += 1
                         continue
                     take(event)
-                    text_index, text_append = reply.text_index, reply.text_append
+                    text_index, text_parts = reply.text_index, reply.text_parts
             elif emit is not None and not chunk_chain and not text_chain and not tool_chain:
                 # Watched, with no stream hook (a UI, a transcript, iter_run): each event is recorded as `take`
                 # records it, then emitted; a stream error is raised after the subscribers saw it, as below.
@@ -229,7 +230,7 @@ class _StreamStep(_RunBase):
                 async for event in stream:
                     cls = type(event)
                     if cls is TextDelta and event.index == text_index:  # type: ignore[union-attr]
-                        text_append(event.text)  # type: ignore[misc,union-attr]
+                        text_parts.append(event.text)  # type: ignore[union-attr]
                     elif cls is ToolCallDelta and event.index in blocks:  # type: ignore[union-attr]
                         blocks[event.index].parts.append(event.fragment)  # type: ignore[union-attr]
                         reply.count += 1
@@ -237,36 +238,48 @@ class _StreamStep(_RunBase):
                         reply.count += 1
                     elif cls is not StreamError:
                         take(event)
-                        text_index, text_append = reply.text_index, reply.text_append
+                        text_index, text_parts = reply.text_index, reply.text_parts
                     emit(event)
                     if cls is StreamError:
                         take(event)  # raises
-            elif emit is None and not chunk_chain and not tool_chain and text_chain.all_sync:
-                # Only sync on_text_delta hooks and nobody watching (the common UI-less case): the general loop
+            elif not chunk_chain and not tool_chain and text_chain.all_sync:
+                # Only sync on_text_delta hooks, watched or not (the UI-less case, iter_run): the general loop
                 # below, with every test that cannot pass taken out — same order, same decisions, same errors.
+                # A hook's plain Continue() is one shared object: one identity test passes it on.
                 handlers = tuple(text_chain)
                 async for event in stream:
                     if type(event) is not TextDelta:
-                        take(event)  # a StreamError raises here, as below (nobody else would see it first)
-                        text_index, text_append = reply.text_index, reply.text_append
+                        if type(event) is StreamError:
+                            if emit is not None:
+                                emit(event)
+                            take(event)  # raises, after the subscribers saw it (as below)
+                        take(event)
+                        text_index, text_parts = reply.text_index, reply.text_parts
+                        if emit is not None:
+                            emit(event)
                         continue
                     if event.index == text_index:
-                        text_append(event.text)  # type: ignore[misc]
+                        text_parts.append(event.text)
                     else:
                         take(event)
-                        text_index, text_append = reply.text_index, reply.text_append
+                        text_index, text_parts = reply.text_index, reply.text_parts
+                    if emit is not None:
+                        emit(event)
                     for handler in handlers:
+                        fn = handler.fn  # (a slot read: `handler.fn(…)` is an uncached method lookup)
                         try:
-                            result = handler.fn(event)
+                            result = fn(event)
                         except Aborted:
                             raise
                         except Exception as exc:
                             raise raised(ON_TEXT_DELTA, handler, exc) from exc
-                        if type(result) is not Continue:
+                        if result is not _PLAIN and type(result) is not Continue:
                             self._stream_decided(ON_TEXT_DELTA, settle(ON_TEXT_DELTA, handler, result))
             else:
                 text_sync = tuple(text_chain) if text_chain and text_chain.all_sync else None
                 text_single = text_chain.single if text_sync is None else None  # then an async hook
+                single_fn = None if text_single is None else text_single.fn
+                chunk_sync, tool_sync = chunk_chain.all_sync, tool_chain.all_sync  # (chains never change)
                 async for event in stream:
                     # The reply takes what it needs from the event before any subscriber or hook sees it (they
                     # may force a change to it); a stream error is raised after they saw it.
@@ -274,19 +287,19 @@ class _StreamStep(_RunBase):
                     if cls is TextDelta:
                         delta: TextDelta = event  # type: ignore[assignment]
                         if delta.index == text_index:
-                            text_append(delta.text)  # type: ignore[misc]
+                            text_parts.append(delta.text)
                         else:
                             take(delta)
-                            text_index, text_append = reply.text_index, reply.text_append
+                            text_index, text_parts = reply.text_index, reply.text_parts
                     elif cls is not StreamError:
                         take(event)
-                        text_index, text_append = reply.text_index, reply.text_append
+                        text_index, text_parts = reply.text_index, reply.text_parts
                     if emit is not None:
                         emit(event)
                     if chunk_chain:
                         decided = (
                             dispatch_sync(ON_STREAM_CHUNK, chunk_chain, event)
-                            if chunk_chain.all_sync
+                            if chunk_sync
                             else await dispatch(ON_STREAM_CHUNK, chunk_chain, event)
                         )
                         if decided is not None:
@@ -295,8 +308,9 @@ class _StreamStep(_RunBase):
                         text: TextDelta = event  # type: ignore[assignment]
                         if text_sync is not None:  # sync hooks: called inline, as in the loop above
                             for handler in text_sync:
+                                fn = handler.fn
                                 try:
-                                    result = handler.fn(text)
+                                    result = fn(text)
                                 except Aborted:
                                     raise
                                 except Exception as exc:
@@ -305,7 +319,7 @@ class _StreamStep(_RunBase):
                                     self._stream_decided(ON_TEXT_DELTA, settle(ON_TEXT_DELTA, handler, result))
                         elif text_single is not None:  # one async hook: called inline, no dispatch frame
                             try:
-                                result = await text_single.fn(text)
+                                result = await single_fn(text)  # type: ignore[misc]
                             except Aborted:
                                 raise
                             except Exception as exc:
@@ -322,7 +336,7 @@ class _StreamStep(_RunBase):
                     if cls is ToolCallDelta and tool_chain:
                         decided = (
                             dispatch_sync(ON_TOOL_CALL_DELTA, tool_chain, event)
-                            if tool_chain.all_sync
+                            if tool_sync
                             else await dispatch(ON_TOOL_CALL_DELTA, tool_chain, event)
                         )
                         if decided is not None:

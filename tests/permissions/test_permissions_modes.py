@@ -151,6 +151,23 @@ def test_mode_is_settable_and_validated(workspace: Path) -> None:
         PermissionPolicy(mode="yolo")  # type: ignore[arg-type]
 
 
+def test_a_mode_is_kept_as_the_exact_string_it_names(workspace: Path) -> None:
+    """A str subclass equal to a mode (which could say other things later) is kept as the mode's own string:
+    what the policy decides by and what hook inputs report is an exact ``str``."""
+
+    class Sneaky(str):
+        __slots__ = ()
+
+    policy = PermissionPolicy(workspace=workspace, mode=Sneaky("plan"))  # type: ignore[arg-type]
+    assert type(policy.mode) is str
+    assert policy.mode == "plan"
+    policy.mode = Sneaky("acceptEdits")  # type: ignore[assignment]
+    assert type(policy.mode) is str
+    assert policy.mode == "acceptEdits"
+    with pytest.raises(PermissionConfigError):
+        policy.mode = 3
+
+
 def test_workspace_defaults_to_the_current_directory(monkeypatch: pytest.MonkeyPatch, workspace: Path) -> None:
     monkeypatch.chdir(workspace)
     policy = PermissionPolicy()

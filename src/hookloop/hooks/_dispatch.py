@@ -110,8 +110,9 @@ def dispatch_sync(event: HookEvent[Any, Any], handlers: tuple[Handler, ...], inp
     """Run an all-sync chain: no coroutine is created. None if every hook passed on."""
     passes = event.passes
     for handler in handlers:
+        fn = handler.fn  # (a slot read: `handler.fn(…)` would look the attribute up as a method, uncached)
         try:
-            result = handler.fn(inp)
+            result = fn(inp)
         except Aborted:
             raise  # a deliberate end of the run (e.g. a command hook's cancel), not a bug
         except Exception as exc:
@@ -174,8 +175,9 @@ async def run_chain(
     pristine = snapshot(inp) if many and fresh is None else None
     for handler in handlers:
         started = perf_counter() if observe is not None else 0.0
+        fn = handler.fn  # (a slot read: `handler.fn(…)` would look the attribute up as a method, uncached)
         try:
-            result = handler.fn(inp)
+            result = fn(inp)
             if handler.is_async:
                 result = await result
         except Aborted:

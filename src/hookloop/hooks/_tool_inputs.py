@@ -7,8 +7,13 @@ slots can be written by force), which was most of what a hook cost. ``PreToolCal
 subclass with no slots of its own: CPython has no way to change a tuple's items from Python code, so one input
 can serve every hook of a call. What a hook can still do is swap its ``__class__`` for another tuple subclass
 (whose properties could lie to whoever reads it later): the Worker therefore hands the same input to the next
-hook only when it is still a ``PreToolCallInfo`` and nothing but the Worker references it
-(``sys.getrefcount``: a hook, task or thread that kept it holds a reference); otherwise it builds a new one.
+hook only when its type (``type()``, never ``__class__``, which a property can fake) is still PreToolCallInfo and
+nothing but the Worker references it (``sys.getrefcount``: a hook, task or thread that kept it holds a
+reference); otherwise it builds a new one.
+
+Building one is a single C call: the keyword constructor is the metaclass's ``__call__``, so the class keeps
+tuple's own ``__new__`` and :data:`make` is ``type.__call__`` bound to it. The fields are held in
+:data:`ORDER` — per call, per turn, then per run — so the Worker adds a run's fixed tail to each call's values.
 
 The tool's metadata is kept inside as a tuple of exact built-in values; :attr:`PreToolCallInfo.meta` builds a
 new :class:`~hookloop.tools.ToolMeta` from it on every read, so what a hook does to that copy reaches nobody.
@@ -30,9 +35,12 @@ from hookloop.tools._base import ToolMeta
 
 __all__ = [
     "META_INDEX",
+    "ORDER",
     "PreToolCallInfo",
+    "make",
     "meta_view",
     "refs_when_unshared",
+    "run_fields",
     "tool_meta_snapshot",
     "tool_meta_view",
 ]
@@ -119,7 +127,14 @@ class PreToolCallInfo:  # what type checkers see; at run time, the dataclass vie
 
 
 _FIELDS = tuple(field.name for field in dataclasses.fields(PreToolCallInfo))
-META_INDEX = _FIELDS.index("meta")
+ORDER = (
+    "call_id", "tool_name", "arguments", "meta", "turn", "permission_mode", "run_id", "session_id", "agent_id",
+    "agent_type",
+)  # fmt: skip
+"""Where each field is held in the tuple: what changes per call first, then per turn, then what is fixed for the
+run — so the Worker builds an input as ``(per-call and per-turn values) + run_fields`` (see
+:func:`run_fields`)."""
+META_INDEX = ORDER.index("meta")
 
 if not TYPE_CHECKING:
     _getter: Callable[[int, str], object] = getattr(
@@ -127,20 +142,11 @@ if not TYPE_CHECKING:
     )
     _Fields = PreToolCallInfo  # dataclasses.fields / replace / asdict read its fields
 
-    class PreToolCallInfo(tuple):
-        """pre_tool_call: one call about to run (after interceptors). Seen for every known tool's call,
-        including calls the permission rules will deny.
+    class _InfoType(type):
+        """The class of PreToolCallInfo: its keyword constructor lives here, so the class itself keeps
+        tuple's own ``__new__`` — and ``make(values)`` (below) builds an input with no Python frame."""
 
-        Keyword-only and frozen like every hook input (``dataclasses.fields``, ``replace`` and ``asdict``
-        work on it); underneath it is an immutable tuple (see :mod:`hookloop.hooks._tool_inputs`). ``meta``
-        is a new copy of the tool's metadata on every read."""
-
-        __slots__ = ()
-        __dataclass_fields__ = _Fields.__dataclass_fields__
-        __dataclass_params__ = _Fields.__dataclass_params__
-        __match_args__ = ()
-
-        def __new__(
+        def __call__(
             cls,
             *,
             run_id: str,
@@ -157,18 +163,31 @@ if not TYPE_CHECKING:
             return _tuple_new(
                 cls,
                 (
-                    run_id, session_id, turn, call_id, tool_name, arguments, tool_meta_snapshot(meta),
-                    permission_mode, agent_id, agent_type,
+                    call_id, tool_name, arguments, tool_meta_snapshot(meta), turn, permission_mode,
+                    run_id, session_id, agent_id, agent_type,
                 ),
             )  # fmt: skip
 
-        run_id = _getter(0, "The run's id.")
-        session_id = _getter(1, "The session's id.")
-        turn = _getter(2, "The turn number.")
-        call_id = _getter(3, "The call's id.")
-        tool_name = _getter(4, "The tool's name.")
-        arguments = _getter(5, "The call's arguments (deep read-only).")
-        permission_mode = _getter(7, "The permission mode (None without a policy).")
+    class PreToolCallInfo(tuple, metaclass=_InfoType):
+        """pre_tool_call: one call about to run (after interceptors). Seen for every known tool's call,
+        including calls the permission rules will deny.
+
+        Keyword-only and frozen like every hook input (``dataclasses.fields``, ``replace`` and ``asdict``
+        work on it); underneath it is an immutable tuple (see :mod:`hookloop.hooks._tool_inputs`). ``meta``
+        is a new copy of the tool's metadata on every read."""
+
+        __slots__ = ()
+        __dataclass_fields__ = _Fields.__dataclass_fields__
+        __dataclass_params__ = _Fields.__dataclass_params__
+        __match_args__ = ()
+
+        call_id = _getter(0, "The call's id.")
+        tool_name = _getter(1, "The tool's name.")
+        arguments = _getter(2, "The call's arguments (deep read-only).")
+        turn = _getter(4, "The turn number.")
+        permission_mode = _getter(5, "The permission mode (None without a policy).")
+        run_id = _getter(6, "The run's id.")
+        session_id = _getter(7, "The session's id.")
         agent_id = _getter(8, "Inside a subagent: its id (see hookloop.agents); None in the top-level Worker.")
         agent_type = _getter(9, "Inside a subagent: its type (the definition's name, or the as_tool name).")
 
@@ -207,6 +226,17 @@ if not TYPE_CHECKING:
         def __deepcopy__(self, memo: object) -> PreToolCallInfo:
             return self
 
+    assert sorted(ORDER) == sorted(_FIELDS), "ORDER must hold every field of the declaration once"
+
+make: Callable[[tuple[object, ...]], PreToolCallInfo] = type.__call__.__get__(PreToolCallInfo)
+"""``make(values)``: a PreToolCallInfo holding ``values`` (in :data:`ORDER`; the metadata as a
+:func:`tool_meta_snapshot`), built by tuple's own constructor (no Python frame)."""
+
+
+def run_fields(run_id: str, session_id: str, agent_id: str | None, agent_type: str | None) -> tuple[object, ...]:
+    """The tail of every input of one run (what :data:`ORDER` keeps last)."""
+    return (run_id, session_id, agent_id, agent_type)
+
 
 def refs_when_unshared() -> int | None:
     """What ``sys.getrefcount`` says of an input held by one local variable of the caller and nothing else, or
@@ -214,5 +244,5 @@ def refs_when_unshared() -> int | None:
     built for every hook."""
     if platform.python_implementation() != "CPython" or not getattr(sys, "_is_gil_enabled", lambda: True)():
         return None
-    probe = _tuple_new(PreToolCallInfo, ("r", "s", 0, "c", "t", MappingProxyType({}), None, None, None, None))  # type: ignore[type-var]
+    probe = make(("c", "t", MappingProxyType({}), None, 0, None, "r", "s", None, None))
     return sys.getrefcount(probe)

@@ -57,11 +57,12 @@ _SANDBOX_MODES: Final = frozenset({"default", "acceptEdits", "dontAsk"})
 
 
 def _check_mode(mode: object, *, source: str | None = None, json_path: str | None = None) -> PermissionMode:
-    if mode not in MODES:
+    """``mode`` as the exact ``str`` of :data:`MODES` it names (a ``str`` subclass equal to one is not kept)."""
+    if not isinstance(mode, str) or mode not in MODES:
         raise PermissionConfigError(
             f"unknown permission mode {mode!r} (expected one of {', '.join(MODES)})", source=source, json_path=json_path
         )
-    return mode
+    return MODES[MODES.index(mode)]
 
 
 def _looks_like_path(label: str) -> bool:
