@@ -161,11 +161,11 @@ def test_a_mode_is_kept_as_the_exact_string_it_names(workspace: Path) -> None:
     policy = PermissionPolicy(workspace=workspace, mode=Sneaky("plan"))  # type: ignore[arg-type]
     assert type(policy.mode) is str
     assert policy.mode == "plan"
-    policy.mode = Sneaky("acceptEdits")  # type: ignore[assignment]
+    policy.mode = Sneaky("acceptEdits")
     assert type(policy.mode) is str
     assert policy.mode == "acceptEdits"
     with pytest.raises(PermissionConfigError):
-        policy.mode = 3
+        policy.mode = 3  # type: ignore[assignment]
 
 
 def test_workspace_defaults_to_the_current_directory(monkeypatch: pytest.MonkeyPatch, workspace: Path) -> None:
