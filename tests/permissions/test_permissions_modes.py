@@ -165,7 +165,7 @@ def test_a_mode_is_kept_as_the_exact_string_it_names(workspace: Path) -> None:
     assert type(policy.mode) is str
     assert policy.mode == "acceptEdits"
     with pytest.raises(PermissionConfigError):
-        policy.mode = 3  # type: ignore[assignment]
+        policy.mode = 3
 
 
 def test_workspace_defaults_to_the_current_directory(monkeypatch: pytest.MonkeyPatch, workspace: Path) -> None:
