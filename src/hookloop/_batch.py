@@ -590,6 +590,7 @@ class _ToolBatch(_RunBase):
             meta.update(view.notes)
         post_chain = w.hooks.chains[POST_TOOL_CALL.index]
         if post_chain:
+            tool_meta = c.tool.meta
             info = post_tool_call_info(
                 self.run_id,
                 self.session_id,
@@ -597,7 +598,9 @@ class _ToolBatch(_RunBase):
                 result.call_id,
                 result.name,
                 c.args,
-                meta_view(self._snapshot(c.tool.meta)),  # a new copy per call (a hook may change its own)
+                meta_view(  # a new copy per call (a hook may change its own); (set with meta_of_snapshot)
+                    self.meta_snapshot if tool_meta is self.meta_of_snapshot else self._snapshot(tool_meta)  # type: ignore[arg-type]
+                ),
                 content,
                 is_error,
                 c.seconds,
@@ -606,8 +609,8 @@ class _ToolBatch(_RunBase):
                 self.agent_type,
             )
             edits: list[tuple[Handler, Any]] = []
-            single = post_chain.single
-            if single is not None and not w.timeline.subscribers:  # one hook, nobody watching: as run_chain
+            if len(post_chain) == 1 and not w.timeline.subscribers:  # one hook, nobody watching: as run_chain
+                single = post_chain[0]
                 fn = single.fn
                 try:
                     answer = fn(info)
@@ -617,6 +620,8 @@ class _ToolBatch(_RunBase):
                     raise
                 except Exception as exc:
                     raise raised(POST_TOOL_CALL, single, exc) from exc
+                if answer is _PLAIN and meta is None:
+                    return  # it passed, and no interceptor changed the result: nothing to rebuild
                 decided = None
                 if type(answer) not in _POST_PASSES:
                     decided = settle(POST_TOOL_CALL, single, answer)

@@ -28,7 +28,7 @@ from hookloop.errors import (
     MaxTurnsExceeded,
     StopHookLoopError,
 )
-from hookloop.hooks._dispatch import Handler
+from hookloop.hooks._dispatch import Handler, raised, settle
 from hookloop.hooks.events import (
     NOTIFICATION,
     ON_PROMPT_SUBMIT,
@@ -183,7 +183,8 @@ class _Run(_StreamStep, _ToolBatch):
             if ctx.edited_items is not None:
                 items = ctx.edited_items
             system = ctx.system
-        if w.hooks.chains[PRE_LLM_REQUEST.index]:
+        chain = w.hooks.chains[PRE_LLM_REQUEST.index]
+        if chain:
             info = pre_llm_request_info(
                 self.run_id,
                 self.session_id,
@@ -193,7 +194,20 @@ class _Run(_StreamStep, _ToolBatch):
                 w.token_estimate,
                 tuple([detached(item) for item in history[self.last_sent :]]),
             )
-            decided = await self.hooks(PRE_LLM_REQUEST, info)
+            if len(chain) == 1 and not w.timeline.subscribers:  # one hook, nobody watching: as run_chain
+                single = chain[0]
+                fn = single.fn
+                try:
+                    result = fn(info)
+                    if single.is_async:
+                        result = await result
+                except Aborted:
+                    raise
+                except Exception as exc:
+                    raise raised(PRE_LLM_REQUEST, single, exc) from exc
+                decided = None if type(result) in PRE_LLM_REQUEST.passes else settle(PRE_LLM_REQUEST, single, result)
+            else:
+                decided = await self.hooks(PRE_LLM_REQUEST, info)
             if decided is not None:
                 result, handler = decided
                 raise Aborted(result.reason, hook=handler.name, event=PRE_LLM_REQUEST.name)
