@@ -186,6 +186,55 @@ async def test_a_last_answer_without_its_line_end_still_answers(tmp_path: Path) 
     assert outcome.stdout == b"bye"
 
 
+async def test_an_answer_read_after_the_exit_was_seen_still_answers(tmp_path: Path) -> None:
+    """The event loop can see the process exit before it reads the answer the process wrote last (the exit and
+    the pipe are watched apart): the answer still in the pipe must be read, not reported as "exited before
+    answering". Each round is a race; before the fix about one in five rounds lost its answer."""
+    script = tmp_path / "once.py"
+    script.write_text(
+        "import json, sys\n"
+        "request = json.loads(sys.stdin.readline())\n"
+        "sys.stdout.write(json.dumps({'id': request['id'], 'stdout': 'bye'}))\n"
+    )
+    handler = ProcessHandler(command=sys.executable, args=(str(script),))
+    hook = ConfiguredHook(
+        event="PreToolUse", matcher=None, handler=handler, source=HookSource(kind="hookloop-user", path="/s")
+    )
+    lost = []
+    for _ in range(30):
+        pool = ProcessPool(output_cap=1 << 20, kill_grace=0.5)
+        try:
+            [outcome] = await run_all(
+                [hook], {"tool_input": {}}, project_dir=tmp_path, options=RunnerOptions(processes=pool)
+            )
+        finally:
+            await pool.close()
+        if not (outcome.ok and outcome.stdout == b"bye"):
+            lost.append(outcome.error)
+    assert lost == []
+
+
+async def test_a_process_that_exits_leaving_a_child_on_its_stdout_fails_its_firing_without_waiting(
+    tmp_path: Path,
+) -> None:
+    """Reading on after the exit (above) must not make a firing wait for its timeout when a child the process
+    left behind keeps stdout open: the firing fails as a crash once the grace is over."""
+    handler = ProcessHandler(command="read line; sleep 60 &", timeout=30)
+    hook = ConfiguredHook(
+        event="PreToolUse", matcher=None, handler=handler, source=HookSource(kind="hookloop-user", path="/s")
+    )
+    pool = ProcessPool(output_cap=1 << 20, kill_grace=0.2)
+    try:
+        [outcome] = await run_all(
+            [hook], {"tool_input": {}}, project_dir=tmp_path, options=RunnerOptions(processes=pool)
+        )
+    finally:
+        await pool.close()
+    assert outcome.error_kind == "crashed"
+    assert not outcome.timed_out
+    assert "before answering" in (outcome.error or "")
+
+
 async def test_a_restarted_process_gets_the_environment_of_its_restart(
     servers: Servers, monkeypatch: pytest.MonkeyPatch
 ) -> None:

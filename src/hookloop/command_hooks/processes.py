@@ -132,6 +132,8 @@ class _Answers(asyncio.SubprocessProtocol):
         self.pid = 0
         self.transport: asyncio.SubprocessTransport | None = None
         self.stdin: asyncio.WriteTransport | None = None
+        self.reading = True
+        """stdout is still open: what the process wrote before it exited may not have been read yet."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.SubprocessTransport)
@@ -190,6 +192,7 @@ class _Answers(asyncio.SubprocessProtocol):
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         if fd == 1:
+            self.reading = False
             if self.out and not self.failed:  # a last answer without its line end
                 raw, self.out = bytes(self.out), bytearray()
                 if not self.owner._answer(self, raw):
@@ -202,7 +205,13 @@ class _Answers(asyncio.SubprocessProtocol):
     def process_exited(self) -> None:
         if not self.exited.done():
             self.exited.set_result(None)
-        self.owner._fail(self, None)
+        if self.reading:
+            # The exit can be seen before the answers it wrote last are read: they are still in the pipe, and
+            # stdout's end (pipe_connection_lost) fails the process after reading them. A child that keeps
+            # stdout open does not keep the firings waiting past the grace.
+            self.loop.call_later(self.owner.kill_grace, self.owner._fail, self, None)
+        else:
+            self.owner._fail(self, None)
 
 
 class HookProcess:
