@@ -1,16 +1,19 @@
 """Per-event hook cost on the Worker's real pre_tool_call path, beside pluggy and strands-agents.
 
-Every hookloop figure times ``_Run._plan_call`` — the exact coroutine the Worker awaits for each tool call of
-a reply — on two prepared calls of a real ``Worker`` with one registered tool (planned in turn, so each call's
-hooks see another call id and arguments), so it includes what a user pays: the hook input (one immutable
-``PreToolCallInfo`` per call, shared by the call's hooks unless one keeps it — see
+Every hookloop figure times ``_ToolBatch._plan`` — the exact method the Worker's tool batch calls for each tool
+call of a reply, awaiting what it returns when something asynchronous must run first — on two prepared calls of
+a real ``Worker`` with one registered tool (planned in turn, so each call's hooks see another call id and
+arguments). So it includes what a user pays: with no hook, or only sync hooks and nobody watching, the call is
+planned with no coroutine; an async hook adds the ``_plan_call`` coroutine the batch then awaits; and every hook
+input (one immutable ``PreToolCallInfo`` per call, shared by the call's hooks unless one keeps it — see
 ``hookloop.hooks._tool_inputs``), the dispatch, the declared-edit scan, then validation and the permission
-decision. Configurations differ only in their hooks, so what a hook
-adds is ``plan_call(with hooks) − plan_call(0 hooks)``, both medians of the same interleaved run:
+decision. Configurations differ only in their hooks, so what a hook adds is ``plan(with hooks) − plan(0 hooks)``,
+both medians of the same interleaved run:
 
-- hookloop — ``await run._plan_call(call)`` with 0, 1 or 5 sync / async ``pre_tool_call`` hooks (the tool's
-  validation is free, so the 0-hook baseline is small and the difference is not lost in noise) (and one run
-  with a timeline subscriber, where every hook decision also becomes a ``HookDecision`` event);
+- hookloop — ``run._plan(call)`` (and ``await`` of what it returns) with 0, 1 or 5 sync / async
+  ``pre_tool_call`` hooks (the tool's validation is free and the Worker has no permission policy, so the
+  0-hook baseline is small and the difference is not lost in noise) (and one run with a timeline subscriber,
+  where every hook decision also becomes a ``HookDecision`` event);
 - pluggy — ``pm.hook.pre_tool_call(arg=info)`` on a hookspec with 0/1/5 hookimpls (async hookimpls return
   coroutines, which the caller awaits: pluggy itself has no async calling);
 - strands-agents — ``HookRegistry.invoke_callbacks(event)`` (sync callbacks) or
@@ -42,7 +45,7 @@ from hookloop.tools import ToolContext, ToolMeta
 
 __all__ = ["run"]
 
-SECTION = "pre_tool_call hooks (per call, added to the Worker's _Run._plan_call)"
+SECTION = "pre_tool_call hooks (per call, added to the Worker's planning of a call, _ToolBatch._plan)"
 EVENT = PRE_TOOL_CALL
 CONTINUE = Continue()
 COUNTS = (0, 1, 5)
@@ -72,8 +75,8 @@ def _prepared_info() -> PreToolCallInfo:
 
 
 class NoopTool:
-    """A tool whose validation is free (it takes the arguments as they are), so ``_plan_call`` with no hook is
-    little more than the permission decision and what the hooks add stands out of the noise."""
+    """A tool whose validation is free (it takes the arguments as they are), so planning a call with no hook is
+    little more than the checks the batch always makes, and what the hooks add stands out of the noise."""
 
     meta = ToolMeta(name="noop", description="does nothing", input_schema=freeze_object({"type": "object"}))
 
@@ -88,7 +91,8 @@ noop = NoopTool()
 
 
 class PlanCall:
-    """A real Worker's run and one prepared tool call: ``await plan()`` is ``_Run._plan_call`` on it.
+    """A real Worker's run and two prepared tool calls: ``plans[i]()`` is ``_Run._plan`` on call ``i`` (it
+    returns None, or the coroutine to await).
 
     Private API of the Worker (the benchmark must time the Worker's own code): if it changed, the section
     reports what it could not measure instead of failing."""
@@ -109,15 +113,17 @@ class PlanCall:
             _Call(ToolCall(call_id=f"call_{i}", name="noop", arguments=freeze_object({"x": i})), noop) for i in (1, 2)
         )
         self.plans: tuple[Callable[[], Any], Callable[[], Any]] = (
-            partial(self.run._plan_call, self.calls[0]),
-            partial(self.run._plan_call, self.calls[1]),
+            partial(self.run._plan, self.calls[0]),
+            partial(self.run._plan, self.calls[1]),
         )
         self.plan: Callable[[], Any] = self.plans[0]
 
     async def check(self) -> None:
         """Both calls are planned as ready to run (every hook passed, the permission allowed them)."""
         for plan, call in zip(self.plans, self.calls, strict=True):
-            await plan()
+            pending = plan()
+            if pending is not None:
+                await pending
             if call.state != "ready" or call.validated is None:
                 raise AssertionError(f"the prepared call was not planned as ready: {call.state}")
 
@@ -139,14 +145,18 @@ async def _awaited_coroutine(fn: Callable[[object], Any], arg: object, n: int) -
     return (perf_counter_ns() - start) / n
 
 
-async def _plan_call(plans: tuple[Callable[[], Any], Callable[[], Any]], n: int) -> float:
-    """``await run._plan_call(call)``, as ``_ToolBatch._run_tool_batch`` does for each call of a reply (two
-    calls in turn)."""
+async def _plan(plans: tuple[Callable[[], Any], Callable[[], Any]], n: int) -> float:
+    """``run._plan(call)``, awaiting what it returns, as ``_ToolBatch._run_tool_batch`` does for each call of a
+    reply (two calls in turn)."""
     first, second = plans
     start = perf_counter_ns()
     for _ in range(n // 2):
-        await first()
-        await second()
+        pending = first()
+        if pending is not None:
+            await pending
+        pending = second()
+        if pending is not None:
+            await pending
     return (perf_counter_ns() - start) / (n // 2 * 2)
 
 
@@ -266,8 +276,8 @@ class FrameCount:
 
 
 async def count_frames(plan: PlanCall, n: int = 100) -> FrameCount:
-    """Python frames and coroutines entered per ``_plan_call`` beyond those of the same call with no hooks
-    (``_plan_call`` itself, validation, the permission decision), counted with ``sys.setprofile``."""
+    """Python frames and coroutines entered per planned call (``_plan`` and what it calls, and the coroutine it
+    returns when awaited), counted with ``sys.setprofile``."""
     names: Counter[str] = Counter()
     coroutines: Counter[str] = Counter()
 
@@ -280,7 +290,9 @@ async def count_frames(plan: PlanCall, n: int = 100) -> FrameCount:
     sys.setprofile(profile)
     try:
         for _ in range(n):
-            await plan.plan()
+            pending = plan.plan()
+            if pending is not None:
+                await pending
     finally:
         sys.setprofile(None)
     return FrameCount(
@@ -323,7 +335,7 @@ async def run(sizes: Sizes) -> tuple[list[Row], dict[str, object]]:
         "awaited coroutine": partial(_awaited_coroutine, async_hook, prepared),
     }
     for key, plan in plans.items():
-        timed[f"plan_call {key}"] = partial(_plan_call, plan.plans)
+        timed[f"plan {key}"] = partial(_plan, plan.plans)
     for key, pm in managers.items():
         if key != "async0":
             timed[f"pluggy {key}"] = partial(_pluggy_async if key.startswith("async") else _pluggy_sync, pm, prepared)
@@ -337,15 +349,14 @@ async def run(sizes: Sizes) -> tuple[list[Row], dict[str, object]]:
 
     m, samples = await interleave(cases, sizes.dispatch_repeats)
     base_frames = await count_frames(plans["sync0"])
-    zero = extra(base_frames, base_frames)
     one_async = extra(await count_frames(plans["async1"]), base_frames)
     five_async = extra(await count_frames(plans["async5"]), base_frames)
 
-    base = m["plan_call sync0"]
+    base = m["plan sync0"]
 
     def added(key: str) -> float:
-        """What the hooks add to the Worker's _plan_call (same run, same call, only the hooks differ)."""
-        return max(0.0, m[f"plan_call {key}"] - base)
+        """What the hooks add to the Worker's planning of a call (same run, same call, only the hooks differ)."""
+        return max(0.0, m[f"plan {key}"] - base)
 
     def strands_best(key: str) -> tuple[float, str]:
         apis = [(m[f"strands {key} {api} API"], api) for api in ("sync", "async") if f"strands {key} {api} API" in m]
@@ -364,7 +375,7 @@ async def run(sizes: Sizes) -> tuple[list[Row], dict[str, object]]:
         return out
 
     bare, awaited = m["bare call"], m["awaited coroutine"]
-    site = "added to _Run._plan_call"
+    site = "added to _ToolBatch._plan"
     rows: list[Row] = [
         info(SECTION, "floor: bare function call", bare, "ns"),
         info(SECTION, "floor: awaited trivial coroutine", awaited, "ns"),
@@ -373,17 +384,17 @@ async def run(sizes: Sizes) -> tuple[list[Row], dict[str, object]]:
             "0 hooks",
             base,
             "ns",
-            note="_Run._plan_call of one prepared call with no hook (a free validation + the permission decision): the "
-            "baseline every row below subtracts; the zero-hook path itself is one tuple test",
+            note="_ToolBatch._plan of one prepared call with no hook (the tool lookup and JSON checks, a free "
+            "validation, no permission policy): the baseline every row below subtracts",
         ),
         info(
             SECTION,
             "0 hooks: coroutines created per event",
-            zero.coroutines,
+            base_frames.coroutines,
             "count",
             target="0",
-            passed=zero.coroutines == 0,
-            note=f"Python frames of _plan_call with no hook: {base_frames.frames:g} ({base_frames.describe()})",
+            passed=base_frames.coroutines == 0,
+            note=f"Python frames per call with no hook: {base_frames.frames:g} ({base_frames.describe()})",
         ),
         *versus("0 hooks", "sync0", None),
         times(SECTION, "1 sync hook", added("sync1"), "ns", bare, "bare call", note=f"pre_tool_call, {site}"),

@@ -5,7 +5,7 @@
   (copying it), and the parser's one-value scan reads (or refuses) every text as ``json.loads`` does.
 - The stream loop with nobody listening records every event as the general loop does: same items, same
   errors, same event count.
-- A call planned with no pre_tool_call interceptor or hook (``_plan_plain``) ends as ``_plan_call`` leaves it.
+- A call planned with no pre_tool_call interceptor or hook (``_plan``, no coroutine) ends as ``_plan_call`` leaves it.
 - A request with nothing to run before it (``_plain_request``) is the request ``_request`` builds, and the
   notification injector still injects (and notification hooks still hear) whatever is pushed.
 - ``FunctionTool.validate`` (pydantic on a dict copy) answers as ``model_validate`` on the frozen arguments.
@@ -432,7 +432,7 @@ async def test_planning_without_hooks_ends_as_the_general_planning(call: ToolCal
     run = _Run(worker, "run_x")
     general, plain = _Call(call, worker._tools.get(call.name)), _Call(call, worker._tools.get(call.name))
     await run._plan_call(general)
-    run._plan_plain(plain)
+    assert run._plan(plain) is None  # planned at once: nothing to await
     assert _planned(plain) == _planned(general)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from functools import partial
 from time import perf_counter
 from typing import Any, TypeAlias
@@ -170,12 +170,10 @@ class _ToolBatch(_RunBase):
         ending = "not executed: the run ended before this call ran"
         try:
             if not planned:
-                interceptors, hook_chains = w._interceptors, w.hooks.chains
                 for c in calls:
-                    if interceptors.pre_tool_call or hook_chains[PRE_TOOL_CALL.index]:
-                        await self._plan_call(c)
-                    else:  # nothing runs before the permission decision: no coroutine
-                        self._plan_plain(c)
+                    pending = self._plan(c)
+                    if pending is not None:  # an interceptor or an async hook (or a watched hook) runs first
+                        await pending
             if w.approvers and any(c.state == "approval" for c in calls):
                 await self._consult_approvers(calls)
             if w.denial_observers and any(c.denied for c in calls):
@@ -235,7 +233,68 @@ class _ToolBatch(_RunBase):
                     assert c.result is not None
                     w._append(c.result)
 
+    def _plan(self, c: _Call) -> Coroutine[Any, Any, None] | None:
+        """Plan one call of a reply — pre_tool_call interceptors, hooks, validation, the permission decision —
+        as the batch does for each call: with no coroutine when nothing asynchronous runs first (no interceptor,
+        and only sync hooks with nobody watching, or none), and then None; else the coroutine to await
+        (:meth:`_plan_call`, which plans the same way with the awaits).
+
+        Sync hooks are called here as run_chain would call them. The input is immutable (see
+        hooks._tool_inputs): one hook gets a new one nothing else holds; the next hook gets the same one unless
+        a hook kept it or swapped its class, and then a new one."""
+        w = self.w
+        chain = w.hooks.chains[PRE_TOOL_CALL.index]
+        if w._interceptors.pre_tool_call or (chain and (w.timeline.subscribers or not chain.all_sync)):
+            return self._plan_call(c)
+        if self._unplannable(c):
+            return None
+        votes: list[tuple[str, str, str]] | tuple[()] | None = ()
+        if chain:
+            call, policy = c.call, w.permissions
+            meta = c.tool.meta  # type: ignore[union-attr]  # a planned call has a tool
+            values = (  # noqa: RUF005 - a tuple concatenation is one C call; unpacking builds a list first
+                call.call_id, call.name, c.args,
+                self.meta_snapshot if meta is self.meta_of_snapshot else self._snapshot(meta),
+                self.turn, None if policy is None else policy._mode,  # (an exact str, without the property)
+            ) + self.info_fields  # fmt: skip  # the order of hooks._tool_inputs.ORDER
+            if len(chain) == 1:
+                single = chain[0]
+                fn = single.fn  # (a slot read: calling `single.fn(…)` would look the attribute up as a method)
+                try:
+                    result = fn(_make(values))
+                except Aborted:
+                    raise
+                except Exception as exc:
+                    raise raised(PRE_TOOL_CALL, single, exc) from exc
+                if result is not _PLAIN:  # the plain answer: nothing to record (what `carries` says)
+                    votes = self._hook_votes(c, *_vote(single, result, None))
+            else:
+                info = None
+                given: list[tuple[Handler, Any]] | None = None
+                for handler in chain:
+                    if info is None or type(info) is not PreToolCallInfo or _refs(info) != _UNSHARED:
+                        info = _make(values)
+                    fn = handler.fn
+                    try:
+                        result = fn(info)
+                    except Aborted:
+                        raise
+                    except Exception as exc:
+                        raise raised(PRE_TOOL_CALL, handler, exc) from exc
+                    if result is not _PLAIN:
+                        ruling, given = _vote(handler, result, given)
+                        if ruling is not None:
+                            break
+                else:
+                    ruling = None
+                if given is not None or ruling is not None:
+                    votes = self._hook_votes(c, ruling, given)
+        if votes is not None:
+            self._conclude(c, votes)
+        return None
+
     async def _plan_call(self, c: _Call) -> None:
+        """:meth:`_plan` when an interceptor or an async hook runs first, or someone watches the hooks."""
         if self._unplannable(c):
             return
         w = self.w
@@ -254,25 +313,23 @@ class _ToolBatch(_RunBase):
             await InterceptorChain.run(w._interceptors.pre_tool_call, view)
             c.args = freeze_object(view.arguments)
         chain = w.hooks.chains[PRE_TOOL_CALL.index]
+        votes: list[tuple[str, str, str]] | tuple[()] | None = ()
         if chain:
-            votes: list[tuple[str, str, str]] | tuple[()] | None = ()
-            policy = w.permissions  # (its mode is an exact str: the property's value, without its frame)
-            values = (  # noqa: RUF005 - a tuple concatenation is one C call; unpacking builds a list first
+            policy = w.permissions
+            values = (  # noqa: RUF005 - as in _plan
                 call.call_id, call.name, c.args,
                 self.meta_snapshot if meta is self.meta_of_snapshot else self._snapshot(meta),
                 self.turn, None if policy is None else policy._mode,
-            ) + self.info_fields  # fmt: skip  # the order of hooks._tool_inputs.ORDER
+            ) + self.info_fields  # fmt: skip
             if w.timeline.subscribers:  # each hook's decision also becomes a HookDecision on the timeline
                 edits: list[tuple[Handler, Any]] = []
                 fresh = partial(_make, values)
                 decided = await self.hooks(PRE_TOOL_CALL, fresh(), edits, call.call_id, fresh)
                 if edits or decided is not None:
                     votes = self._hook_votes(c, decided, edits)
-            elif len(chain) == 1:
-                # One hook (the common case) and nobody watching: called here, as run_chain would call it, on
-                # a new input nothing else holds.
+            elif len(chain) == 1:  # nobody watching: as in _plan, with the await
                 single = chain[0]
-                fn = single.fn  # (a slot read: calling `single.fn(…)` would look the attribute up as a method)
+                fn = single.fn
                 try:
                     result = fn(_make(values))
                     if single.is_async:
@@ -281,12 +338,9 @@ class _ToolBatch(_RunBase):
                     raise
                 except Exception as exc:
                     raise raised(PRE_TOOL_CALL, single, exc) from exc
-                if result is not _PLAIN:  # the plain answer: nothing to record (what `carries` says)
+                if result is not _PLAIN:
                     votes = self._hook_votes(c, *_vote(single, result, None))
             else:
-                # Several hooks, nobody watching: the chain runs here (no dispatch coroutine), as run_chain would
-                # run it. The input is immutable (see hooks._tool_inputs): the next hook gets the same one
-                # unless a hook kept it or swapped its class, and then a new one.
                 info = None
                 given: list[tuple[Handler, Any]] | None = None
                 for handler in chain:
@@ -304,18 +358,20 @@ class _ToolBatch(_RunBase):
                     if result is not _PLAIN:
                         ruling, given = _vote(handler, result, given)
                         if ruling is not None:
-                            votes = self._hook_votes(c, ruling, given)
                             break
                 else:
-                    if given is not None:
-                        votes = self._hook_votes(c, None, given)
-            if votes is None:
-                return  # a hook decided the call's fate
-            if self._validate(c):
-                self._decide(c, votes)
-            return
-        if self._validate(c):
-            self._decide(c, ())
+                    ruling = None
+                if given is not None or ruling is not None:
+                    votes = self._hook_votes(c, ruling, given)
+        if votes is not None:
+            self._conclude(c, votes)
+
+    def _conclude(self, c: _Call, votes: list[tuple[str, str, str]] | tuple[()]) -> None:
+        """Validation, then the permission decision with the hooks' votes (with no policy and no vote the
+        decision is "allow": nothing to decide)."""
+        w = self.w
+        if self._validate(c) and (votes or w.permissions is not None or w._outer_policies):
+            self._decide(c, votes)
 
     def _hook_votes(
         self, c: _Call, decided: tuple[Any, Handler] | None, edits: list[tuple[Handler, Any]] | None
@@ -378,14 +434,6 @@ class _ToolBatch(_RunBase):
             c.fail(f"{exc}{by}")
             return False
         return True
-
-    def _plan_plain(self, c: _Call) -> None:
-        """`_plan_call` when no pre_tool_call interceptor or hook is installed: the same checks, in the same
-        order, with the same results (tests/test_loop_fast_paths.py compares the two), without a coroutine."""
-        w = self.w
-        if self._unplannable(c) or not self._validate(c) or (w.permissions is None and not w._outer_policies):
-            return  # (no policy and no hook vote: the decision is "allow")
-        self._decide(c, ())
 
     async def _consult_approvers(self, calls: list[_Call]) -> None:
         """Before pausing: each call a permission rule or hook asked about goes to the approvers in order (a

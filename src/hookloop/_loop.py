@@ -1,6 +1,6 @@
 """The turn machine: one run (or resume) of a Worker, one method per concern.
 
-``_Run.loop`` → ``_run_turn`` → ``_run_model_step`` (stream) → ``_run_tool_batch`` → ``_plan_call`` /
+``_Run.loop`` → ``_run_turn`` → ``_run_model_step`` (stream) → ``_run_tool_batch`` → ``_plan`` /
 ``_execute`` / ``_post`` → ``_turn_end``; a reply that stops with ``pause_turn`` is followed at once by another
 model request in the same turn (``_continue_paused``). Invariants kept here (SPEC §2):
 

@@ -72,26 +72,34 @@ class Chain(tuple[Handler, ...]):
     """An immutable snapshot of one event's handlers, in registration order (registration swaps in a new one:
     copy on write, so a dispatch in flight is never affected).
 
-    A tuple on purpose: ``if chain:`` is a C-level length test (no Python frame on the hot path), and the chain
-    is passed to the dispatch functions as is. ``all_sync`` and ``single`` are computed once, here.
+    A tuple on purpose, with no instance dictionary: ``if chain:`` is a C-level length test (no Python frame on
+    the hot path), and the chain is passed to the dispatch functions as is. ``all_sync`` is a class attribute
+    (a chain with an async hook is a ``_MixedChain``): one cached type lookup, where an attribute in an
+    instance dictionary of a tuple subclass is an uncached search on every read.
     """
 
-    all_sync: bool
-    single: Handler | None
-    """The lone handler when there is exactly one (call sites may call it inline)."""
-    calls: tuple[tuple[Callable[[Any], Any], bool], ...]
-    """(fn, is_async) per handler: what :func:`~hookloop.hooks._dispatch.dispatch` loops over."""
+    __slots__ = ()
+    all_sync: bool = True
+    """Every handler is sync (an empty chain too)."""
 
     def __new__(cls, handlers: tuple[Handler, ...] = ()) -> Chain:
-        self = super().__new__(cls, handlers)
-        self.all_sync = all(not h.is_async for h in handlers)
-        self.single = handlers[0] if len(handlers) == 1 else None
-        self.calls = tuple((h.fn, h.is_async) for h in handlers)
-        return self
+        return super().__new__(Chain if all(not h.is_async for h in handlers) else _MixedChain, handlers)
+
+    @property
+    def single(self) -> Handler | None:
+        """The lone handler when there is exactly one (call sites may call it inline)."""
+        return self[0] if len(self) == 1 else None
 
     @property
     def handlers(self) -> tuple[Handler, ...]:
         return self
+
+
+class _MixedChain(Chain):
+    """A chain with at least one async handler."""
+
+    __slots__ = ()
+    all_sync = False
 
 
 _EMPTY = Chain()
