@@ -607,10 +607,9 @@ class _ToolBatch(_RunBase):
         return answer
 
     async def _post(self, c: _Call) -> None:
-        """post_tool_call: interceptors, then hooks (Continue edits, Abort, Stop)."""
+        """post_tool_call: interceptors, then hooks (Continue edits, Abort, Stop). Called only when there is one
+        or the other (the batch checks)."""
         w = self.w
-        if not w._interceptors.post_tool_call and not w.hooks.chains[POST_TOOL_CALL.index]:
-            return  # nobody to change the result
         result = c.result
         assert result is not None
         assert c.tool is not None
