@@ -612,3 +612,51 @@ def test_detached_copies_equal_the_items_and_share_no_object_but_leaves() -> Non
         ):
             assert part_copy == part
             assert part_copy is not part
+
+
+# -- the token estimate ------------------------------------------------------------------------------------------
+
+
+async def test_the_token_estimate_is_the_full_count_whenever_it_is_read() -> None:
+    """Appended items are counted when the estimate is next read (nothing is counted for a run nobody asks):
+    whenever it is read — by a hook every turn, after the run, after the history is replaced, after a resume —
+    it is what counting the whole history gives."""
+    from hookloop.checkpoint import Approve
+    from hookloop.hooks import Ask
+    from hookloop.worker import estimate_tokens
+
+    def full(w: Worker) -> int:
+        return sum(estimate_tokens(item) for item in w.history)
+
+    script = [
+        [ToolUse("add", {"a": 1, "b": 2})],
+        [ToolUse("add", {"a": 3, "b": 4}), ToolUse("echo", {"text": "x" * 50})],
+        [Text("done " * 30)],
+    ]
+    worker = Worker(ScriptedClient(script), tools=[add, echo])
+    seen: list[tuple[int, int]] = []
+
+    def hook(info: PreLlmRequestInfo) -> Continue:
+        seen.append((info.token_estimate, full(worker)))
+        return Continue()
+
+    worker.add_pre_llm_request_hook(hook)
+    await worker.run("go")
+    assert len(seen) == 3
+    assert [estimate for estimate, _ in seen] == [counted for _, counted in seen]
+    assert seen[0][0] < seen[1][0] < seen[2][0]
+    assert worker.token_estimate == full(worker)
+    worker.set_history([Message.user("a much longer message " * 20)])
+    assert worker.token_estimate == full(worker)
+    # a run whose estimate nobody reads, then a read
+    quiet = Worker(ScriptedClient(script), tools=[add, echo])
+    await quiet.run("go")
+    assert quiet.token_estimate == full(quiet) > 0
+    # a resumed run starts from the checkpoint's history
+    asking = Worker(ScriptedClient(script), tools=[add, echo])
+    asking.add_pre_tool_call_hook(lambda info: Ask("check"))
+    paused = await asking.run("go")
+    assert asking.token_estimate == full(asking)
+    resumed = Worker(ScriptedClient(script[1:]), tools=[add, echo])
+    await resumed.resume(paused.checkpoint, {c.call_id: Approve() for c in paused.pending})  # type: ignore[union-attr]
+    assert resumed.token_estimate == full(resumed) > 0

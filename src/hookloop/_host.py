@@ -84,7 +84,7 @@ class RunHost(Protocol):
         ...
 
     def _append(self, item: Item) -> None:
-        """Add ``item`` at the end of the history (and to the token estimate)."""
+        """Add ``item`` at the end of the history (the token estimate counts it when next read)."""
         ...
 
     def _replace_history(self, items: list[Item]) -> None:

@@ -249,6 +249,8 @@ class Worker:
         self._history: list[Item] = []
         self._view = _HistoryView(self._history)
         self._tokens = 0
+        """The token estimate of the history's first ``_counted`` items (the rest is counted when read)."""
+        self._counted = 0
         self._locked_prefix = 0
         self._state: WorkerState = "mutable"
         self._interceptors = InterceptorChain()
@@ -361,7 +363,12 @@ class Worker:
 
     @property
     def token_estimate(self) -> int:
-        """Estimated tokens of the history, kept incrementally (never a re-scan)."""
+        """Estimated tokens of the history, kept incrementally (never a re-scan): the items appended since the
+        last read are counted when it is read, so a run nobody asks costs nothing."""
+        history = self._history
+        if self._counted != len(history):
+            self._tokens += sum([estimate_tokens(item) for item in history[self._counted :]])
+            self._counted = len(history)
         return self._tokens
 
     @property
@@ -404,7 +411,7 @@ class Worker:
         :class:`ItemError` naming its index."""
         self._require_mutable("replace the history")
         self._history[:] = [adopt(item, where=f"history[{i}]") for i, item in enumerate(items)]
-        self._tokens = sum(estimate_tokens(i) for i in self._history)
+        self._tokens = self._counted = 0
         self._paused = None
 
     def add_tool(self, tool: Tool | ToolServer) -> None:
@@ -418,7 +425,7 @@ class Worker:
     def _replace_history(self, items: list[Item]) -> None:
         """Install a compacted history (privileged; the compaction path only)."""
         self._history[:] = items
-        self._tokens = sum(estimate_tokens(i) for i in items)
+        self._tokens = self._counted = 0
         if self._state == "cache_locked":
             self._locked_prefix = len(items)
 
@@ -436,7 +443,6 @@ class Worker:
 
     def _append(self, item: Item) -> None:
         self._history.append(item)
-        self._tokens += estimate_tokens(item)
         if self.timeline.subscribers:
             self.timeline.emit(item_appended(detached(item)))  # subscribers never hold the history's own
 
@@ -615,7 +621,7 @@ class Worker:
             consume(checkpoint.nonce, run_id=run_id, ledger=self.checkpoint_ledger, fork=fork)
         self.session_id = checkpoint.session_id
         self._history[:] = list(checkpoint.history)
-        self._tokens = sum(estimate_tokens(i) for i in self._history)
+        self._tokens = self._counted = 0
         self._system = checkpoint.system
         self._paused = None
         run = _Run(
