@@ -57,7 +57,7 @@ from typing import Final, Literal, NamedTuple
 
 import tree_sitter
 
-from hookloop.permissions import _programs
+from hookloop.permissions import _programs, _shellwalk
 from hookloop.permissions._coderun import ssh_commands
 from hookloop.permissions._dirs import (
     START,
@@ -66,6 +66,7 @@ from hookloop.permissions._dirs import (
     Redirect,
     Step,
     after_directory_change,
+    file_opens,
     operand_targets,
     redirect_target,
     tee_targets,
@@ -73,18 +74,20 @@ from hookloop.permissions._dirs import (
 from hookloop.permissions._gitcode import git_code
 from hookloop.permissions._shellnodes import LEAF_IDS as _LEAF_IDS
 from hookloop.permissions._shellnodes import LEAVES as _LEAVES
+from hookloop.permissions._shellnodes import command_words as _words
+from hookloop.permissions._shellnodes import descendants as _descendants
 from hookloop.permissions._shellnodes import field as _field
 from hookloop.permissions._shellnodes import kinds as _kinds
 from hookloop.permissions._shellnodes import parser as _parser
+from hookloop.permissions._shellnodes import redirect_extra_words as _redirect_extra_words
 from hookloop.permissions._shellnodes import simple_words as _simple_words
+from hookloop.permissions._shellnodes import static_stdin as _static_stdin
+from hookloop.permissions._shellwalk import MAX_NESTING
 from hookloop.permissions._shellwords import (
-    has_unquoted_glob,
     literal,
     node_text,
     split_assignment,
     tokens,
-    word_has_glob,
-    word_literal,
 )
 from hookloop.permissions._text import fold
 
@@ -96,8 +99,6 @@ Words = tuple[str | None, ...]
 MAX_DEPTH: Final = 6
 """How deep ``bash -c``/``eval`` strings are followed before the command is treated as unanalysable."""
 
-MAX_NESTING: Final = 120
-"""How deep the syntax tree is walked (subshells in subshells …) before the command is treated as unanalysable."""
 
 _ARGUMENT: Final = _field("argument")
 _BODY: Final = _field("body")
@@ -173,8 +174,6 @@ _PROGRAM_VARS: Final = frozenset({"PATH", "IFS", "ENV", "BASH_ENV", "SHELLOPTS",
 _PROGRAM_PREFIXES: Final = ("LD_", "DYLD_", "BASH_FUNC_")
 _SAFE_ARITHMETIC: Final = re.compile(r"[\d\s+\-*/%()<>=!&|^~?:,]*")
 _ARITHMETIC_TESTS: Final = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "-R"})
-_WRITE_OPS: Final = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
-_READ_OPS: Final = frozenset({"<", "<>"})
 _RISKY_BUILTINS: Final = frozenset(
     {"enable", "hash", "let", "declare", "typeset", "local", "test", "[", "mapfile", "readarray", "compgen", "complete"}
 )
@@ -397,7 +396,10 @@ class _Analyser:
             self.visit_children(node)
 
     def visit_children(self, node: tree_sitter.Node) -> None:
-        # `visit` of each child that is not a leaf, inlined (the walk's hottest loop).
+        # `visit` of each child that is not a leaf, inlined (the walk's hottest loop; `_shellwalk` walks it faster).
+        if self.fast:
+            _shellwalk.visit_children(self, node)
+            return
         nesting = self.nesting
         for child in node.named_children:
             kind = child.kind_id
@@ -460,13 +462,9 @@ class _Analyser:
             operator = next((node_text(c) for c in node.children if not c.is_named), "")
             if destinations:
                 target = destinations[0]
-                is_fd_dup = operator in {">&", "<&"} and (target.type == "number" or node_text(target) == "-")
-                if not is_fd_dup and operator not in {"<&", ">&-", "<&-"}:
-                    value, tilde = redirect_target(target)
-                    if operator in _WRITE_OPS:
-                        self.redirects.append(Redirect(target=value, write=True, tilde=tilde, dirs=state))
-                    if operator in _READ_OPS:
-                        self.redirects.append(Redirect(target=value, write=False, tilde=tilde, dirs=state))
+                writes, reads = file_opens(operator, target.type == "number", node_text(target))
+                if writes or reads:
+                    self.opens(*redirect_target(target), writes, reads, state)
                 self.visit(target)
         else:
             # here-doc bodies with an unquoted delimiter and here-strings expand $(…) and backticks.
@@ -477,6 +475,13 @@ class _Analyser:
             body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
             if start is not None and body is not None and not re.search(r"[\"'\\]", node_text(start)):
                 self.heredoc_body(node_text(body))
+
+    def opens(self, target: str | None, tilde: str | None, writes: bool, reads: bool, dirs: DirState) -> None:
+        """Record the file a redirection opens (see :class:`Redirect`) for writing, reading or both."""
+        if writes:
+            self.redirects.append(Redirect(target=target, write=True, tilde=tilde, dirs=dirs))
+        if reads:
+            self.redirects.append(Redirect(target=target, write=False, tilde=tilde, dirs=dirs))
 
     def heredoc_body(self, text: str) -> None:
         """Find the commands an unquoted here-doc body runs.
@@ -929,68 +934,6 @@ def _head_keys(head: str) -> tuple[str, ...]:
         return (" ",)
     program = program.rstrip("/")
     return tuple(dict.fromkeys((program, program.rsplit("/", 1)[-1])))
-
-
-def _words(name: tree_sitter.Node, args: Sequence[tree_sitter.Node]) -> Words:
-    # Nodes with no blank between them are one word to bash (tree-sitter splits `` r`:`m `` after the `r`).
-    words: list[str | None] = [_name_word(name)]
-    end = name.end_byte
-    for node in args:
-        value = word_literal(node_text(node)) if node.type == "word" else literal(node)  # `literal`, inlined
-        if node.start_byte == end:
-            previous = words[-1]
-            words[-1] = None if previous is None or value is None else previous + value
-        else:
-            words.append(value)
-        end = node.end_byte
-    return tuple(words)
-
-
-def _name_word(name: tree_sitter.Node) -> str | None:
-    """The command name's value: ``None`` when it holds an unquoted glob or is only known at run time."""
-    if name.type == "command_name" and name.named_child_count == 1:
-        child = name.named_children[0]
-        if child.type == "word":  # the common case: `has_unquoted_glob` and `literal` of the one word, inlined
-            raw = node_text(child)
-            return None if word_has_glob(raw) else word_literal(raw)
-    return None if has_unquoted_glob(name) else literal(name)
-
-
-def _static_stdin(redirects: Iterable[tree_sitter.Node]) -> bool:
-    """Whether a command reads standard input from a literal here-doc, here-string or file named in its text."""
-    for child in redirects:
-        if child.type == "herestring_redirect":
-            content = [c for c in child.named_children if c.type != "heredoc_start"]
-            return bool(content) and all(literal(c) is not None for c in content)
-        if child.type == "heredoc_redirect":
-            start = next((c for c in child.named_children if c.type == "heredoc_start"), None)
-            body = next((c for c in child.named_children if c.type == "heredoc_body"), None)
-            quoted = start is not None and re.search(r"[\"'\\]", node_text(start)) is not None
-            return quoted or body is None or not re.search(r"[$`]", node_text(body))
-        if child.type == "file_redirect":
-            operator = next((node_text(c) for c in child.children if not c.is_named), "")
-            destinations = child.children_by_field_id(_DESTINATION)
-            if operator == "<" and destinations:
-                target = literal(destinations[0])
-                return target is not None and not _programs.reads_script_from_stdin(target)
-    return False
-
-
-def _redirect_extra_words(node: tree_sitter.Node) -> tuple[tree_sitter.Node, ...]:
-    # tree-sitter-bash attaches words that follow a redirection (`ls > out rm -rf /`) to the redirection;
-    # bash passes them to the command.
-    if node.type == "file_redirect":
-        return tuple(node.children_by_field_id(_DESTINATION)[1:])
-    if node.type == "heredoc_redirect":
-        return tuple(node.children_by_field_id(_ARGUMENT))
-    return ()
-
-
-def _descendants(node: tree_sitter.Node, kind: str) -> Iterable[tree_sitter.Node]:
-    for child in node.named_children:
-        if child.type == kind:
-            yield child
-        yield from _descendants(child, kind)
 
 
 def _analyse_once(source: str, memo: _Memo | None, fast: bool) -> _Analyser:

@@ -1,0 +1,185 @@
+"""The analysis' walk over tree-sitter-bash's syntax tree with one ``TreeCursor`` (the shortcut of
+:meth:`hookloop.permissions._shell._Analyser.visit_children`), and the reading of plain commands from their text.
+
+The general walk asks each node for its list of named children and calls a method per child. This one moves a
+cursor over the same children in the same order and
+
+* descends into the kinds whose visit is only a visit of their children (``program``, ``list``, ``pipeline`` …)
+  without a call, checking what the general visit checks (a missing node, the nesting limit);
+* reads the words of a *plain* simple command from the script's text (:func:`plain_words`);
+* takes a ``redirected_statement`` whose body is a plain command and whose redirections are file redirections
+  to one word or number each (``> build/log 2>&1``, ``< in.txt``) from the cursor (:func:`_redirected`);
+* hands every other node to the general visit, at the nesting the general walk would give it.
+
+It records exactly what the general walk records, in the same order (the tests compare both on the corpus and
+on generated commands); when in doubt it leaves the node to the general visit.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Final
+
+import tree_sitter
+
+from hookloop.permissions._coderun import reads_script_from_stdin
+from hookloop.permissions._dirs import file_opens, word_target
+from hookloop.permissions._shellnodes import LANGUAGE, LEAF_IDS, field, kinds
+from hookloop.permissions._shellwords import word_literal
+
+if TYPE_CHECKING:
+    from hookloop.permissions._shell import _Analyser
+
+__all__ = ["MAX_NESTING", "PLAIN_COMMAND", "plain_words", "visit_children"]
+
+MAX_NESTING: Final = 120
+"""How deep the syntax tree is walked (subshells in subshells …) before the command is treated as unanalysable."""
+
+# A plain command: a command name of ordinary characters, then blank-separated words of ordinary characters
+# (and * ? =) and '…' strings without a brace. Outside '…' there is no other quote and none of $ ` \ { } [ ] ( )
+# < > | & ; # ! or a line break: no expansion, substitution, redirection, assignment (no = in the name), brace
+# expansion, escape, comment or glob in the name; and no word starts with = (tree-sitter-bash reads `== x` and
+# `=~ x` after a command name as a test operator and its operand). Its words are the text split at the blanks
+# with the quotes removed, which is what the general path reads from the nodes. The quantifiers are possessive:
+# the time to match (or to fail) is linear in the text.
+_ORDINARY: Final = r"A-Za-z0-9_./:,+%@~^\-"
+_PIECE: Final = rf"[{_ORDINARY}*?=]++|'[^'{{]*+'"
+_FIRST: Final = rf"[{_ORDINARY}*?]|'[^'{{]*+'"
+PLAIN_COMMAND: Final = re.compile(rf"[{_ORDINARY}]++(?:[ \t]++(?:{_FIRST})(?:{_PIECE})*+)*+")
+_TOKEN: Final = re.compile(rf"(?:{_PIECE})++")
+
+
+def plain_words(text: str) -> tuple[str, ...] | None:
+    """The words of a ``command`` node whose text is ``text`` when it is plain (see above), else ``None``."""
+    if PLAIN_COMMAND.fullmatch(text) is None:
+        return None
+    if "'" not in text:
+        return tuple(text.split())
+    return tuple(token.replace("'", "") for token in _TOKEN.findall(text))
+
+
+_BODY: Final = field("body")
+_REDIRECT: Final = field("redirect")
+_DESTINATION: Final = field("destination")
+_DESCRIPTOR: Final = field("descriptor")
+_COMMAND_IDS: Final = kinds("command")
+_REDIRECTED_IDS: Final = kinds("redirected_statement")
+_FILE_REDIRECT_IDS: Final = kinds("file_redirect")
+_TARGET_IDS: Final = kinds("word", "number")
+_NUMBER_IDS: Final = kinds("number")
+VISITED: Final = frozenset(
+    {"command", "redirected_statement", "variable_assignment", "declaration_command", "unset_command",
+     "function_definition", "file_redirect", "heredoc_redirect", "herestring_redirect", "test_command",
+     "arithmetic_expansion", "compound_statement", "subscript", "subshell", "command_substitution",
+     "process_substitution", "while_statement", "for_statement", "c_style_for_statement", "select_statement"}
+)  # fmt: skip
+"""The kinds for which ``_Analyser.visit_node`` does more than check that the node is not missing and visit its
+children; every other kind but the leaves and ERROR (whose id, 65535, is not below ``node_kind_count``) is
+descended into here."""
+_DESCEND_IDS: Final = frozenset(range(LANGUAGE.node_kind_count)) - kinds(*VISITED) - LEAF_IDS
+
+
+def visit_children(analyser: _Analyser, node: tree_sitter.Node) -> None:
+    """``analyser.visit_children(node)`` of the general walk, with a cursor (see the module docstring)."""
+    cursor = node.walk()
+    if not cursor.goto_first_child():
+        return
+    base = analyser.nesting
+    source = analyser.source
+    depth = 1  # of the cursor below `node`; the node there has the nesting base + depth
+    while True:
+        child = cursor.node
+        if child is not None and child.is_named and (kind := child.kind_id) not in LEAF_IDS:
+            if base + depth > MAX_NESTING:
+                analyser.unknown_program("syntax nested too deeply")
+            elif kind in _DESCEND_IDS:
+                if child.is_missing:
+                    analyser.unknown_program("the command does not parse")
+                if cursor.goto_first_child():
+                    depth += 1
+                    continue
+            else:
+                nesting = analyser.nesting = base + depth
+                if kind in _COMMAND_IDS:
+                    words = None
+                    if source and nesting < MAX_NESTING and not child.has_error:
+                        words = plain_words(source[child.start_byte : child.end_byte])
+                    if words is None:
+                        analyser.command(child, ())
+                    else:
+                        analyser.classify(words)  # what `command` does for it (stdin_static is False here)
+                elif kind not in _REDIRECTED_IDS or not _redirected(analyser, child):
+                    analyser.visit_node(child)
+        while not cursor.goto_next_sibling():
+            if depth == 1:
+                analyser.nesting = base
+                return
+            cursor.goto_parent()
+            depth -= 1
+
+
+def _redirected(analyser: _Analyser, node: tree_sitter.Node) -> bool:
+    """``analyser.visit_node(node)`` for a ``redirected_statement`` whose body is a plain command (before every
+    redirection, with a blank between) and whose redirections are file redirections to one word or number each;
+    ``False``, and nothing recorded, for any other."""
+    source = analyser.source
+    if not source or analyser.nesting >= MAX_NESTING or node.has_error:
+        return False
+    cursor = node.walk()
+    cursor.goto_first_child()
+    body = cursor.node
+    if body is None or body.kind_id not in _COMMAND_IDS or cursor.field_id != _BODY:
+        return False
+    end = body.end_byte
+    words = plain_words(source[body.start_byte : end])
+    if words is None:
+        return False
+    redirects: list[tuple[str, bool, str]] = []  # operator, whether the destination is a number, its text
+    while cursor.goto_next_sibling():
+        redirect = cursor.node
+        if redirect is None or redirect.kind_id not in _FILE_REDIRECT_IDS or cursor.field_id != _REDIRECT:
+            return False
+        if redirect.start_byte <= end:  # `ls 0<x`: whether the 0 is an argument is for the general path
+            return False
+        found = _file_redirect(redirect, source)
+        if found is None:
+            return False
+        redirects.append(found)
+    if not redirects:
+        return False
+    # What the general path records: the command (its input is literal when the first `<` reads a literal file
+    # that is not standard input), then each redirection, opened where the command starts.
+    before = analyser.dirs
+    stdin = next((text for operator, _, text in redirects if operator == "<"), None)
+    if stdin is not None:
+        target = word_literal(stdin)
+        analyser.stdin_static = target is not None and not reads_script_from_stdin(target)
+    try:
+        analyser.classify(words)
+    finally:
+        analyser.stdin_static = False
+    for operator, number, text in redirects:
+        writes, reads = file_opens(operator, number, text)
+        if writes or reads:
+            analyser.opens(*word_target(text), writes, reads, before)
+    return True
+
+
+def _file_redirect(node: tree_sitter.Node, source: str) -> tuple[str, bool, str] | None:
+    """A ``file_redirect`` made of an optional descriptor, its operator and one destination that is a word or a
+    number, as (operator, whether the destination is a number, its text); ``None`` for any other."""
+    cursor = node.walk()
+    cursor.goto_first_child()
+    if cursor.field_id == _DESCRIPTOR and not cursor.goto_next_sibling():
+        return None
+    operator = cursor.node
+    if operator is None or operator.is_named or not cursor.goto_next_sibling():
+        return None
+    destination = cursor.node
+    if destination is None or destination.kind_id not in _TARGET_IDS or cursor.field_id != _DESTINATION:
+        return None
+    if cursor.goto_next_sibling():
+        return None  # words after the destination: the general path passes them to the command
+    kind = destination.kind_id
+    text = source[destination.start_byte : destination.end_byte]
+    return source[operator.start_byte : operator.end_byte], kind in _NUMBER_IDS, text
