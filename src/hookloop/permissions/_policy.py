@@ -10,7 +10,7 @@ from typing import Final, Protocol, cast
 
 from hookloop.permissions._files import PROTECTED_DIRS, PROTECTED_FILES, names_protected, protected_reason
 from hookloop.permissions._merge import merge
-from hookloop.permissions._paths import PathPattern, ResolvedPath, realpath, within
+from hookloop.permissions._paths import Links, PathPattern, ResolvedPath, realpath, within
 from hookloop.permissions._readrules import ReadRules
 from hookloop.permissions._rules import (
     EDIT_TOOLS,
@@ -310,7 +310,7 @@ class PermissionPolicy:
 
     # -- decisions ---------------------------------------------------------------------------------------------
     def _context(self, cwd: str | Path | None = None) -> CallContext:
-        links: dict[str, bool] = {}  # the decision's memo of symlinks, shared with the redirect targets' resolution
+        links: Links = {}  # the decision's memo of symlinks, shared with the redirect targets' resolution
         allowed = (realpath(str(self._workspace), links), *self._directories)
         start = None if cwd is None else Path(os.path.abspath(os.path.join(self._workspace, cwd)))
         return CallContext(
