@@ -42,12 +42,28 @@ class BashVerdict:
     ask: tuple[bool, ...]
     allow: tuple[bool, ...]
     covering: Rule | None
+    allowing: tuple[int, ...] = ()
+    """The indices ``i`` with ``allow[i]``, in order."""
 
 
 class BashVerdicts:
     """A snapshot of the rule lists and the memoised :class:`BashVerdict` per command (at most 256 kept)."""
 
-    __slots__ = ("_by_head", "_cache", "_first_covering", "_general", "opens", "patterns", "rules")
+    __slots__ = (
+        "_allow_general",
+        "_allow_named",
+        "_allow_unnamed",
+        "_by_head",
+        "_cache",
+        "_first_covering",
+        "_general",
+        "_none",
+        "_specs",
+        "opens",
+        "patterns",
+        "restricting",
+        "rules",
+    )
 
     def __init__(self, rules: dict[Behavior, list[Rule]]) -> None:
         self.rules: Final[dict[Behavior, tuple[Rule, ...]]] = {
@@ -62,6 +78,34 @@ class BashVerdicts:
             behavior: tuple(_opens(rule) for rule in listed) for behavior, listed in self.rules.items()
         }
         """Per rule: whether it covers the files a Bash command writes, and those it reads (by redirection)."""
+        self.restricting: Final[dict[Behavior, tuple[int, ...]]] = {
+            behavior: tuple(
+                index
+                for index, rule in enumerate(self.rules[behavior])
+                if self.patterns[behavior][index] or rule.covers_tool("Bash") or any(self.opens[behavior][index])
+            )
+            for behavior in ("deny", "ask")
+        }
+        """The deny or ask rules that can match a Bash call, in order: those with a command pattern, those covering
+        the Bash tool, and those covering the files it opens (``Rule.matches`` is false for any other)."""
+        self._allow_general = tuple(
+            index
+            for index, rule in enumerate(self.rules["allow"])
+            if not self.patterns["allow"][index] and rule.covers_tool("Bash")
+        )  # the allow rules without a command pattern that can match a Bash call
+        self._specs: dict[Behavior, tuple[tuple[int, BashPattern], ...]] = {
+            behavior: tuple(
+                (index, spec) for index, rule in enumerate(listed) if isinstance(spec := rule.specifier, BashPattern)
+            )
+            for behavior, listed in self.rules.items()
+        }
+        self._none = {behavior: (False,) * len(listed) for behavior, listed in self.rules.items()}
+        # Allow patterns by the program they name (None: any program): only those can allow every subcommand.
+        self._allow_unnamed = tuple((index, spec) for index, spec in self._specs["allow"] if spec.head is None)
+        self._allow_named: dict[str, tuple[tuple[int, BashPattern], ...]] = {}
+        for index, spec in self._specs["allow"]:
+            if spec.head is not None:
+                self._allow_named[spec.head] = (*self._allow_named.get(spec.head, ()), (index, spec))
         self._cache: dict[str, BashVerdict] = {}
         self._first_covering: dict[_shell.Words, object] = {}  # subcommand → first allow rule covering it, or None
         # Allow rules that can cover a subcommand, by the program their pattern names; `_general` holds those
@@ -94,31 +138,43 @@ class BashVerdicts:
 
     def _compute(self, command: str) -> BashVerdict:
         analysis = _shell.analyse(command)
+        allow, allowing = self._allowing(command, analysis)
         return BashVerdict(
-            deny=self._patterns("deny", command),
-            ask=self._patterns("ask", command),
-            allow=self._allowing(command, analysis),
+            deny=self._matching("deny", self._specs["deny"], command)[0],
+            ask=self._matching("ask", self._specs["ask"], command)[0],
+            allow=allow,
             covering=self._covering(analysis),
+            allowing=allowing,
         )
 
-    def _patterns(self, behavior: Behavior, command: str) -> tuple[bool, ...]:
-        loose = behavior != "allow"
-        return tuple(
-            isinstance(rule.specifier, BashPattern) and bash_pattern_matches(rule.specifier, command, loose=loose)
-            for rule in self.rules[behavior]
-        )
+    def _matching(
+        self, behavior: Behavior, specs: tuple[tuple[int, BashPattern], ...], command: str
+    ) -> tuple[tuple[bool, ...], tuple[int, ...]]:
+        # Per rule of `behavior`, whether it is one of `specs` and its command pattern matches `command` (see
+        # `bash_pattern_matches`); and the indices of those that do.
+        hits = tuple(index for index, spec in specs if bash_pattern_matches(spec, command, loose=behavior != "allow"))
+        if not hits:
+            return self._none[behavior], hits
+        flags = list(self._none[behavior])
+        for index in hits:
+            flags[index] = True
+        return tuple(flags), hits
 
-    def _allowing(self, command: str, analysis: _shell.ShellAnalysis) -> tuple[bool, ...]:
-        # `_patterns("allow", …)`, without matching a pattern that names a program against a command made of
+    def _allowing(self, command: str, analysis: _shell.ShellAnalysis) -> tuple[tuple[bool, ...], tuple[int, ...]]:
+        # The allow rules' `_matching`, without matching a pattern that names a program against a command made of
         # several programs (or another one): `BashPattern.allows` refuses every subcommand of another program.
         heads = {words[0] if words else None for words in analysis.commands}
         only = next(iter(heads)) if len(heads) == 1 else _MIXED
-        return tuple(
-            isinstance(spec := rule.specifier, BashPattern)
-            and (spec.head is None or spec.head == only)
-            and bash_pattern_matches(spec, command, loose=False)
-            for rule in self.rules["allow"]
-        )
+        named = self._allow_named.get(only, ()) if isinstance(only, str) else ()
+        specs = tuple(sorted((*self._allow_unnamed, *named), key=_first)) if named else self._allow_unnamed
+        return self._matching("allow", specs, command)
+
+    def allow_candidates(self, verdict: BashVerdict) -> tuple[int, ...]:
+        """The allow rules that can match a Bash call with this verdict, in order: those without a command
+        pattern that cover the Bash tool, and those whose pattern allows the command."""
+        if not verdict.allowing:
+            return self._allow_general
+        return tuple(sorted((*self._allow_general, *verdict.allowing)))
 
     def _covering(self, analysis: _shell.ShellAnalysis) -> Rule | None:
         if not analysis.safe or not analysis.commands:
@@ -139,6 +195,10 @@ class BashVerdicts:
             assert isinstance(covering, Rule)
             first = first or covering
         return first
+
+
+def _first(item: tuple[int, BashPattern]) -> int:
+    return item[0]
 
 
 def _opens(rule: Rule) -> tuple[bool, bool]:
