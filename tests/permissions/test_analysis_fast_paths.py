@@ -296,8 +296,10 @@ def _redirected_taken(monkeypatch: pytest.MonkeyPatch, command: str) -> list[boo
         ("ls > out", True), ("npm test -- --x=1 > build/test.log 2>&1", True), ("cat < in.txt", True),
         ("du -sh x 2>/dev/null", True), ("ls >> ~/x", True), ("ls > *.txt", True), ("ls 3<in >&2 >& f", True),
         ("sh < script.sh", True), ("cat < -", True), ("ls 2>&1 | x", True),
-        ("ls foo>out", False), ("echo hi >a b", False), ("ls <>h", False), ("echo $x > f", False),
-        ('ls > "$f"', False), ("ls >&-", False), ("cat <<< x > f", False), ("ls > f <<< x", False),
+        ("echo $x > f", True), ('echo "built $(date +%s) on $(cd x; uname)" >> f', True), ("diff <(a) <(b) > d", True),
+        ('grep -n x "$f" 2>/dev/null < in', True), ("cat <<< x > f", False), ("FOO=1 ls > f", False),
+        ("ls foo>out", False), ("echo hi >a b", False), ("ls <>h", False),
+        ('ls > "$f"', False), ("ls >&-", False), ("ls > f <<< x", False),
         ("ls {fd}>out", False), ("(ls) > f", False), ("ls > $(x)", False),
     ],
 )  # fmt: skip
@@ -310,7 +312,16 @@ def test_which_redirections_take_the_cursor(monkeypatch: pytest.MonkeyPatch, com
 
 @pytest.mark.parametrize("depth", range(112, 124))
 @pytest.mark.parametrize(
-    "body", ["ls -la", "ls > out 2>&1", 'grep -n x "$f"', "a && b | c", "for f in *; do ls; done", "x <<< y"]
+    "body",
+    [
+        "ls -la",
+        "ls > out 2>&1",
+        'grep -n x "$f"',
+        "a && b | c",
+        "for f in *; do ls; done",
+        "x <<< y",
+        'echo "$(ls)" > o',
+    ],
 )
 def test_the_shortcuts_equal_the_general_path_at_the_nesting_limit(depth: int, body: str) -> None:
     _assert_same("( " * depth + body + " )" * depth)

@@ -229,6 +229,8 @@ class _Classified(NamedTuple):
     runs_code: bool
     changes_directory: bool
     dirs: DirState
+    only_commands: bool
+    """Nothing but ``commands``: the other lists empty, neither flag set, the directory state unchanged."""
 
 
 _Memo = dict[tuple[Words, DirState, bool, int, int], _Classified]
@@ -357,9 +359,7 @@ class _Analyser:
         elif kind in _LOOPS:
             mark, entry = len(self.redirects), self.dirs
             self.visit_children(node)
-            if self.dirs != entry:  # a later iteration starts where this one ended: anywhere
-                self.dirs = None
-                self.redirects[mark:] = [replace(r, dirs=None) for r in self.redirects[mark:]]
+            self.loop_ended(mark, entry)
         elif kind == "command":
             self.command(node, ())
         elif kind == "redirected_statement":
@@ -394,6 +394,13 @@ class _Analyser:
             if kind == "ERROR" or node.is_missing:
                 self.unknown_program("the command does not parse")
             self.visit_children(node)
+
+    def loop_ended(self, mark: int, entry: DirState) -> None:
+        """After a loop's body: a later iteration starts where this one ended (anywhere, if that is not where it
+        started), and so do the files it opened from ``mark`` on."""
+        if self.dirs != entry:
+            self.dirs = None
+            self.redirects[mark:] = [replace(r, dirs=None) for r in self.redirects[mark:]]
 
     def visit_children(self, node: tree_sitter.Node) -> None:
         # `visit` of each child that is not a leaf, inlined (the walk's hottest loop; `_shellwalk` walks it faster).
@@ -608,18 +615,31 @@ class _Analyser:
         key = (words, self.dirs, self.stdin_static, self.depth, self.nesting)
         found = memo.get(key)
         if found is None:
-            sub = _Analyser(self.depth, self.nesting, memo, fast=self.fast)
-            sub.dirs, sub.stdin_static = self.dirs, self.stdin_static
-            sub.classify_now(words)
-            found = _Classified(
-                tuple(sub.commands), tuple(sub.deny_commands), tuple(sub.redirects), tuple(sub.unsafe),
-                tuple(sub.unknown), sub.runs_code, sub.changes_directory, sub.dirs,
-            )  # fmt: skip
+            found = self.classified(words)
             if sum(len(word) for word in words if word is not None) <= _MEMO_CHARS:  # keep the memo small
                 if len(memo) >= _MEMO_SIZE:
                     memo.clear()
                 memo[key] = found
-        commands, deny_commands, redirects, unsafe, unknown, runs_code, changes_directory, self.dirs = found
+        self.apply(found)
+
+    def classified(self, words: Words) -> _Classified:
+        """What :meth:`classify_now` records for ``words`` in this analyser's state, without recording it."""
+        sub = _Analyser(self.depth, self.nesting, self.memo, fast=self.fast)
+        sub.dirs, sub.stdin_static = self.dirs, self.stdin_static
+        sub.classify_now(words)
+        only = not (sub.deny_commands or sub.redirects or sub.unsafe or sub.unknown or sub.runs_code)
+        return _Classified(
+            tuple(sub.commands), tuple(sub.deny_commands), tuple(sub.redirects), tuple(sub.unsafe),
+            tuple(sub.unknown), sub.runs_code, sub.changes_directory, sub.dirs,
+            only and not sub.changes_directory and sub.dirs == self.dirs,
+        )  # fmt: skip
+
+    def apply(self, found: _Classified) -> None:
+        """Record what :meth:`classified` found, as :meth:`classify_now` would have recorded it."""
+        if found.only_commands:
+            self.commands.extend(found.commands)
+            return
+        commands, deny_commands, redirects, unsafe, unknown, runs_code, changes_directory, self.dirs, _ = found
         if commands:
             self.commands.extend(commands)
         if deny_commands:

@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Final
 import tree_sitter
 
 from hookloop.permissions._coderun import reads_script_from_stdin
-from hookloop.permissions._dirs import file_opens, word_target
-from hookloop.permissions._shellnodes import LANGUAGE, LEAF_IDS, field, kinds
+from hookloop.permissions._dirs import DirState, file_opens, word_target
+from hookloop.permissions._shellnodes import LANGUAGE, LEAF_IDS, field, kinds, simple_words
 from hookloop.permissions._shellwords import word_literal
 
 if TYPE_CHECKING:
-    from hookloop.permissions._shell import _Analyser
+    from hookloop.permissions._shell import Words, _Analyser
 
 __all__ = ["MAX_NESTING", "PLAIN_COMMAND", "plain_words", "visit_children"]
 
@@ -67,6 +67,8 @@ _REDIRECTED_IDS: Final = kinds("redirected_statement")
 _FILE_REDIRECT_IDS: Final = kinds("file_redirect")
 _TARGET_IDS: Final = kinds("word", "number")
 _NUMBER_IDS: Final = kinds("number")
+_SUBSHELL_IDS: Final = kinds("subshell", "command_substitution", "process_substitution")
+_LOOP_IDS: Final = kinds("while_statement", "for_statement", "c_style_for_statement", "select_statement")
 VISITED: Final = frozenset(
     {"command", "redirected_statement", "variable_assignment", "declaration_command", "unset_command",
      "function_definition", "file_redirect", "heredoc_redirect", "herestring_redirect", "test_command",
@@ -79,17 +81,27 @@ descended into here."""
 _DESCEND_IDS: Final = frozenset(range(LANGUAGE.node_kind_count)) - kinds(*VISITED) - LEAF_IDS
 
 
+# What to do when the walk comes back up to a node it descended into (the general visit does it after the
+# node's children): classify a command (its words), restore the directory state after a subshell, or end a loop
+# (the number of files opened before it and the directory state it started in).
+_CLASSIFY: Final = 0
+_RESTORE: Final = 1
+_LOOP: Final = 2
+_Exit = tuple[int, int, "Words", DirState, int]  # the node's depth, what to do, the words, the state, the mark
+
+
 def visit_children(analyser: _Analyser, node: tree_sitter.Node) -> None:
     """``analyser.visit_children(node)`` of the general walk, with a cursor (see the module docstring)."""
     cursor = node.walk()
     if not cursor.goto_first_child():
         return
     base = analyser.nesting
-    source = analyser.source
     depth = 1  # of the cursor below `node`; the node there has the nesting base + depth
+    exits: list[_Exit] = []
     while True:
         child = cursor.node
         if child is not None and child.is_named and (kind := child.kind_id) not in LEAF_IDS:
+            descend: _Exit | None = None
             if base + depth > MAX_NESTING:
                 analyser.unknown_program("syntax nested too deeply")
             elif kind in _DESCEND_IDS:
@@ -98,30 +110,71 @@ def visit_children(analyser: _Analyser, node: tree_sitter.Node) -> None:
                 if cursor.goto_first_child():
                     depth += 1
                     continue
+            elif kind in _COMMAND_IDS:
+                descend = _command(analyser, child, base, depth)
+            elif kind in _SUBSHELL_IDS:
+                descend = (depth, _RESTORE, (), analyser.dirs, 0)  # a directory change in a subshell ends with it
+            elif kind in _LOOP_IDS:
+                descend = (depth, _LOOP, (), analyser.dirs, len(analyser.redirects))
             else:
-                nesting = analyser.nesting = base + depth
-                if kind in _COMMAND_IDS:
-                    words = None
-                    if source and nesting < MAX_NESTING and not child.has_error:
-                        words = plain_words(source[child.start_byte : child.end_byte])
-                    if words is None:
-                        analyser.command(child, ())
-                    else:
-                        analyser.classify(words)  # what `command` does for it (stdin_static is False here)
-                elif kind not in _REDIRECTED_IDS or not _redirected(analyser, child):
+                analyser.nesting = base + depth
+                if kind not in _REDIRECTED_IDS or not _redirected(analyser, child):
                     analyser.visit_node(child)
+            if descend is not None:
+                if cursor.goto_first_child():
+                    exits.append(descend)
+                    depth += 1
+                    continue
+                _exit(analyser, descend, base)
         while not cursor.goto_next_sibling():
             if depth == 1:
                 analyser.nesting = base
                 return
             cursor.goto_parent()
             depth -= 1
+            if exits and exits[-1][0] == depth:
+                _exit(analyser, exits.pop(), base)
+
+
+def _exit(analyser: _Analyser, action: _Exit, base: int) -> None:
+    depth, what, words, dirs, mark = action
+    if what == _CLASSIFY:
+        analyser.nesting = base + depth
+        analyser.classify(words)
+    elif what == _RESTORE:
+        analyser.dirs = dirs
+    else:
+        analyser.loop_ended(mark, dirs)
+
+
+def _command(analyser: _Analyser, node: tree_sitter.Node, base: int, depth: int) -> _Exit | None:
+    """``analyser.command(node, ())`` for a command at ``depth``; or, for a command whose arguments must be
+    visited first (strings, substitutions …, see ``simple_words``), what to do once the walk has visited them:
+    the walk descends into the command, where the name and the leaves are nothing to visit and the rest are
+    those, in order."""
+    nesting = analyser.nesting = base + depth
+    source = analyser.source
+    if not source or nesting >= MAX_NESTING or node.has_error:
+        analyser.command(node, ())
+        return None
+    words = plain_words(source[node.start_byte : node.end_byte])
+    if words is not None:
+        analyser.classify(words)  # what `command` does for it (stdin_static is False in a walk)
+        return None
+    found = simple_words(node, source, ())
+    if found is None:
+        analyser.command(node, ())
+        return None
+    if not found[1]:
+        analyser.classify(found[0])
+        return None
+    return (depth, _CLASSIFY, found[0], None, 0)
 
 
 def _redirected(analyser: _Analyser, node: tree_sitter.Node) -> bool:
-    """``analyser.visit_node(node)`` for a ``redirected_statement`` whose body is a plain command (before every
-    redirection, with a blank between) and whose redirections are file redirections to one word or number each;
-    ``False``, and nothing recorded, for any other."""
+    """``analyser.visit_node(node)`` for a ``redirected_statement`` whose body is a command the position reading
+    takes (before every redirection, with a blank between) and whose redirections are file redirections to one
+    word or number each; ``False``, and nothing recorded, for any other."""
     source = analyser.source
     if not source or analyser.nesting >= MAX_NESTING or node.has_error:
         return False
@@ -131,9 +184,6 @@ def _redirected(analyser: _Analyser, node: tree_sitter.Node) -> bool:
     if body is None or body.kind_id not in _COMMAND_IDS or cursor.field_id != _BODY:
         return False
     end = body.end_byte
-    words = plain_words(source[body.start_byte : end])
-    if words is None:
-        return False
     redirects: list[tuple[str, bool, str]] = []  # operator, whether the destination is a number, its text
     while cursor.goto_next_sibling():
         redirect = cursor.node
@@ -141,15 +191,25 @@ def _redirected(analyser: _Analyser, node: tree_sitter.Node) -> bool:
             return False
         if redirect.start_byte <= end:  # `ls 0<x`: whether the 0 is an argument is for the general path
             return False
-        found = _file_redirect(redirect, source)
+        found = _file_redirect(cursor, source)
         if found is None:
             return False
         redirects.append(found)
     if not redirects:
         return False
-    # What the general path records: the command (its input is literal when the first `<` reads a literal file
-    # that is not standard input), then each redirection, opened where the command starts.
+    words: Words | None = plain_words(source[body.start_byte : end])
+    inner: list[tree_sitter.Node] = []
+    if words is None:
+        read = simple_words(body, source, ())
+        if read is None:
+            return False
+        words, inner = read
+    # What the general path records: the command's arguments that are not leaves (visited in order), the
+    # command (its input is literal when the first `<` reads a literal file that is not standard input), then
+    # each redirection, opened where the command starts.
     before = analyser.dirs
+    for argument in inner:
+        analyser.visit(argument)
     stdin = next((text for operator, _, text in redirects if operator == "<"), None)
     if stdin is not None:
         target = word_literal(stdin)
@@ -165,10 +225,10 @@ def _redirected(analyser: _Analyser, node: tree_sitter.Node) -> bool:
     return True
 
 
-def _file_redirect(node: tree_sitter.Node, source: str) -> tuple[str, bool, str] | None:
-    """A ``file_redirect`` made of an optional descriptor, its operator and one destination that is a word or a
-    number, as (operator, whether the destination is a number, its text); ``None`` for any other."""
-    cursor = node.walk()
+def _file_redirect(cursor: tree_sitter.TreeCursor, source: str) -> tuple[str, bool, str] | None:
+    """The ``file_redirect`` at ``cursor`` when it is made of an optional descriptor, its operator and one
+    destination that is a word or a number, as (operator, whether the destination is a number, its text), the
+    cursor back on it; ``None`` for any other."""
     cursor.goto_first_child()
     if cursor.field_id == _DESCRIPTOR and not cursor.goto_next_sibling():
         return None
@@ -180,6 +240,6 @@ def _file_redirect(node: tree_sitter.Node, source: str) -> tuple[str, bool, str]
         return None
     if cursor.goto_next_sibling():
         return None  # words after the destination: the general path passes them to the command
-    kind = destination.kind_id
+    cursor.goto_parent()
     text = source[destination.start_byte : destination.end_byte]
-    return source[operator.start_byte : operator.end_byte], kind in _NUMBER_IDS, text
+    return source[operator.start_byte : operator.end_byte], destination.kind_id in _NUMBER_IDS, text
