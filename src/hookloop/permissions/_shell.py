@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 from operator import attrgetter
@@ -58,6 +58,7 @@ from typing import Final, Literal, NamedTuple
 import tree_sitter
 
 from hookloop.permissions import _programs, _shellwalk
+from hookloop.permissions._byprogram import ByProgram
 from hookloop.permissions._coderun import ssh_commands
 from hookloop.permissions._dirs import (
     START,
@@ -269,7 +270,7 @@ class _Analyser:
         return ShellAnalysis(
             commands=tuple(self.commands),
             deny_commands=deny_commands,
-            by_program=_index((*self.commands, *deny_commands)),
+            by_program=ByProgram((*self.commands, *deny_commands)),
             redirects=tuple(self.redirects),
             safe=not self.unsafe,
             unsafe_reasons=tuple(dict.fromkeys(self.unsafe)),
@@ -921,39 +922,6 @@ class _Analyser:
                 self.dirs = saved
                 index = end
             index += 1
-
-
-def _index(commands: Iterable[Words]) -> dict[str, tuple[Words, ...]]:
-    index: dict[str, dict[Words, None]] = {}
-    for words in commands:
-        head = words[0] if words else None
-        if head is None:
-            continue
-        keys = _HEAD_KEYS.get(head)
-        if keys is None:
-            keys = _head_keys(head)
-            if len(head) <= _MEMO_CHARS:
-                if len(_HEAD_KEYS) >= _MEMO_SIZE:
-                    _HEAD_KEYS.clear()
-                _HEAD_KEYS[head] = keys
-        for key in keys:
-            found = index.get(key)
-            if found is None:
-                index[key] = {words: None}
-            else:
-                found[words] = None
-    return {key: tuple(value) for key, value in index.items()}
-
-
-_HEAD_KEYS: Final[dict[str, tuple[str, ...]]] = {}  # a command's first word → its keys in `by_program`
-
-
-def _head_keys(head: str) -> tuple[str, ...]:
-    program = fold(head)
-    if any(map(str.isspace, program)):
-        return (" ",)
-    program = program.rstrip("/")
-    return tuple(dict.fromkeys((program, program.rsplit("/", 1)[-1])))
 
 
 def _analyse_once(source: str, memo: _Memo | None, fast: bool) -> _Analyser:

@@ -10,6 +10,9 @@ policy. :class:`BashVerdicts` holds one snapshot of a policy's rule lists and an
 * the first allow rule covering the first subcommand when every subcommand is covered by some allow rule
   (before the redirect check), or ``None``.
 
+Per subcommand (its words) it also remembers the first allow rule covering it and which deny and ask command
+patterns restrict it, so a new command made of subcommands seen before is matched with one look-up each.
+
 The policy builds a new snapshot whenever a rule is added, so a cached answer never outlives its rules.
 """
 
@@ -53,11 +56,13 @@ class BashVerdicts:
         "_allow_general",
         "_allow_named",
         "_allow_unnamed",
+        "_bits",
         "_by_head",
         "_cache",
-        "_first_covering",
+        "_facts",
         "_general",
         "_none",
+        "_restrict_bits",
         "_specs",
         "opens",
         "patterns",
@@ -107,7 +112,15 @@ class BashVerdicts:
             if spec.head is not None:
                 self._allow_named[spec.head] = (*self._allow_named.get(spec.head, ()), (index, spec))
         self._cache: dict[str, BashVerdict] = {}
-        self._first_covering: dict[_shell.Words, object] = {}  # subcommand → first allow rule covering it, or None
+        self._facts: dict[_shell.Words, tuple[Rule | None, int]] = {}  # subcommand → what `_learn` found
+        # One bit per deny and ask rule with a command pattern, for `_learn`.
+        self._bits: dict[Behavior, tuple[int, ...]] = {}
+        restrict_bits: list[tuple[int, BashPattern]] = []
+        for behavior in ("deny", "ask"):
+            start = len(restrict_bits)
+            restrict_bits.extend((1 << (start + at), spec) for at, (_, spec) in enumerate(self._specs[behavior]))
+            self._bits[behavior] = tuple(bit for bit, _ in restrict_bits[start:])
+        self._restrict_bits = tuple(restrict_bits)
         # Allow rules that can cover a subcommand, by the program their pattern names; `_general` holds those
         # that can cover any program (no specifier, or a pattern starting with a `*`). Rule order is kept.
         general: list[tuple[int, Rule]] = []
@@ -137,37 +150,86 @@ class BashVerdicts:
         return found
 
     def _compute(self, command: str) -> BashVerdict:
+        # One pass over the subcommands, each looked up once in the memo of what the rules say of it.
         analysis = _shell.analyse(command)
-        allow, allowing = self._allowing(command, analysis)
+        facts = self._facts
+        covered = analysis.safe and bool(analysis.commands)
+        first: Rule | None = None
+        restricted = 0
+        heads: set[str | None] = set()
+        for words in analysis.commands:
+            covering, bits = facts.get(words) or self._learn(words)
+            restricted |= bits
+            heads.add(words[0] if words else None)
+            if covering is None:
+                covered = False
+            elif first is None:
+                first = covering
+        for words in analysis.deny_commands:
+            restricted |= (facts.get(words) or self._learn(words))[1]
+        allow, allowing = self._allowing(command, analysis, heads)
         return BashVerdict(
-            deny=self._matching("deny", self._specs["deny"], command)[0],
-            ask=self._matching("ask", self._specs["ask"], command)[0],
+            deny=self._restricting("deny", command, analysis, restricted),
+            ask=self._restricting("ask", command, analysis, restricted),
             allow=allow,
-            covering=self._covering(analysis),
+            covering=first if covered else None,
             allowing=allowing,
         )
 
-    def _matching(
-        self, behavior: Behavior, specs: tuple[tuple[int, BashPattern], ...], command: str
-    ) -> tuple[tuple[bool, ...], tuple[int, ...]]:
-        # Per rule of `behavior`, whether it is one of `specs` and its command pattern matches `command` (see
-        # `bash_pattern_matches`); and the indices of those that do.
-        hits = tuple(index for index, spec in specs if bash_pattern_matches(spec, command, loose=behavior != "allow"))
+    def _learn(self, words: _shell.Words) -> tuple[Rule | None, int]:
+        """What the rules say of one subcommand: the first allow rule covering it (or ``None``), and the bits of
+        the deny and ask command patterns restricting it (``BashPattern.restricts``). Remembered."""
+        head = words[0] if words else None
+        candidates = self._by_head.get(head, self._general) if head is not None else self._general
+        covering = next((rule for rule in candidates if _covers(rule, words)), None)
+        bits = 0
+        for bit, spec in self._restrict_bits:
+            if spec.restricts(words):
+                bits |= bit
+        if len(self._facts) >= _MAX_WORDS:
+            self._facts.clear()
+        found = self._facts[words] = (covering, bits)
+        return found
+
+    def _restricting(
+        self, behavior: Behavior, command: str, analysis: _shell.ShellAnalysis, restricted: int
+    ) -> tuple[bool, ...]:
+        # `bash_pattern_matches(spec, command, loose=True)` for each deny or ask rule with a command pattern:
+        # every one when the program may be one only known at run time, else those restricting a subcommand
+        # (`restricted`: the bits of `_learn`), and those whose words all appear in a command that is unsafe or
+        # runs code. (`bash_pattern_matches` looks only at the subcommands of the program the rule names;
+        # `restricts` is false for the others.)
+        specs, bits = self._specs[behavior], self._bits[behavior]
+        if analysis.runs_unknown:
+            hits = tuple(index for index, _ in specs)
+        else:
+            scan = not analysis.safe or analysis.runs_code
+            hits = tuple(
+                index
+                for (index, spec), bit in zip(specs, bits, strict=True)
+                if restricted & bit or (scan and spec.appears_in(_shell.tokens(command)))
+            )
+        return self._flags(behavior, hits)
+
+    def _flags(self, behavior: Behavior, hits: tuple[int, ...]) -> tuple[bool, ...]:
         if not hits:
-            return self._none[behavior], hits
+            return self._none[behavior]
         flags = list(self._none[behavior])
         for index in hits:
             flags[index] = True
-        return tuple(flags), hits
+        return tuple(flags)
 
-    def _allowing(self, command: str, analysis: _shell.ShellAnalysis) -> tuple[tuple[bool, ...], tuple[int, ...]]:
-        # The allow rules' `_matching`, without matching a pattern that names a program against a command made of
-        # several programs (or another one): `BashPattern.allows` refuses every subcommand of another program.
-        heads = {words[0] if words else None for words in analysis.commands}
+    def _allowing(
+        self, command: str, analysis: _shell.ShellAnalysis, heads: set[str | None]
+    ) -> tuple[tuple[bool, ...], tuple[int, ...]]:
+        # Per allow rule, whether its command pattern allows every subcommand (`bash_pattern_matches`), and the
+        # indices of those that do. A pattern that names a program is not matched against a command made of
+        # several programs (`heads`) or another one: `BashPattern.allows` refuses every subcommand of another.
         only = next(iter(heads)) if len(heads) == 1 else _MIXED
         named = self._allow_named.get(only, ()) if isinstance(only, str) else ()
         specs = tuple(sorted((*self._allow_unnamed, *named), key=_first)) if named else self._allow_unnamed
-        return self._matching("allow", specs, command)
+        hits = tuple(index for index, spec in specs if bash_pattern_matches(spec, command, loose=False))
+        return self._flags("allow", hits), hits
 
     def allow_candidates(self, verdict: BashVerdict) -> tuple[int, ...]:
         """The allow rules that can match a Bash call with this verdict, in order: those without a command
@@ -175,26 +237,6 @@ class BashVerdicts:
         if not verdict.allowing:
             return self._allow_general
         return tuple(sorted((*self._allow_general, *verdict.allowing)))
-
-    def _covering(self, analysis: _shell.ShellAnalysis) -> Rule | None:
-        if not analysis.safe or not analysis.commands:
-            return None
-        first: Rule | None = None
-        memo = self._first_covering
-        for words in analysis.commands:
-            covering = memo.get(words, _MIXED)
-            if covering is _MIXED:  # not seen with these rules yet
-                head = words[0] if words else None
-                candidates = self._by_head.get(head, self._general) if head is not None else self._general
-                covering = next((rule for rule in candidates if _covers(rule, words)), None)
-                if len(memo) >= _MAX_WORDS:
-                    memo.clear()
-                memo[words] = covering
-            if covering is None:
-                return None
-            assert isinstance(covering, Rule)
-            first = first or covering
-        return first
 
 
 def _first(item: tuple[int, BashPattern]) -> int:
