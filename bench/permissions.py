@@ -7,10 +7,11 @@ policy holds a realistic settings file's rules (allows for the everyday programs
 
 - first decision — a command the policy has never seen: the tree-sitter parse, the analysis of every
   subcommand, and the matching against every rule. Each operation uses a different command (a distinct
-  trailing comment), so no cache keyed by the command answers for it; the memos keyed by one subcommand's
-  words (what its words run, in one directory state), by its words and one pattern (``BashPattern.allows`` /
-  ``restricts``) and by one resolved path are warm, as they are for an agent repeating its everyday
-  subcommands. This is the figure the target is about.
+  trailing comment), so no cache keyed by the command answers for it; the memos keyed by one subcommand
+  (what one simple command runs, in one directory state: by its words, or by its text when it is plain), by
+  its words and one pattern (``BashPattern.allows`` / ``restricts``, what the policy's rules say of it) and by
+  one resolved path are warm, as they are for an agent repeating its everyday subcommands. The whole command
+  is still parsed, walked and matched. This is the figure the target is about.
 - repeated decision — the same command again (the Worker's ask → resume path): the analysis and what the
   command patterns say about it are cached; redirect targets are resolved and matched again.
 - first decision, memos cold — the first decision with those memos emptied before each one (untimed): a

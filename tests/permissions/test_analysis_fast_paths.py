@@ -199,6 +199,18 @@ def test_the_arguments_by_position_are_the_arguments_by_field_in_the_corpus(shar
     assert checked > 2_000
 
 
+def test_plain_commands_are_remembered_by_their_text() -> None:
+    memo: _shell._Memo = {}
+    first = _shell.analyse_with("git status --short && cd src && git status --short", memo, fast=True)
+    keys = [key[0] for key in memo]
+    assert keys.count("git status --short") == 2  # two directory states
+    assert ("git", "status", "--short") not in keys  # read once per state, never by words
+    again = _shell.analyse_with("git status --short && cd src && git status --short # again", memo, fast=True)
+    assert again == first
+    assert dict(again.by_program) == dict(first.by_program)
+    assert len(memo) == 3  # nothing new: every command was found by its text
+
+
 def test_long_words_are_not_memoised() -> None:
     memo: _shell._Memo = {}
     long = "echo " + "x" * 5000

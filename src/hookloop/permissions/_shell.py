@@ -83,7 +83,7 @@ from hookloop.permissions._shellnodes import parser as _parser
 from hookloop.permissions._shellnodes import redirect_extra_words as _redirect_extra_words
 from hookloop.permissions._shellnodes import simple_words as _simple_words
 from hookloop.permissions._shellnodes import static_stdin as _static_stdin
-from hookloop.permissions._shellwalk import MAX_NESTING
+from hookloop.permissions._shellwalk import MAX_NESTING, plain_words
 from hookloop.permissions._shellwords import (
     literal,
     node_text,
@@ -234,11 +234,12 @@ class _Classified(NamedTuple):
     """Nothing but ``commands``: the other lists empty, neither flag set, the directory state unchanged."""
 
 
-_Memo = dict[tuple[Words, DirState, bool, int, int], _Classified]
+_Memo = dict[tuple[Words | str, DirState, bool, int, int], _Classified]
 _MEMO_SIZE: Final = 4096
 _MEMO_CHARS: Final = 2048  # words longer than this in all are classified every time (the memo stays < ~10 MB)
 _CLASSIFIED: Final[_Memo] = {}
-"""The memo of :meth:`_Analyser.classify` (emptied when full): agents repeat the same subcommands."""
+"""The memo of :meth:`_Analyser.classify` (emptied when full): agents repeat the same subcommands. A simple
+command is remembered by its words, and a plain one (:func:`_shellwalk.plain_words`) by its text."""
 
 
 def _dangerous_variable(name: str) -> bool:
@@ -622,6 +623,30 @@ class _Analyser:
                     memo.clear()
                 memo[key] = found
         self.apply(found)
+
+    def classify_plain(self, text: str) -> bool:
+        """:meth:`classify` of the words of a plain command read from its ``text``; ``False``, and nothing
+        recorded, when the text is not plain. The memo keeps the answer under the text (its words are a function
+        of it) in the same state, so a command seen before is not read again."""
+        memo = self.memo
+        if memo is None:
+            words = plain_words(text)
+            if words is not None:
+                self.classify(words)
+            return words is not None
+        key = (text, self.dirs, self.stdin_static, self.depth, self.nesting)
+        found = memo.get(key)
+        if found is None:
+            words = plain_words(text)
+            if words is None:
+                return False
+            found = self.classified(words)
+            if len(text) <= _MEMO_CHARS:
+                if len(memo) >= _MEMO_SIZE:
+                    memo.clear()
+                memo[key] = found
+        self.apply(found)
+        return True
 
     def classified(self, words: Words) -> _Classified:
         """What :meth:`classify_now` records for ``words`` in this analyser's state, without recording it."""

@@ -157,10 +157,8 @@ def _command(analyser: _Analyser, node: tree_sitter.Node, base: int, depth: int)
     if not source or nesting >= MAX_NESTING or node.has_error:
         analyser.command(node, ())
         return None
-    words = plain_words(source[node.start_byte : node.end_byte])
-    if words is not None:
-        analyser.classify(words)  # what `command` does for it (stdin_static is False in a walk)
-        return None
+    if analyser.classify_plain(source[node.start_byte : node.end_byte]):
+        return None  # what `command` does for it (stdin_static is False in a walk)
     found = simple_words(node, source, ())
     if found is None:
         analyser.command(node, ())
