@@ -16,6 +16,9 @@ policy holds a realistic settings file's rules (allows for the everyday programs
   command patterns say about it are cached; redirect targets are resolved and matched again.
 - first decision, memos cold — the first decision with those memos emptied before each one (untimed): a
   command made only of subcommands never seen before.
+- analysis only — ``_shell.analyse_with`` (what the first decision runs for the command, without the cache
+  of whole commands), so the first decision splits into the parse, the analysis beyond it, and the rule and
+  file matching beyond the analysis.
 - parse only — ``tree_sitter`` parsing the command, for reference: the part no Python code can make faster.
   On this class of machine it alone takes longer than the 200 µs target, so the first decision cannot meet the
   target while it parses with tree-sitter; "beyond the parse" (first decision minus parse, medians of the same
@@ -124,6 +127,13 @@ async def run(sizes: Sizes) -> tuple[list[Row], dict[str, object]]:
                 rules.decide("Bash", tool_input)
             return (perf_counter_ns() - start) / iterations
 
+        async def analysis() -> float:
+            commands = [_unique(next(counter)) for _ in range(iterations)]
+            start = perf_counter_ns()
+            for command in commands:
+                _shell.analyse_with(command, _shell._CLASSIFIED, fast=True)
+            return (perf_counter_ns() - start) / iterations
+
         async def parse() -> float:
             sources = [_unique(next(counter)).encode() for _ in range(iterations)]
             start = perf_counter_ns()
@@ -131,7 +141,9 @@ async def run(sizes: Sizes) -> tuple[list[Row], dict[str, object]]:
                 parser.parse(source)
             return (perf_counter_ns() - start) / iterations
 
-        cases: dict[str, Sample] = {"first": first, "cold": cold, "repeated": repeated, "parse": parse}
+        cases: dict[str, Sample] = {
+            "first": first, "cold": cold, "repeated": repeated, "analysis": analysis, "parse": parse,
+        }  # fmt: skip
         medians, samples = await interleave(cases, repeats)
     note = f"{len(COMMAND)} characters; the policy's answer: {decision.behavior}"
     rows = [
@@ -139,6 +151,8 @@ async def run(sizes: Sizes) -> tuple[list[Row], dict[str, object]]:
                  note=note),
         absolute(SECTION, "repeated decision (analysis cached)", medians["repeated"], at_most_ns=TARGET_NS),
         info(SECTION, "first decision beyond the parse", medians["first"] - medians["parse"], "ns"),
+        info(SECTION, "  ↳ analysis beyond the parse", medians["analysis"] - medians["parse"], "ns"),
+        info(SECTION, "  ↳ rules and files beyond the analysis", medians["first"] - medians["analysis"], "ns"),
         info(SECTION, "first decision, memos cold", medians["cold"], "ns"),
         info(SECTION, "tree-sitter parse alone", medians["parse"], "ns"),
     ]  # fmt: skip
