@@ -370,6 +370,8 @@ def test_the_cursor_walk_leaves_every_kind_the_general_visit_handles_to_it() -> 
     assert kinds - _shell._GENERIC - _shellnodes.LEAVES <= _shellwalk.VISITED
     assert not _shell._GENERIC & _shellwalk.VISITED
     assert _shell.MAX_NESTING == _shellwalk.MAX_NESTING
+    assert _shellnodes.kinds(*_shell._SUBSHELLS) == _shellwalk._SUBSHELL_IDS  # restored on the way back up
+    assert _shellnodes.kinds(*_shell._LOOPS) == _shellwalk._LOOP_IDS  # ended on the way back up
 
 
 _PLAIN_WORDS = st.sampled_from(

@@ -73,8 +73,12 @@ from hookloop.permissions._dirs import (
     tee_targets,
 )
 from hookloop.permissions._gitcode import git_code
+from hookloop.permissions._shellnodes import ARGUMENT as _ARGUMENT
+from hookloop.permissions._shellnodes import BODY as _BODY
+from hookloop.permissions._shellnodes import DESTINATION as _DESTINATION
 from hookloop.permissions._shellnodes import LEAF_IDS as _LEAF_IDS
 from hookloop.permissions._shellnodes import LEAVES as _LEAVES
+from hookloop.permissions._shellnodes import REDIRECT as _REDIRECT
 from hookloop.permissions._shellnodes import command_words as _words
 from hookloop.permissions._shellnodes import descendants as _descendants
 from hookloop.permissions._shellnodes import field as _field
@@ -101,12 +105,8 @@ MAX_DEPTH: Final = 6
 """How deep ``bash -c``/``eval`` strings are followed before the command is treated as unanalysable."""
 
 
-_ARGUMENT: Final = _field("argument")
-_BODY: Final = _field("body")
-_DESTINATION: Final = _field("destination")
 _INDEX: Final = _field("index")
 _NAME: Final = _field("name")
-_REDIRECT: Final = _field("redirect")
 _VALUE: Final = _field("value")
 
 SYSTEM_DIRS: Final = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"})

@@ -16,10 +16,14 @@ from hookloop.permissions._coderun import reads_script_from_stdin
 from hookloop.permissions._shellwords import has_unquoted_glob, literal, node_text, word_has_glob, word_literal
 
 __all__ = [
+    "ARGUMENT",
     "ARGUMENT_KINDS",
+    "BODY",
+    "DESTINATION",
     "LANGUAGE",
     "LEAF_IDS",
     "LEAVES",
+    "REDIRECT",
     "command_words",
     "descendants",
     "field",
@@ -64,8 +68,10 @@ ARGUMENT_KINDS: Final = frozenset(
 """Words tree-sitter-bash puts in a command's ``argument`` field (its ``_literal``s), read by position."""
 _ARGUMENT_IDS: Final = kinds(*ARGUMENT_KINDS)
 _RAW_STRING_IDS: Final = kinds("raw_string")
-_ARGUMENT: Final = field("argument")
-_DESTINATION: Final = field("destination")
+ARGUMENT: Final = field("argument")
+BODY: Final = field("body")
+DESTINATION: Final = field("destination")
+REDIRECT: Final = field("redirect")
 
 _PARSERS: Final = threading.local()
 
@@ -173,7 +179,7 @@ def static_stdin(redirects: Iterable[tree_sitter.Node]) -> bool:
             return quoted or body is None or not re.search(r"[$`]", node_text(body))
         if child.type == "file_redirect":
             operator = next((node_text(c) for c in child.children if not c.is_named), "")
-            destinations = child.children_by_field_id(_DESTINATION)
+            destinations = child.children_by_field_id(DESTINATION)
             if operator == "<" and destinations:
                 target = literal(destinations[0])
                 return target is not None and not reads_script_from_stdin(target)
@@ -184,9 +190,9 @@ def redirect_extra_words(node: tree_sitter.Node) -> tuple[tree_sitter.Node, ...]
     # tree-sitter-bash attaches words that follow a redirection (`ls > out rm -rf /`) to the redirection;
     # bash passes them to the command.
     if node.type == "file_redirect":
-        return tuple(node.children_by_field_id(_DESTINATION)[1:])
+        return tuple(node.children_by_field_id(DESTINATION)[1:])
     if node.type == "heredoc_redirect":
-        return tuple(node.children_by_field_id(_ARGUMENT))
+        return tuple(node.children_by_field_id(ARGUMENT))
     return ()
 
 

@@ -1,18 +1,23 @@
 """The analysis' walk over tree-sitter-bash's syntax tree with one ``TreeCursor`` (the shortcut of
 :meth:`hookloop.permissions._shell._Analyser.visit_children`), and the reading of plain commands from their text.
 
-The general walk asks each node for its list of named children and calls a method per child. This one moves a
+The general walk asks each node for its list of named children and calls methods per child. This one moves a
 cursor over the same children in the same order and
 
 * descends into the kinds whose visit is only a visit of their children (``program``, ``list``, ``pipeline`` …)
   without a call, checking what the general visit checks (a missing node, the nesting limit);
-* reads the words of a *plain* simple command from the script's text (:func:`plain_words`);
-* takes a ``redirected_statement`` whose body is a plain command and whose redirections are file redirections
+* descends into subshells, substitutions and loops too, and does on the way back up what the general visit
+  does after their children (restore the directory state; end the loop, see ``_Analyser.loop_ended``);
+* reads the words of a *plain* simple command from the script's text (:func:`plain_words`; the analyser keeps
+  what it runs under that text), and those of another simple command by position (``simple_words``),
+  descending into its arguments that are not leaves and classifying it on the way back up;
+* takes a ``redirected_statement`` whose body is read either way and whose redirections are file redirections
   to one word or number each (``> build/log 2>&1``, ``< in.txt``) from the cursor (:func:`_redirected`);
 * hands every other node to the general visit, at the nesting the general walk would give it.
 
-It records exactly what the general walk records, in the same order (the tests compare both on the corpus and
-on generated commands); when in doubt it leaves the node to the general visit.
+It records exactly what the general walk records, in the same order, at the same nesting (the tests compare
+both on the corpus, at the nesting limit and on generated commands); when in doubt it leaves the node to the
+general visit.
 """
 
 from __future__ import annotations
@@ -24,7 +29,16 @@ import tree_sitter
 
 from hookloop.permissions._coderun import reads_script_from_stdin
 from hookloop.permissions._dirs import DirState, file_opens, word_target
-from hookloop.permissions._shellnodes import LANGUAGE, LEAF_IDS, field, kinds, simple_words
+from hookloop.permissions._shellnodes import (
+    BODY,
+    DESTINATION,
+    LANGUAGE,
+    LEAF_IDS,
+    REDIRECT,
+    field,
+    kinds,
+    simple_words,
+)
 from hookloop.permissions._shellwords import word_literal
 
 if TYPE_CHECKING:
@@ -58,9 +72,6 @@ def plain_words(text: str) -> tuple[str, ...] | None:
     return tuple(token.replace("'", "") for token in _TOKEN.findall(text))
 
 
-_BODY: Final = field("body")
-_REDIRECT: Final = field("redirect")
-_DESTINATION: Final = field("destination")
 _DESCRIPTOR: Final = field("descriptor")
 _COMMAND_IDS: Final = kinds("command")
 _REDIRECTED_IDS: Final = kinds("redirected_statement")
@@ -179,13 +190,13 @@ def _redirected(analyser: _Analyser, node: tree_sitter.Node) -> bool:
     cursor = node.walk()
     cursor.goto_first_child()
     body = cursor.node
-    if body is None or body.kind_id not in _COMMAND_IDS or cursor.field_id != _BODY:
+    if body is None or body.kind_id not in _COMMAND_IDS or cursor.field_id != BODY:
         return False
     end = body.end_byte
     redirects: list[tuple[str, bool, str]] = []  # operator, whether the destination is a number, its text
     while cursor.goto_next_sibling():
         redirect = cursor.node
-        if redirect is None or redirect.kind_id not in _FILE_REDIRECT_IDS or cursor.field_id != _REDIRECT:
+        if redirect is None or redirect.kind_id not in _FILE_REDIRECT_IDS or cursor.field_id != REDIRECT:
             return False
         if redirect.start_byte <= end:  # `ls 0<x`: whether the 0 is an argument is for the general path
             return False
@@ -234,7 +245,7 @@ def _file_redirect(cursor: tree_sitter.TreeCursor, source: str) -> tuple[str, bo
     if operator is None or operator.is_named or not cursor.goto_next_sibling():
         return None
     destination = cursor.node
-    if destination is None or destination.kind_id not in _TARGET_IDS or cursor.field_id != _DESTINATION:
+    if destination is None or destination.kind_id not in _TARGET_IDS or cursor.field_id != DESTINATION:
         return None
     if cursor.goto_next_sibling():
         return None  # words after the destination: the general path passes them to the command
