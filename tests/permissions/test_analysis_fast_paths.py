@@ -218,6 +218,8 @@ def test_long_words_are_not_memoised() -> None:
     assert not memo
     _shell.analyse_with("echo short", memo, fast=True)
     assert len(memo) == 1
+    _shell.analyse_with("echo " + "y" * 1500, memo, fast=True)  # plain: its text and its words would be 3 KB
+    assert len(memo) == 1
     _assert_same(long)
 
 

@@ -641,7 +641,7 @@ class _Analyser:
             if words is None:
                 return False
             found = self.classified(words)
-            if len(text) <= _MEMO_CHARS:
+            if 2 * len(text) <= _MEMO_CHARS:  # the entry holds the text and its words: as small as a words entry
                 if len(memo) >= _MEMO_SIZE:
                     memo.clear()
                 memo[key] = found
