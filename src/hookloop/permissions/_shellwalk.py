@@ -44,32 +44,51 @@ from hookloop.permissions._shellwords import word_literal
 if TYPE_CHECKING:
     from hookloop.permissions._shell import Words, _Analyser
 
-__all__ = ["MAX_NESTING", "PLAIN_COMMAND", "plain_words", "visit_children"]
+__all__ = ["MAX_NESTING", "PLAIN_COMMAND", "PLAIN_DEPTH", "plain_words", "visit_children"]
 
 MAX_NESTING: Final = 120
 """How deep the syntax tree is walked (subshells in subshells …) before the command is treated as unanalysable."""
 
-# A plain command: a command name of ordinary characters, then blank-separated words of ordinary characters
-# (and * ? =) and '…' strings without a brace. Outside '…' there is no other quote and none of $ ` \ { } [ ] ( )
-# < > | & ; # ! or a line break: no expansion, substitution, redirection, assignment (no = in the name), brace
-# expansion, escape, comment or glob in the name; and no word starts with = (tree-sitter-bash reads `== x` and
-# `=~ x` after a command name as a test operator and its operand). Its words are the text split at the blanks
-# with the quotes removed, which is what the general path reads from the nodes. The quantifiers are possessive:
-# the time to match (or to fail) is linear in the text.
+# A plain command: a command name of ordinary characters, then blank-separated words made of ordinary characters
+# (and * ? =), '…' strings, "…" strings and $NAME expansions. No '…' or "…" holds a brace; a "…" holds no $ but in
+# $NAME, and no ` \ ! or line break. Outside quotes there is none of $ (but in $NAME) ` \ { } [ ] ( ) < > | & ; # !
+# or a line break: no substitution, redirection, assignment (no = in the name), brace expansion, escape, comment,
+# or glob or expansion in the name; and no word starts with = (tree-sitter-bash reads `== x` and `=~ x` after a
+# command name as a test operator and its operand). Its words are the text split at the blanks with the quotes
+# removed (None for a word holding an expansion), which is what the general path reads from the nodes; visiting
+# its arguments records nothing (a concatenation holding a string holding an expansion holding a name: at most
+# PLAIN_DEPTH levels below the command). The quantifiers are possessive and the alternatives start with different
+# characters: the time to match (or to fail) is linear in the text.
 _ORDINARY: Final = r"A-Za-z0-9_./:,+%@~^\-"
-_PIECE: Final = rf"[{_ORDINARY}*?=]++|'[^'{{]*+'"
-_FIRST: Final = rf"[{_ORDINARY}*?]|'[^'{{]*+'"
+_NAME: Final = r"\$[A-Za-z_][A-Za-z0-9_]*+"
+_QUOTED: Final = rf"'[^'{{]*+'|\"(?:[^\"$`\\{{!\n\r]++|{_NAME})*+\""
+_PIECE: Final = rf"[{_ORDINARY}*?=]++|{_QUOTED}|{_NAME}"
+_FIRST: Final = rf"[{_ORDINARY}*?]|{_QUOTED}|{_NAME}"
 PLAIN_COMMAND: Final = re.compile(rf"[{_ORDINARY}]++(?:[ \t]++(?:{_FIRST})(?:{_PIECE})*+)*+")
+PLAIN_DEPTH: Final = 4
 _TOKEN: Final = re.compile(rf"(?:{_PIECE})++")
+_PART: Final = re.compile(r"'([^']*+)'|\"([^\"]*+)\"|([^'\"]++)")
 
 
-def plain_words(text: str) -> tuple[str, ...] | None:
+def plain_words(text: str) -> tuple[str | None, ...] | None:
     """The words of a ``command`` node whose text is ``text`` when it is plain (see above), else ``None``."""
     if PLAIN_COMMAND.fullmatch(text) is None:
         return None
-    if "'" not in text:
+    if "'" not in text and '"' not in text and "$" not in text:
         return tuple(text.split())
-    return tuple(token.replace("'", "") for token in _TOKEN.findall(text))
+    return tuple(_word(token) for token in _TOKEN.findall(text))
+
+
+def _word(token: str) -> str | None:
+    # One word of a plain command: its pieces without their quotes; None if one is an expansion.
+    if "'" not in token and '"' not in token:
+        return None if "$" in token else token
+    parts: list[str] = []
+    for raw, quoted, bare in _PART.findall(token):
+        if "$" in quoted or "$" in bare:
+            return None
+        parts.append(raw or quoted or bare)
+    return "".join(parts)
 
 
 _DESCRIPTOR: Final = field("descriptor")
@@ -165,7 +184,7 @@ def _command(analyser: _Analyser, node: tree_sitter.Node, base: int, depth: int)
     those, in order."""
     nesting = analyser.nesting = base + depth
     source = analyser.source
-    if not source or nesting >= MAX_NESTING or node.has_error:
+    if not source or nesting >= MAX_NESTING - PLAIN_DEPTH or node.has_error:  # near the limit: the general path
         analyser.command(node, ())
         return None
     if analyser.classify_plain(source[node.start_byte : node.end_byte]):
@@ -185,7 +204,7 @@ def _redirected(analyser: _Analyser, node: tree_sitter.Node) -> bool:
     takes (before every redirection, with a blank between) and whose redirections are file redirections to one
     word or number each; ``False``, and nothing recorded, for any other."""
     source = analyser.source
-    if not source or analyser.nesting >= MAX_NESTING or node.has_error:
+    if not source or analyser.nesting >= MAX_NESTING - PLAIN_DEPTH or node.has_error:
         return False
     cursor = node.walk()
     cursor.goto_first_child()
