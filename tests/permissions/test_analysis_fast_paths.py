@@ -304,6 +304,33 @@ def test_which_commands_are_plain(text: str, words: tuple[str | None, ...] | Non
     _assert_same(text)
 
 
+@pytest.mark.parametrize(
+    ("text", "command"),
+    [
+        ("cat <<< 'done'", "cat"), ('tr a-z A-Z <<< "x y"', "tr a-z A-Z"), ("cat <<<x", "cat"), ("cat <<< a'b'", "cat"),
+        ("cat <<< 'a' b", None), ("cat <<< ==", None), ("cat <<< =a", None), ("x <<< a <<< b", None),
+        ("cat <<<$x", None), ('cat <<< "$x"', None), ("cat 0<<< x", None), ("FOO=1 cat <<< x", None),
+        ("cat <<< '{a,b}'", None),
+    ],
+)  # fmt: skip
+def test_which_here_strings_are_read_from_the_text(text: str, command: str | None) -> None:
+    # A plain command reading one literal word: the general path records the command, its input literal.
+    found = _shellwalk.HERESTRING.fullmatch(text)
+    assert (found[1] if found else None) == command
+    _assert_same(text)
+
+
+def test_a_here_string_read_from_the_text_is_literal_input() -> None:
+    # What the shortcut must keep: an interpreter reading a literal program runs code, one reading a run-time
+    # string runs an unknown program.
+    assert _shellwalk.HERESTRING.fullmatch("python3 <<< 'print(1)'")
+    literal = _shell.analyse_with("true; python3 <<< 'print(1)'", {}, fast=True)
+    assert literal.safe
+    assert literal.runs_code
+    assert _shell.analyse_with("true; python3 <<< $x", {}, fast=True).unknown_reasons
+    _assert_same("true; python3 <<< 'print(1)'; python3 <<< $x; python3 <<< 'print(1)'")
+
+
 def test_the_plain_reading_fails_fast_on_long_words() -> None:
     # The quantifiers are possessive: a long text that is almost plain fails in linear time, not exponential.
     assert _shellwalk.plain_words("ls " + "x" * 100_000 + " $") is None
@@ -404,7 +431,10 @@ _PLAIN_WORDS = st.sampled_from(
      '"$x"', '"a $HOME/b"', "$x.y", 'a"$b"c', '"it\'s"', "'\"'", '""', '"$"', '"${x}"', '"!"', "$_", "$1", '"$x',
      "$x$y", '"\\$x"', "=$x", "$x=1", '"$(id)"', "'$x'"]
 )  # fmt: skip
-_PLAIN_GLUE = st.sampled_from([" ", " ", " ", "\t", "  ", "", "; ", " && ", " | ", "\n", " > o ", " 2>&1 ", " < i "])
+_PLAIN_GLUE = st.sampled_from(
+    [" ", " ", " ", "\t", "  ", "", "; ", " && ", " | ", "\n", " > o ", " 2>&1 ", " < i ", " <<< 'x'", " <<<x ",
+     ' <<< "a b"', " <<<$x", " <<< =", " <<< '{a}'"]
+)  # fmt: skip
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -44,7 +44,7 @@ from hookloop.permissions._shellwords import word_literal
 if TYPE_CHECKING:
     from hookloop.permissions._shell import Words, _Analyser
 
-__all__ = ["MAX_NESTING", "PLAIN_COMMAND", "PLAIN_DEPTH", "plain_words", "visit_children"]
+__all__ = ["HERESTRING", "MAX_NESTING", "PLAIN_COMMAND", "PLAIN_DEPTH", "plain_words", "visit_children"]
 
 MAX_NESTING: Final = 120
 """How deep the syntax tree is walked (subshells in subshells …) before the command is treated as unanalysable."""
@@ -66,6 +66,11 @@ _PIECE: Final = rf"[{_ORDINARY}*?=]++|{_QUOTED}|{_NAME}"
 _FIRST: Final = rf"[{_ORDINARY}*?]|{_QUOTED}|{_NAME}"
 PLAIN_COMMAND: Final = re.compile(rf"[{_ORDINARY}]++(?:[ \t]++(?:{_FIRST})(?:{_PIECE})*+)*+")
 PLAIN_DEPTH: Final = 4
+# A plain command reading a here-string of one literal word (no expansion; not starting with =): `cat <<< 'done'`.
+_LITERAL: Final = r"'[^'{]*+'|\"[^\"$`\\{!\n\r]*+\""
+HERESTRING: Final = re.compile(
+    rf"({PLAIN_COMMAND.pattern})[ \t]++<<<[ \t]*+(?:[{_ORDINARY}*?]|{_LITERAL})(?:[{_ORDINARY}*?=]++|{_LITERAL})*+"
+)
 _TOKEN: Final = re.compile(rf"(?:{_PIECE})++")
 _PART: Final = re.compile(r"'([^']*+)'|\"([^\"]*+)\"|([^'\"]++)")
 
@@ -187,8 +192,17 @@ def _command(analyser: _Analyser, node: tree_sitter.Node, base: int, depth: int)
     if not source or nesting >= MAX_NESTING - PLAIN_DEPTH or node.has_error:  # near the limit: the general path
         analyser.command(node, ())
         return None
-    if analyser.classify_plain(source[node.start_byte : node.end_byte]):
+    text = source[node.start_byte : node.end_byte]
+    if analyser.classify_plain(text):
         return None  # what `command` does for it (stdin_static is False in a walk)
+    if "<<<" in text and (herestring := HERESTRING.fullmatch(text)) is not None:
+        # What `command` records: the command, reading literal input (visiting the word records nothing).
+        analyser.stdin_static = True
+        try:
+            analyser.classify_plain(herestring[1])
+        finally:
+            analyser.stdin_static = False
+        return None
     found = simple_words(node, source, ())
     if found is None:
         analyser.command(node, ())
@@ -225,9 +239,10 @@ def _redirected(analyser: _Analyser, node: tree_sitter.Node) -> bool:
         redirects.append(found)
     if not redirects:
         return False
-    words: Words | None = plain_words(source[body.start_byte : end])
+    text = source[body.start_byte : end]
+    words: Words | None = None  # read by position when the body is not plain
     inner: list[tree_sitter.Node] = []
-    if words is None:
+    if PLAIN_COMMAND.fullmatch(text) is None:
         read = simple_words(body, source, ())
         if read is None:
             return False
@@ -243,7 +258,10 @@ def _redirected(analyser: _Analyser, node: tree_sitter.Node) -> bool:
         target = word_literal(stdin)
         analyser.stdin_static = target is not None and not reads_script_from_stdin(target)
     try:
-        analyser.classify(words)
+        if words is None:
+            analyser.classify_plain(text)  # remembered by its text, with whether its input is literal
+        else:
+            analyser.classify(words)
     finally:
         analyser.stdin_static = False
     for operator, number, text in redirects:
