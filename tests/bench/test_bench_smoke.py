@@ -147,6 +147,8 @@ def test_permissions_section_times_a_1kb_command_against_the_target() -> None:
         "first decision (parse + analysis + rules)",
         "repeated decision (analysis cached)",
         "first decision beyond the parse",
+        "  ↳ analysis beyond the parse",
+        "  ↳ rules and files beyond the analysis",
         "first decision, memos cold",
         "tree-sitter parse alone",
     ]

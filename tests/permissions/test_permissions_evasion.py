@@ -197,3 +197,24 @@ def test_evasion_corpus(policy: PermissionPolicy, command: str, expected: str) -
 def test_denied_commands_stay_denied_in_every_mode(tmp_path: Path, mode: str, command: str) -> None:
     policy = PermissionPolicy(allow=[*ALLOW, "Bash"], deny=DENY, ask=ASK, workspace=tmp_path, mode=mode)  # type: ignore[arg-type]
     assert policy.decide("Bash", {"command": command}).behavior == "deny"
+
+
+@pytest.mark.parametrize(
+    ("command", "words"),
+    [
+        ("echo $'a\\;b'", ("echo", "a\\;b")),  # an escape bash keeps as it is
+        ("echo $'\\q\\8'", ("echo", "\\q\\8")),
+        ("echo $'\\400'", ("echo", "\u0100")),  # an octal escape above 0o377: the code point, as before
+        ("echo $'\\\\;'", ("echo", "\\;")),
+        ("echo $'\\x72m'", ("echo", "rm")),
+    ],
+)
+def test_ansi_c_strings_with_unknown_escapes_decode_where_warnings_are_errors(
+    command: str, words: tuple[str, ...]
+) -> None:
+    # `unicode_escape` warns about `\;` and `\400` (the suite turns warnings into errors, as some deployments
+    # do): they used to escape from the analysis as a DeprecationWarning, found by the generated commands.
+    from hookloop.permissions import _shell
+
+    assert _shell.analyse_with(command, None, fast=False).commands == (words,)
+    assert PermissionPolicy(allow=["Bash(echo:*)"]).decide("Bash", {"command": command}).behavior == "allow"

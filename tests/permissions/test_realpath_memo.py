@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hookloop.permissions._paths import realpath
+from hookloop.permissions._paths import Links, realpath
 
 _NAMES = ["d", "f", "ln_d", "ln_abs", "ln_up", "ln_missing", "loop_a", "ln_f", "missing", ".", "..", ""]
 
@@ -46,7 +46,7 @@ def _paths(root: Path) -> list[str]:
 
 
 def test_equal_to_the_standard_library_with_a_shared_memo(tree: Path) -> None:
-    links: dict[str, bool] = {}
+    links: Links = {}
     paths = _paths(tree)
     assert len(paths) > 2000
     wrong = [path for path in paths if realpath(path, links) != os.path.realpath(path)]
@@ -65,3 +65,25 @@ def test_equal_with_a_fresh_memo_and_for_relative_paths(tree: Path) -> None:
 def test_equal_on_random_paths(tree: Path, parts: list[str]) -> None:
     path = str(tree) + "/" + "/".join(parts)
     assert realpath(path, {}) == os.path.realpath(path)
+
+
+def test_nothing_below_a_missing_directory_or_a_file_is_looked_up(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # lstat can only fail below them; each failure cost an exception (a command's targets are often in a
+    # directory it has not made yet). Each component is looked up once per memo.
+    paths = [f"{tree}/missing/a/b", f"{tree}/f/x/y", f"{tree}/missing/a/../../d/sub", f"{tree}/missing/c"]
+    expected = [os.path.realpath(path) for path in paths]
+    looked_up: list[str] = []
+    lstat = os.lstat
+
+    def spy(path: str) -> os.stat_result:
+        looked_up.append(path)
+        return lstat(path)
+
+    monkeypatch.setattr(os, "lstat", spy)
+    links: Links = {}
+    assert [realpath(path, links) for path in paths] == expected
+    below = [path.removeprefix(str(tree)) for path in looked_up if path.startswith(f"{tree}/")]
+    assert below == ["/missing", "/f", "/d", "/d/sub"]
+    assert links[f"{tree}/missing"] is None
+    assert links[f"{tree}/f"] is None
+    assert links[f"{tree}/d"] is False

@@ -21,7 +21,7 @@ from typing import Final
 import tree_sitter
 
 from hookloop.permissions._programs import scan_globals
-from hookloop.permissions._shellwords import literal, node_text, word_has_glob
+from hookloop.permissions._shellwords import literal, node_text, word_has_glob, word_literal
 
 __all__ = [
     "START",
@@ -30,9 +30,11 @@ __all__ = [
     "Redirect",
     "Step",
     "after_directory_change",
+    "file_opens",
     "operand_targets",
     "redirect_target",
     "tee_targets",
+    "word_target",
 ]
 
 Step = tuple[str, str | None, str]
@@ -119,26 +121,52 @@ def tee_targets(words: Sequence[str | None], dirs: DirState) -> list[Redirect]:
     return found
 
 
+_WRITE_OPS: Final = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
+_READ_OPS: Final = frozenset({"<", "<>"})
+
+
+def file_opens(operator: str, number: bool, destination: str) -> tuple[bool, bool]:
+    """Whether a file redirection with ``operator`` opens its ``destination`` (its text; ``number``: a number
+    node) for writing, and for reading; neither when it duplicates or closes a descriptor."""
+    if operator in {"<&", ">&-", "<&-"} or (operator == ">&" and (number or destination == "-")):
+        return False, False
+    return operator in _WRITE_OPS, operator in _READ_OPS
+
+
 def redirect_target(node: tree_sitter.Node) -> tuple[str | None, str | None]:
     """A redirection's destination word as ``(target, tilde)``, see :class:`Redirect`."""
     if node.type == "process_substitution":
         return "/dev/fd/63", None  # bash passes a pipe; the commands inside are analysed on their own
+    if node.type == "word":
+        return word_target(node_text(node))
     value = literal(node)
     if value is None:
         return None, None
     if node.type in {"string", "raw_string", "ansi_c_string", "number"}:
         return value, None
-    if node.type not in {"word", "concatenation"}:
+    if node.type != "concatenation":
         return None, None
-    parts = [node] if node.type == "word" else [c for c in node.children if c.type == "word"]
-    if any(word_has_glob(node_text(part)) for part in parts):
+    if any(word_has_glob(node_text(part)) for part in node.children if part.type == "word"):
         return None, None
-    first = node if node.type == "word" else node.children[0]
-    raw = node_text(first)
-    if first.type == "word" and raw.startswith("~"):
+    first = node.children[0]
+    if first.type == "word" and node_text(first).startswith("~") and "/" not in node_text(first):
+        return value, None  # the tilde-prefix runs into a quoted part: bash leaves the word as it is
+    return _tilde_target(node_text(first) if first.type == "word" else "", value)
+
+
+def word_target(raw: str) -> tuple[str | None, str | None]:
+    """:func:`redirect_target` of an unquoted word whose text is ``raw``."""
+    value = word_literal(raw)
+    if value is None or word_has_glob(raw):
+        return None, None
+    return _tilde_target(raw, value)
+
+
+def _tilde_target(raw: str, value: str) -> tuple[str | None, str | None]:
+    # `raw`: the text of the word the target starts with ("" when it starts with a quoted part); `value`: the
+    # whole target after quote removal.
+    if raw.startswith("~"):
         slash = raw.find("/")
-        if slash == -1 and first is not node:
-            return value, None  # the tilde-prefix runs into a quoted part: bash leaves the word as it is
         prefix = raw[1:] if slash == -1 else raw[1:slash]
         if "\\" not in prefix:
             return value[len(prefix) + 1 :], prefix

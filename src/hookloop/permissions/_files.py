@@ -34,10 +34,10 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Final
+from typing import Final, NamedTuple
 
 from hookloop.permissions import _shell
-from hookloop.permissions._paths import PathPattern, ResolvedPath, realpath
+from hookloop.permissions._paths import Links, PathPattern, ResolvedPath, realpath
 
 __all__ = [
     "PROTECTED_DIRS",
@@ -221,8 +221,7 @@ def _resolve_one(
     return _readings(directory, target)
 
 
-@dataclass(frozen=True, slots=True)
-class _Planned:
+class _Planned(NamedTuple):  # a tuple: made for every file of every new command
     """One file of :func:`_plan`: its readings as ``(lexical, path to resolve)``, ``None`` if only known at run
     time."""
 
@@ -233,7 +232,7 @@ class _Planned:
 
 
 def file_accesses(
-    command: str, *, cwd: Path, workspace: Path, home: Path, links: dict[str, bool] | None = None
+    command: str, *, cwd: Path, workspace: Path, home: Path, links: Links | None = None
 ) -> tuple[FileAccess, ...]:
     """Every file ``command`` opens by redirection (or as a ``tee`` operand), resolved; byte sinks left out.
 
@@ -245,9 +244,10 @@ def file_accesses(
     analysis = _shell.analyse(command)
     if not analysis.redirects:
         return ()
-    starts = (str(cwd),) if cwd == workspace or os.path.isdir(cwd) else (str(cwd), str(workspace))
+    start, fallback = str(cwd), str(workspace)
+    starts = (start,) if start == fallback or os.path.isdir(start) else (start, fallback)
     plan = _plan(command, starts, str(home), bool(os.environ.get("CDPATH")))
-    memo: dict[str, bool] = {} if links is None else links
+    memo: Links = {} if links is None else links
     real: dict[str, str] = {}  # once per path in one decision: many redirections share their directories
     accesses: list[FileAccess] = []
     for item in plan:
@@ -260,7 +260,7 @@ def file_accesses(
             if resolved is None:
                 resolved = real[path] = realpath(path, memo)
             paths.append(ResolvedPath(lexical=lexical, real=resolved))
-        unique = tuple(dict.fromkeys(paths))
+        unique = tuple(dict.fromkeys(paths)) if len(paths) > 1 else tuple(paths)
         if unique and all(_sink(p) for p in unique):
             continue
         accesses.append(FileAccess(write=item.write, paths=unique, written=item.written, operand=item.operand))

@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
+from typing import Final
 
-__all__ = ["PathPattern", "ResolvedPath", "compile_path_pattern", "realpath", "resolve", "within"]
+__all__ = ["Links", "PathPattern", "ResolvedPath", "compile_path_pattern", "realpath", "resolve", "within"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,18 +50,25 @@ def resolve(raw: str, *, cwd: Path) -> ResolvedPath | None:
     return ResolvedPath(lexical=posixpath.normpath(joined), real=os.path.realpath(joined))
 
 
-def realpath(path: str, links: dict[str, bool]) -> str:
+Links = dict[str, bool | None]
+"""A decision's memo for :func:`realpath`: for each absolute path met, ``True`` if it is a symlink, ``False`` if it
+is a directory (or may have names below it), ``None`` if nothing can be below it (missing, not a directory, or
+``lstat`` failed)."""
+
+
+def realpath(path: str, links: Links) -> str:
     """``os.path.realpath(path)``, exactly, with what ``lstat`` says of each component remembered in ``links``.
 
-    ``links`` maps an absolute path to whether it is a symlink; the caller keeps it for one decision, so the
-    paths a command opens, which share their directories, ``lstat`` each directory once. Until a symlink is met
-    this walks the components as :func:`os.path.realpath` does (``.`` dropped, ``..`` taking the last component
-    off, a missing component counting as no symlink); from a symlink on, and for a relative path, it is
-    :func:`os.path.realpath` itself.
+    The caller keeps ``links`` for one decision, so the paths a command opens, which share their directories,
+    ``lstat`` each directory once, and nothing below a missing directory or a file (where ``lstat`` can only
+    fail). Until a symlink is met this walks the components as :func:`os.path.realpath` does (``.`` dropped,
+    ``..`` taking the last component off, a component ``lstat`` fails on counting as no symlink); from a symlink
+    on, and for a relative path, it is :func:`os.path.realpath` itself.
     """
     if not path.startswith("/"):
         return os.path.realpath(path)
     current = "/"
+    barren = False  # nothing can be below `current`
     rest = path[1:]
     while rest:
         name, _, rest = rest.partition("/")
@@ -68,19 +76,26 @@ def realpath(path: str, links: dict[str, bool]) -> str:
             continue
         if name == "..":
             current = posixpath.split(current)[0]
+            barren = current != "/" and links.get(current) is None  # unrecorded: reached below a barren one
             continue
         candidate = current + name if current == "/" else f"{current}/{name}"
-        link = links.get(candidate)
-        if link is None:
+        link = None if barren else links.get(candidate, _UNSEEN)
+        if link is _UNSEEN:
             try:
-                link = stat.S_ISLNK(os.lstat(candidate).st_mode)
+                mode = os.lstat(candidate).st_mode
             except OSError:
-                link = False
+                link = None
+            else:
+                link = True if stat.S_ISLNK(mode) else False if stat.S_ISDIR(mode) else None
             links[candidate] = link
         if link:
             return os.path.realpath(path)
+        barren = link is None
         current = candidate
-    return posixpath.abspath(current)
+    return current  # absolute, without `.`, `..` or empty components: what `posixpath.abspath` would give
+
+
+_UNSEEN: Final = object()
 
 
 def _roots(path: str) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ from typing import Final, Protocol, cast
 
 from hookloop.permissions._files import PROTECTED_DIRS, PROTECTED_FILES, names_protected, protected_reason
 from hookloop.permissions._merge import merge
-from hookloop.permissions._paths import PathPattern, ResolvedPath, realpath, within
+from hookloop.permissions._paths import Links, PathPattern, ResolvedPath, realpath, within
 from hookloop.permissions._readrules import ReadRules
 from hookloop.permissions._rules import (
     EDIT_TOOLS,
@@ -311,7 +311,7 @@ class PermissionPolicy:
 
     # -- decisions ---------------------------------------------------------------------------------------------
     def _context(self, cwd: str | Path | None = None) -> CallContext:
-        links: dict[str, bool] = {}  # the decision's memo of symlinks, shared with the redirect targets' resolution
+        links: Links = {}  # the decision's memo of symlinks, shared with the redirect targets' resolution
         allowed = (realpath(str(self._workspace), links), *self._directories)
         start = None if cwd is None else Path(os.path.abspath(os.path.join(self._workspace, cwd)))
         return CallContext(
@@ -381,8 +381,9 @@ class PermissionPolicy:
             if behavior == "ask" and self._unsandboxed("Bash", tool_input):
                 return RuleMatch(behavior="ask", rule="dangerouslyDisableSandbox", source="sandbox")
             flags = verdict.deny if behavior == "deny" else verdict.ask
-            patterns, opens = snapshot.patterns[behavior], snapshot.opens[behavior]
-            for index, rule in enumerate(snapshot.rules[behavior]):
+            rules, patterns, opens = snapshot.rules[behavior], snapshot.patterns[behavior], snapshot.opens[behavior]
+            for index in snapshot.restricting[behavior]:  # the others never match a Bash call
+                rule = rules[index]
                 hit = flags[index] if patterns[index] else rule.matches("Bash", tool_input, context)
                 writes, reads = opens[index]
                 if hit or ((writes or reads) and _opens_covered(rule, writes, reads, command, context)):
@@ -548,8 +549,9 @@ def _bash_allow(
     snapshot: BashVerdicts, verdict: BashVerdict, tool_input: Mapping[str, object], command: str, context: CallContext
 ) -> RuleMatch | None:
     """:meth:`PermissionPolicy._allow_match` for a Bash command, from the snapshot's per-rule facts."""
-    patterns = snapshot.patterns["allow"]
-    for index, rule in enumerate(snapshot.rules["allow"]):
+    rules, patterns = snapshot.rules["allow"], snapshot.patterns["allow"]
+    for index in snapshot.allow_candidates(verdict):  # the others never match a Bash call
+        rule = rules[index]
         if patterns[index]:
             hit = verdict.allow[index] and redirects_stay_inside(command, context)
         else:

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from hookloop.permissions import _programs, _shell
 from hookloop.permissions._files import FileAccess, file_accesses, is_sink
-from hookloop.permissions._paths import PathPattern, ResolvedPath, compile_path_pattern, resolve, within
+from hookloop.permissions._paths import Links, PathPattern, ResolvedPath, compile_path_pattern, resolve, within
 from hookloop.permissions._text import OPAQUE, fold, star_intersects, star_match
 from hookloop.permissions._types import Behavior, PermissionConfigError
 
@@ -65,7 +65,7 @@ class CallContext:
     cwd: Path | None = None
     home: Path | None = None
     files: dict[str, tuple[FileAccess, ...]] = field(default_factory=dict, compare=False)
-    links: dict[str, bool] = field(default_factory=dict, compare=False)
+    links: Links = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

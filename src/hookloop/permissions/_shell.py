@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 from operator import attrgetter
@@ -57,7 +57,8 @@ from typing import Final, Literal, NamedTuple
 
 import tree_sitter
 
-from hookloop.permissions import _programs
+from hookloop.permissions import _programs, _shellwalk
+from hookloop.permissions._byprogram import ByProgram
 from hookloop.permissions._coderun import ssh_commands
 from hookloop.permissions._dirs import (
     START,
@@ -66,25 +67,32 @@ from hookloop.permissions._dirs import (
     Redirect,
     Step,
     after_directory_change,
+    file_opens,
     operand_targets,
     redirect_target,
     tee_targets,
 )
 from hookloop.permissions._gitcode import git_code
+from hookloop.permissions._shellnodes import ARGUMENT as _ARGUMENT
+from hookloop.permissions._shellnodes import BODY as _BODY
+from hookloop.permissions._shellnodes import DESTINATION as _DESTINATION
 from hookloop.permissions._shellnodes import LEAF_IDS as _LEAF_IDS
 from hookloop.permissions._shellnodes import LEAVES as _LEAVES
+from hookloop.permissions._shellnodes import REDIRECT as _REDIRECT
+from hookloop.permissions._shellnodes import command_words as _words
+from hookloop.permissions._shellnodes import descendants as _descendants
 from hookloop.permissions._shellnodes import field as _field
 from hookloop.permissions._shellnodes import kinds as _kinds
 from hookloop.permissions._shellnodes import parser as _parser
+from hookloop.permissions._shellnodes import redirect_extra_words as _redirect_extra_words
 from hookloop.permissions._shellnodes import simple_words as _simple_words
+from hookloop.permissions._shellnodes import static_stdin as _static_stdin
+from hookloop.permissions._shellwalk import MAX_NESTING, plain_words
 from hookloop.permissions._shellwords import (
-    has_unquoted_glob,
     literal,
     node_text,
     split_assignment,
     tokens,
-    word_has_glob,
-    word_literal,
 )
 from hookloop.permissions._text import fold
 
@@ -96,15 +104,9 @@ Words = tuple[str | None, ...]
 MAX_DEPTH: Final = 6
 """How deep ``bash -c``/``eval`` strings are followed before the command is treated as unanalysable."""
 
-MAX_NESTING: Final = 120
-"""How deep the syntax tree is walked (subshells in subshells …) before the command is treated as unanalysable."""
 
-_ARGUMENT: Final = _field("argument")
-_BODY: Final = _field("body")
-_DESTINATION: Final = _field("destination")
 _INDEX: Final = _field("index")
 _NAME: Final = _field("name")
-_REDIRECT: Final = _field("redirect")
 _VALUE: Final = _field("value")
 
 SYSTEM_DIRS: Final = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"})
@@ -173,8 +175,6 @@ _PROGRAM_VARS: Final = frozenset({"PATH", "IFS", "ENV", "BASH_ENV", "SHELLOPTS",
 _PROGRAM_PREFIXES: Final = ("LD_", "DYLD_", "BASH_FUNC_")
 _SAFE_ARITHMETIC: Final = re.compile(r"[\d\s+\-*/%()<>=!&|^~?:,]*")
 _ARITHMETIC_TESTS: Final = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "-R"})
-_WRITE_OPS: Final = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
-_READ_OPS: Final = frozenset({"<", "<>"})
 _RISKY_BUILTINS: Final = frozenset(
     {"enable", "hash", "let", "declare", "typeset", "local", "test", "[", "mapfile", "readarray", "compgen", "complete"}
 )
@@ -230,13 +230,16 @@ class _Classified(NamedTuple):
     runs_code: bool
     changes_directory: bool
     dirs: DirState
+    only_commands: bool
+    """Nothing but ``commands``: the other lists empty, neither flag set, the directory state unchanged."""
 
 
-_Memo = dict[tuple[Words, DirState, bool, int, int], _Classified]
+_Memo = dict[tuple[Words | str, DirState, bool, int, int], _Classified]
 _MEMO_SIZE: Final = 4096
 _MEMO_CHARS: Final = 2048  # words longer than this in all are classified every time (the memo stays < ~10 MB)
 _CLASSIFIED: Final[_Memo] = {}
-"""The memo of :meth:`_Analyser.classify` (emptied when full): agents repeat the same subcommands."""
+"""The memo of :meth:`_Analyser.classify` (emptied when full): agents repeat the same subcommands. A simple
+command is remembered by its words, and a plain one (:func:`_shellwalk.plain_words`) by its text."""
 
 
 def _dangerous_variable(name: str) -> bool:
@@ -268,7 +271,7 @@ class _Analyser:
         return ShellAnalysis(
             commands=tuple(self.commands),
             deny_commands=deny_commands,
-            by_program=_index((*self.commands, *deny_commands)),
+            by_program=ByProgram((*self.commands, *deny_commands)),
             redirects=tuple(self.redirects),
             safe=not self.unsafe,
             unsafe_reasons=tuple(dict.fromkeys(self.unsafe)),
@@ -358,9 +361,7 @@ class _Analyser:
         elif kind in _LOOPS:
             mark, entry = len(self.redirects), self.dirs
             self.visit_children(node)
-            if self.dirs != entry:  # a later iteration starts where this one ended: anywhere
-                self.dirs = None
-                self.redirects[mark:] = [replace(r, dirs=None) for r in self.redirects[mark:]]
+            self.loop_ended(mark, entry)
         elif kind == "command":
             self.command(node, ())
         elif kind == "redirected_statement":
@@ -396,8 +397,18 @@ class _Analyser:
                 self.unknown_program("the command does not parse")
             self.visit_children(node)
 
+    def loop_ended(self, mark: int, entry: DirState) -> None:
+        """After a loop's body: a later iteration starts where this one ended (anywhere, if that is not where it
+        started), and so do the files it opened from ``mark`` on."""
+        if self.dirs != entry:
+            self.dirs = None
+            self.redirects[mark:] = [replace(r, dirs=None) for r in self.redirects[mark:]]
+
     def visit_children(self, node: tree_sitter.Node) -> None:
-        # `visit` of each child that is not a leaf, inlined (the walk's hottest loop).
+        # `visit` of each child that is not a leaf, inlined (the walk's hottest loop; `_shellwalk` walks it faster).
+        if self.fast:
+            _shellwalk.visit_children(self, node)
+            return
         nesting = self.nesting
         for child in node.named_children:
             kind = child.kind_id
@@ -460,13 +471,9 @@ class _Analyser:
             operator = next((node_text(c) for c in node.children if not c.is_named), "")
             if destinations:
                 target = destinations[0]
-                is_fd_dup = operator in {">&", "<&"} and (target.type == "number" or node_text(target) == "-")
-                if not is_fd_dup and operator not in {"<&", ">&-", "<&-"}:
-                    value, tilde = redirect_target(target)
-                    if operator in _WRITE_OPS:
-                        self.redirects.append(Redirect(target=value, write=True, tilde=tilde, dirs=state))
-                    if operator in _READ_OPS:
-                        self.redirects.append(Redirect(target=value, write=False, tilde=tilde, dirs=state))
+                writes, reads = file_opens(operator, target.type == "number", node_text(target))
+                if writes or reads:
+                    self.opens(*redirect_target(target), writes, reads, state)
                 self.visit(target)
         else:
             # here-doc bodies with an unquoted delimiter and here-strings expand $(…) and backticks.
@@ -477,6 +484,13 @@ class _Analyser:
             body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
             if start is not None and body is not None and not re.search(r"[\"'\\]", node_text(start)):
                 self.heredoc_body(node_text(body))
+
+    def opens(self, target: str | None, tilde: str | None, writes: bool, reads: bool, dirs: DirState) -> None:
+        """Record the file a redirection opens (see :class:`Redirect`) for writing, reading or both."""
+        if writes:
+            self.redirects.append(Redirect(target=target, write=True, tilde=tilde, dirs=dirs))
+        if reads:
+            self.redirects.append(Redirect(target=target, write=False, tilde=tilde, dirs=dirs))
 
     def heredoc_body(self, text: str) -> None:
         """Find the commands an unquoted here-doc body runs.
@@ -603,18 +617,55 @@ class _Analyser:
         key = (words, self.dirs, self.stdin_static, self.depth, self.nesting)
         found = memo.get(key)
         if found is None:
-            sub = _Analyser(self.depth, self.nesting, memo, fast=self.fast)
-            sub.dirs, sub.stdin_static = self.dirs, self.stdin_static
-            sub.classify_now(words)
-            found = _Classified(
-                tuple(sub.commands), tuple(sub.deny_commands), tuple(sub.redirects), tuple(sub.unsafe),
-                tuple(sub.unknown), sub.runs_code, sub.changes_directory, sub.dirs,
-            )  # fmt: skip
+            found = self.classified(words)
             if sum(len(word) for word in words if word is not None) <= _MEMO_CHARS:  # keep the memo small
                 if len(memo) >= _MEMO_SIZE:
                     memo.clear()
                 memo[key] = found
-        commands, deny_commands, redirects, unsafe, unknown, runs_code, changes_directory, self.dirs = found
+        self.apply(found)
+
+    def classify_plain(self, text: str) -> bool:
+        """:meth:`classify` of the words of a plain command read from its ``text``; ``False``, and nothing
+        recorded, when the text is not plain. The memo keeps the answer under the text (its words are a function
+        of it) in the same state, so a command seen before is not read again."""
+        memo = self.memo
+        if memo is None:
+            words = plain_words(text)
+            if words is not None:
+                self.classify(words)
+            return words is not None
+        key = (text, self.dirs, self.stdin_static, self.depth, self.nesting)
+        found = memo.get(key)
+        if found is None:
+            words = plain_words(text)
+            if words is None:
+                return False
+            found = self.classified(words)
+            if 2 * len(text) <= _MEMO_CHARS:  # the entry holds the text and its words: as small as a words entry
+                if len(memo) >= _MEMO_SIZE:
+                    memo.clear()
+                memo[key] = found
+        self.apply(found)
+        return True
+
+    def classified(self, words: Words) -> _Classified:
+        """What :meth:`classify_now` records for ``words`` in this analyser's state, without recording it."""
+        sub = _Analyser(self.depth, self.nesting, self.memo, fast=self.fast)
+        sub.dirs, sub.stdin_static = self.dirs, self.stdin_static
+        sub.classify_now(words)
+        only = not (sub.deny_commands or sub.redirects or sub.unsafe or sub.unknown or sub.runs_code)
+        return _Classified(
+            tuple(sub.commands), tuple(sub.deny_commands), tuple(sub.redirects), tuple(sub.unsafe),
+            tuple(sub.unknown), sub.runs_code, sub.changes_directory, sub.dirs,
+            only and not sub.changes_directory and sub.dirs == self.dirs,
+        )  # fmt: skip
+
+    def apply(self, found: _Classified) -> None:
+        """Record what :meth:`classified` found, as :meth:`classify_now` would have recorded it."""
+        if found.only_commands:
+            self.commands.extend(found.commands)
+            return
+        commands, deny_commands, redirects, unsafe, unknown, runs_code, changes_directory, self.dirs, _ = found
         if commands:
             self.commands.extend(commands)
         if deny_commands:
@@ -896,101 +947,6 @@ class _Analyser:
                 self.dirs = saved
                 index = end
             index += 1
-
-
-def _index(commands: Iterable[Words]) -> dict[str, tuple[Words, ...]]:
-    index: dict[str, dict[Words, None]] = {}
-    for words in commands:
-        head = words[0] if words else None
-        if head is None:
-            continue
-        keys = _HEAD_KEYS.get(head)
-        if keys is None:
-            keys = _head_keys(head)
-            if len(head) <= _MEMO_CHARS:
-                if len(_HEAD_KEYS) >= _MEMO_SIZE:
-                    _HEAD_KEYS.clear()
-                _HEAD_KEYS[head] = keys
-        for key in keys:
-            found = index.get(key)
-            if found is None:
-                index[key] = {words: None}
-            else:
-                found[words] = None
-    return {key: tuple(value) for key, value in index.items()}
-
-
-_HEAD_KEYS: Final[dict[str, tuple[str, ...]]] = {}  # a command's first word → its keys in `by_program`
-
-
-def _head_keys(head: str) -> tuple[str, ...]:
-    program = fold(head)
-    if any(map(str.isspace, program)):
-        return (" ",)
-    program = program.rstrip("/")
-    return tuple(dict.fromkeys((program, program.rsplit("/", 1)[-1])))
-
-
-def _words(name: tree_sitter.Node, args: Sequence[tree_sitter.Node]) -> Words:
-    # Nodes with no blank between them are one word to bash (tree-sitter splits `` r`:`m `` after the `r`).
-    words: list[str | None] = [_name_word(name)]
-    end = name.end_byte
-    for node in args:
-        value = word_literal(node_text(node)) if node.type == "word" else literal(node)  # `literal`, inlined
-        if node.start_byte == end:
-            previous = words[-1]
-            words[-1] = None if previous is None or value is None else previous + value
-        else:
-            words.append(value)
-        end = node.end_byte
-    return tuple(words)
-
-
-def _name_word(name: tree_sitter.Node) -> str | None:
-    """The command name's value: ``None`` when it holds an unquoted glob or is only known at run time."""
-    if name.type == "command_name" and name.named_child_count == 1:
-        child = name.named_children[0]
-        if child.type == "word":  # the common case: `has_unquoted_glob` and `literal` of the one word, inlined
-            raw = node_text(child)
-            return None if word_has_glob(raw) else word_literal(raw)
-    return None if has_unquoted_glob(name) else literal(name)
-
-
-def _static_stdin(redirects: Iterable[tree_sitter.Node]) -> bool:
-    """Whether a command reads standard input from a literal here-doc, here-string or file named in its text."""
-    for child in redirects:
-        if child.type == "herestring_redirect":
-            content = [c for c in child.named_children if c.type != "heredoc_start"]
-            return bool(content) and all(literal(c) is not None for c in content)
-        if child.type == "heredoc_redirect":
-            start = next((c for c in child.named_children if c.type == "heredoc_start"), None)
-            body = next((c for c in child.named_children if c.type == "heredoc_body"), None)
-            quoted = start is not None and re.search(r"[\"'\\]", node_text(start)) is not None
-            return quoted or body is None or not re.search(r"[$`]", node_text(body))
-        if child.type == "file_redirect":
-            operator = next((node_text(c) for c in child.children if not c.is_named), "")
-            destinations = child.children_by_field_id(_DESTINATION)
-            if operator == "<" and destinations:
-                target = literal(destinations[0])
-                return target is not None and not _programs.reads_script_from_stdin(target)
-    return False
-
-
-def _redirect_extra_words(node: tree_sitter.Node) -> tuple[tree_sitter.Node, ...]:
-    # tree-sitter-bash attaches words that follow a redirection (`ls > out rm -rf /`) to the redirection;
-    # bash passes them to the command.
-    if node.type == "file_redirect":
-        return tuple(node.children_by_field_id(_DESTINATION)[1:])
-    if node.type == "heredoc_redirect":
-        return tuple(node.children_by_field_id(_ARGUMENT))
-    return ()
-
-
-def _descendants(node: tree_sitter.Node, kind: str) -> Iterable[tree_sitter.Node]:
-    for child in node.named_children:
-        if child.type == kind:
-            yield child
-        yield from _descendants(child, kind)
 
 
 def _analyse_once(source: str, memo: _Memo | None, fast: bool) -> _Analyser:

@@ -4,16 +4,36 @@ thread, and the by-position reading of a simple command's words (the walk's shor
 
 from __future__ import annotations
 
+import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Final
 
 import tree_sitter
 import tree_sitter_bash
 
-from hookloop.permissions._shellwords import literal, word_has_glob, word_literal
+from hookloop.permissions._coderun import reads_script_from_stdin
+from hookloop.permissions._shellwords import has_unquoted_glob, literal, node_text, word_has_glob, word_literal
 
-__all__ = ["ARGUMENT_KINDS", "LANGUAGE", "LEAF_IDS", "LEAVES", "field", "kinds", "parser", "simple_words"]
+__all__ = [
+    "ARGUMENT",
+    "ARGUMENT_KINDS",
+    "BODY",
+    "DESTINATION",
+    "LANGUAGE",
+    "LEAF_IDS",
+    "LEAVES",
+    "REDIRECT",
+    "command_words",
+    "descendants",
+    "field",
+    "kinds",
+    "name_word",
+    "parser",
+    "redirect_extra_words",
+    "simple_words",
+    "static_stdin",
+]
 
 Words = tuple[str | None, ...]
 """A simple command's words; ``None`` stands for a word only known at run time (as in ``_shell``)."""
@@ -48,6 +68,10 @@ ARGUMENT_KINDS: Final = frozenset(
 """Words tree-sitter-bash puts in a command's ``argument`` field (its ``_literal``s), read by position."""
 _ARGUMENT_IDS: Final = kinds(*ARGUMENT_KINDS)
 _RAW_STRING_IDS: Final = kinds("raw_string")
+ARGUMENT: Final = field("argument")
+BODY: Final = field("body")
+DESTINATION: Final = field("destination")
+REDIRECT: Final = field("redirect")
 
 _PARSERS: Final = threading.local()
 
@@ -63,7 +87,7 @@ def parser() -> tree_sitter.Parser:
 def simple_words(
     node: tree_sitter.Node, source: str, redirects: Sequence[tree_sitter.Node]
 ) -> tuple[Words, list[tree_sitter.Node]] | None:
-    """``_shell._words`` of a ``command`` node made of a command name that is one word and arguments that are
+    """:func:`command_words` of a ``command`` node made of a command name that is one word and arguments that are
     words (:data:`ARGUMENT_KINDS`: no assignment, redirection, comment or subshell), without a syntax error,
     with the arguments that are not leaves (to be visited, in order); plain words, numbers and ``'…'`` strings
     are read from ``source`` (the ASCII script, so byte offsets are string offsets). ``None`` for any other
@@ -113,3 +137,67 @@ def simple_words(
         if any(child.end_byte in starts for child in children[1:]):
             return None
     return tuple(words), inner
+
+
+def command_words(name: tree_sitter.Node, args: Sequence[tree_sitter.Node]) -> Words:
+    """A command's words from its name and argument nodes (see ``_shell``); a ``None`` word is only known at
+    run time."""
+    # Nodes with no blank between them are one word to bash (tree-sitter splits `` r`:`m `` after the `r`).
+    words: list[str | None] = [name_word(name)]
+    end = name.end_byte
+    for node in args:
+        value = word_literal(node_text(node)) if node.type == "word" else literal(node)  # `literal`, inlined
+        if node.start_byte == end:
+            previous = words[-1]
+            words[-1] = None if previous is None or value is None else previous + value
+        else:
+            words.append(value)
+        end = node.end_byte
+    return tuple(words)
+
+
+def name_word(name: tree_sitter.Node) -> str | None:
+    """The command name's value: ``None`` when it holds an unquoted glob or is only known at run time."""
+    if name.type == "command_name" and name.named_child_count == 1:
+        child = name.named_children[0]
+        if child.type == "word":  # the common case: `has_unquoted_glob` and `literal` of the one word, inlined
+            raw = node_text(child)
+            return None if word_has_glob(raw) else word_literal(raw)
+    return None if has_unquoted_glob(name) else literal(name)
+
+
+def static_stdin(redirects: Iterable[tree_sitter.Node]) -> bool:
+    """Whether a command reads standard input from a literal here-doc, here-string or file named in its text."""
+    for child in redirects:
+        if child.type == "herestring_redirect":
+            content = [c for c in child.named_children if c.type != "heredoc_start"]
+            return bool(content) and all(literal(c) is not None for c in content)
+        if child.type == "heredoc_redirect":
+            start = next((c for c in child.named_children if c.type == "heredoc_start"), None)
+            body = next((c for c in child.named_children if c.type == "heredoc_body"), None)
+            quoted = start is not None and re.search(r"[\"'\\]", node_text(start)) is not None
+            return quoted or body is None or not re.search(r"[$`]", node_text(body))
+        if child.type == "file_redirect":
+            operator = next((node_text(c) for c in child.children if not c.is_named), "")
+            destinations = child.children_by_field_id(DESTINATION)
+            if operator == "<" and destinations:
+                target = literal(destinations[0])
+                return target is not None and not reads_script_from_stdin(target)
+    return False
+
+
+def redirect_extra_words(node: tree_sitter.Node) -> tuple[tree_sitter.Node, ...]:
+    # tree-sitter-bash attaches words that follow a redirection (`ls > out rm -rf /`) to the redirection;
+    # bash passes them to the command.
+    if node.type == "file_redirect":
+        return tuple(node.children_by_field_id(DESTINATION)[1:])
+    if node.type == "heredoc_redirect":
+        return tuple(node.children_by_field_id(ARGUMENT))
+    return ()
+
+
+def descendants(node: tree_sitter.Node, kind: str) -> Iterable[tree_sitter.Node]:
+    for child in node.named_children:
+        if child.type == kind:
+            yield child
+        yield from descendants(child, kind)

@@ -66,11 +66,26 @@ def decode_ansi_c(body: str) -> str | None:
     # $'…' escapes; \c (control chars) and anything odd make the word opaque rather than guessed.
     if "\\c" in body:
         return None
+    escaped = body.replace("\\e", "\\x1b").replace("\\E", "\\x1b")
     try:
-        decoded = codecs.decode(body.replace("\\e", "\\x1b").replace("\\E", "\\x1b"), "unicode_escape")
+        decoded = codecs.decode(_ESCAPE.sub(_accepted, escaped) if "\\" in escaped else escaped, "unicode_escape")
     except UnicodeDecodeError:
         return None
     return None if "\x00" in decoded else decoded
+
+
+_ESCAPE: Final = re.compile(r"\\([0-7]{1,3}|.)", re.DOTALL)
+_ESCAPES: Final = frozenset("\\'\"abfnrtv\nxuUN")
+
+
+def _accepted(escape: re.Match[str]) -> str:
+    # The escape as `unicode_escape` decodes it without a DeprecationWarning (an error where warnings are): an
+    # unknown `\;` is kept as `\;` and an octal escape above 0o377 is that code point, as it decodes them.
+    sequence = escape.group(1)
+    if sequence[0] in "01234567":
+        value = int(sequence, 8)
+        return escape.group(0) if value <= 0o377 else f"\\u{value:04x}"
+    return escape.group(0) if sequence in _ESCAPES else "\\\\" + sequence
 
 
 def node_text(node: tree_sitter.Node) -> str:
