@@ -215,6 +215,27 @@ async def test_iter_run_yields_timeline_events_and_keeps_the_outcome() -> None:
     assert worker.last_outcome.text == "bye"
 
 
+@pytest.mark.parametrize("delay", [0.0, 0.002], ids=["at once", "waiting between deltas"])
+async def test_iter_run_yields_every_event_a_subscriber_sees_in_the_same_order(delay: float) -> None:
+    """Whether the consumer keeps up or waits on an empty buffer (its subscriber changes place then), it is
+    given exactly the events another subscriber gets, in order; afterwards it no longer follows the timeline."""
+    script = [
+        ScriptedTurn(
+            [Text("hello there"), ToolUse("echo", {"text": "x"}), ToolUse("echo", {"text": "y"})], delay=delay
+        ),
+        ScriptedTurn([Text("bye now")], delay=delay),
+    ]
+    worker = Worker(ScriptedClient(script, chunk_size=2), tools=[echo])
+    heard: list[object] = []
+    worker.subscribe(heard.append)
+    given = [event async for event in worker.iter_run("go")]
+    assert len(given) > 20
+    assert [id(e) for e in given] == [id(e) for e in heard]
+    assert type(given[-1]).__name__ == "RunEnded"
+    assert len(worker.timeline.subscribers) == 1
+    assert isinstance(worker.last_outcome, Finished)
+
+
 async def test_leaving_iter_run_early_cancels_the_run() -> None:
     worker = Worker(ScriptedClient([ScriptedTurn([Text("x" * 200)], delay=0.005)], chunk_size=1))
     reasons = abort_reasons(worker)
