@@ -236,45 +236,65 @@ class _ToolBatch(_RunBase):
     def _plan(self, c: _Call) -> Coroutine[Any, Any, None] | None:
         """Plan one call of a reply — pre_tool_call interceptors, hooks, validation, the permission decision —
         as the batch does for each call: with no coroutine when nothing asynchronous runs first (no interceptor,
-        and no hook or a lone sync one with nobody watching), and then None; else the coroutine to await
-        (:meth:`_plan_call`, which plans the same way with the awaits, and runs chains of several hooks).
+        and only sync hooks with nobody watching, or none), and then None; else the coroutine to await
+        (:meth:`_plan_call`, which plans the same way with the awaits).
 
-        A lone sync hook is called here as run_chain would call it, on a new input nothing else holds (see
-        hooks._tool_inputs)."""
+        Sync hooks are called here as run_chain would call them. The input is immutable (see
+        hooks._tool_inputs): one hook gets a new one nothing else holds; the next hook gets the same one unless
+        a hook kept it or swapped its class, and then a new one."""
         w = self.w
         chain = w.hooks.chains[PRE_TOOL_CALL.index]
-        if w._interceptors.pre_tool_call or (
-            chain and (len(chain) != 1 or w.timeline.subscribers or not chain.all_sync)
-        ):
+        if w._interceptors.pre_tool_call or (chain and (w.timeline.subscribers or not chain.all_sync)):
             return self._plan_call(c)
         if self._unplannable(c):
             return None
         votes: list[tuple[str, str, str]] | tuple[()] | None = ()
         if chain:
-            call, policy, single = c.call, w.permissions, chain[0]
+            call, policy = c.call, w.permissions
             meta = c.tool.meta  # type: ignore[union-attr]  # a planned call has a tool
             values = (  # noqa: RUF005 - a tuple concatenation is one C call; unpacking builds a list first
                 call.call_id, call.name, c.args,
                 self.meta_snapshot if meta is self.meta_of_snapshot else self._snapshot(meta),
                 self.turn, None if policy is None else policy._mode,  # (an exact str, without the property)
             ) + self.info_fields  # fmt: skip  # the order of hooks._tool_inputs.ORDER
-            fn = single.fn  # (a slot read: calling `single.fn(…)` would look the attribute up as a method)
-            try:
-                result = fn(_make(values))
-            except Aborted:
-                raise
-            except Exception as exc:
-                raise raised(PRE_TOOL_CALL, single, exc) from exc
-            if result is not _PLAIN:  # the plain answer: nothing to record (what `carries` says)
-                votes = self._hook_votes(c, *_vote(single, result, None))
+            if len(chain) == 1:
+                single = chain[0]
+                fn = single.fn  # (a slot read: calling `single.fn(…)` would look the attribute up as a method)
+                try:
+                    result = fn(_make(values))
+                except Aborted:
+                    raise
+                except Exception as exc:
+                    raise raised(PRE_TOOL_CALL, single, exc) from exc
+                if result is not _PLAIN:  # the plain answer: nothing to record (what `carries` says)
+                    votes = self._hook_votes(c, *_vote(single, result, None))
+            else:
+                info = None
+                given: list[tuple[Handler, Any]] | None = None
+                for handler in chain:
+                    if info is None or type(info) is not PreToolCallInfo or _refs(info) != _UNSHARED:
+                        info = _make(values)
+                    fn = handler.fn
+                    try:
+                        result = fn(info)
+                    except Aborted:
+                        raise
+                    except Exception as exc:
+                        raise raised(PRE_TOOL_CALL, handler, exc) from exc
+                    if result is not _PLAIN:
+                        ruling, given = _vote(handler, result, given)
+                        if ruling is not None:
+                            break
+                else:
+                    ruling = None
+                if given is not None or ruling is not None:
+                    votes = self._hook_votes(c, ruling, given)
         if votes is not None:
             self._conclude(c, votes)
         return None
 
     async def _plan_call(self, c: _Call) -> None:
-        """:meth:`_plan` when an interceptor or an async hook runs first, several hooks run, or someone watches
-        the hooks. Several hooks nobody watches run here as run_chain would run them: the next hook gets the same
-        input unless a hook kept it or swapped its class, and then a new one."""
+        """:meth:`_plan` when an interceptor or an async hook runs first, or someone watches the hooks."""
         if self._unplannable(c):
             return
         w = self.w
