@@ -152,3 +152,21 @@ async def test_the_proxy_refuses_an_allowed_name_that_resolves_to_loopback() -> 
         await proxy.close()
     assert reply.startswith(b"HTTP/1.1 403")
     assert b"local address" in reply
+
+
+async def test_a_connection_the_proxy_accepted_but_had_not_served_yet_is_closed_with_it() -> None:
+    """Closing the proxy right after it accepted a connection — its handler made, not yet run — closes that
+    connection too (the client reads its end), instead of leaving the socket open until it is collected."""
+    proxy = await DomainProxy.open(allowed=())
+    reader, writer = await asyncio.open_unix_connection(proxy.socket_path)
+    try:
+        for _ in range(1000):  # turns of the event loop until the proxy has accepted it
+            if proxy._tasks:
+                break
+            await asyncio.sleep(0)
+        assert proxy._tasks, "the proxy never accepted the connection"
+        await proxy.close()
+        assert await asyncio.wait_for(reader.read(), 10) == b""
+    finally:
+        writer.close()
+        await proxy.close()
