@@ -48,7 +48,6 @@ __all__ = [
     "is_subreaper",
     "register",
     "release",
-    "release_now",
     "with_token",
 ]
 
@@ -171,13 +170,6 @@ async def release(pid: int) -> None:
         if loop.time() > start + _SWEEP_BUDGET:
             break
         await asyncio.sleep(_POLL)
-
-
-def release_now(pid: int) -> None:
-    """:func:`release` without waiting: one sweep (SIGKILL what is found, reap what is already dead)."""
-    leader = _state.leaders.pop(pid, None)
-    if leader is not None and _LINUX:
-        _sweep(ENV_VAR.encode() + b"=" + leader[0], pid, leader[1], set(), patient=False)
 
 
 # ---------------------------------------------------------------------------------------------------------

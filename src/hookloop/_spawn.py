@@ -64,7 +64,9 @@ async def spawn_group(
                 break
             await asyncio.sleep(0.002)
         transport.close()
-        _reaper.release_now(pid)
+        # Its escapees too, killed and reaped (the sweep goes on until they are gone: one pass kills them, but
+        # an escapee's zombie is ours to reap only once its dead parent has handed it to us).
+        await _reaper.release(pid)
         raise
 
 
