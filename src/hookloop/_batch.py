@@ -645,8 +645,8 @@ class _ToolBatch(_RunBase):
                 result.call_id,
                 result.name,
                 c.args,
-                meta_view(  # a new copy per call (a hook may change its own); (set with meta_of_snapshot)
-                    self.meta_snapshot if tool_meta is self.meta_of_snapshot else self._snapshot(tool_meta)  # type: ignore[arg-type]
+                meta_view(  # a new copy per call (a hook may change its own)
+                    self.meta_snapshot if tool_meta is self.meta_of_snapshot else self._snapshot(tool_meta)
                 ),
                 content,
                 is_error,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
+from hookloop._frozen import EMPTY
 from hookloop._nested import current_agent
 from hookloop.errors import (
     HookError,
@@ -65,6 +66,10 @@ def describe(result: object) -> tuple[str, str | None]:
     return name, reason if isinstance(reason, str) else None
 
 
+_NO_SNAPSHOT: MetaSnapshot = ("", "", EMPTY, False, "", False, False)
+"""What meta_snapshot holds before any is taken (meta_of_snapshot is None then: no tool's meta is it)."""
+
+
 class _RunBase:
     """The state of one run or resume, and what every part of the turn machine shares (hook dispatch,
     hook-added context, the finished outcome)."""
@@ -106,7 +111,7 @@ class _RunBase:
         self.ending = False
         """The run's body is over: on_abort / session_end may be running; further cancel() calls are ignored."""
         self.meta_of_snapshot: ToolMeta | None = None
-        self.meta_snapshot: MetaSnapshot | None = None
+        self.meta_snapshot: MetaSnapshot = _NO_SNAPSHOT
         """The tool metadata the last pre_tool_call hook input held, and the ToolMeta it was taken of."""
         self._snapshots: dict[int, tuple[ToolMeta, MetaSnapshot]] = {}
         frame = current_agent.get()  # a subagent's Worker runs inside its frame (agents._run)

@@ -93,8 +93,6 @@ class DomainProxy:
         """Hosts refused, in order, each once."""
         self._server: asyncio.AbstractServer | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self._clients: set[asyncio.StreamWriter] = set()
-        """Connections accepted and not yet ended (a handler cancelled before it ran never closes its own)."""
         self._closed = False
 
     @classmethod
@@ -126,25 +124,18 @@ class DomainProxy:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
-        for writer in list(self._clients):  # (each handler's end closed its connection; this is a backstop)
-            writer.close()
-        self._clients.clear()
         shutil.rmtree(self._dir, ignore_errors=True)
 
     def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self._closed:  # accepted just before the proxy closed
             writer.close()
             return
-        self._clients.add(writer)
         task = asyncio.ensure_future(self._handle(reader, writer))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-        task.add_done_callback(lambda _: self._done(writer))
-
-    def _done(self, writer: asyncio.StreamWriter) -> None:
-        """A connection's handler ended — or was cancelled before it ran, and never closed it: closed here."""
-        self._clients.discard(writer)
-        writer.close()
+        # A handler cancelled before it ran (the proxy closing) never reaches the finally that closes its
+        # connection: its end closes it (a second close is nothing).
+        task.add_done_callback(lambda _: writer.close())
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         upstream: asyncio.StreamWriter | None = None
