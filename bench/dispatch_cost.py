@@ -4,13 +4,14 @@ Every hookloop figure times ``_ToolBatch._plan`` — the exact method the Worker
 call of a reply, awaiting what it returns when something asynchronous must run first — on two prepared calls of
 a real ``Worker`` with one registered tool (planned in turn, so each call's hooks see another call id and
 arguments). So it includes what a user pays: with no hook, or only sync hooks and nobody watching, the call is
-planned with no coroutine; an async hook adds the ``_plan_call`` coroutine the batch then awaits; and every hook
+planned with no coroutine; a lone async hook's own coroutine is returned for the batch to await, and its answer
+handed to ``_planned`` (several async hooks, or a watched one, add the ``_plan_call`` coroutine); and every hook
 input (one immutable ``PreToolCallInfo`` per call, shared by the call's hooks unless one keeps it — see
 ``hookloop.hooks._tool_inputs``), the dispatch, the declared-edit scan, then validation and the permission
 decision. Configurations differ only in their hooks, so what a hook adds is ``plan(with hooks) − plan(0 hooks)``,
 both medians of the same interleaved run:
 
-- hookloop — ``run._plan(call)`` (and ``await`` of what it returns) with 0, 1 or 5 sync / async
+- hookloop — ``run._plan(call)`` (and ``await`` of what it returns, as the batch does) with 0, 1 or 5 sync / async
   ``pre_tool_call`` hooks (the tool's validation is free and the Worker has no permission policy, so the
   0-hook baseline is small and the difference is not lost in noise) (and one run with a timeline subscriber,
   where every hook decision also becomes a ``HookDecision`` event);
@@ -123,7 +124,9 @@ class PlanCall:
         for plan, call in zip(self.plans, self.calls, strict=True):
             pending = plan()
             if pending is not None:
-                await pending
+                answer = await pending
+                if call.lone is not None:
+                    self.run._planned(call, answer)
             if call.state != "ready" or call.validated is None:
                 raise AssertionError(f"the prepared call was not planned as ready: {call.state}")
 
@@ -145,18 +148,22 @@ async def _awaited_coroutine(fn: Callable[[object], Any], arg: object, n: int) -
     return (perf_counter_ns() - start) / n
 
 
-async def _plan(plans: tuple[Callable[[], Any], Callable[[], Any]], n: int) -> float:
-    """``run._plan(call)``, awaiting what it returns, as ``_ToolBatch._run_tool_batch`` does for each call of a
-    reply (two calls in turn)."""
-    first, second = plans
+async def _plan(plan: PlanCall, n: int) -> float:
+    """``run._plan(call)``, awaiting what it returns and handing a lone async hook's answer to ``run._planned``,
+    as ``_ToolBatch._run_tool_batch`` does for each call of a reply (two calls in turn)."""
+    (first, second), (one, two), planned = plan.plans, plan.calls, plan.run._planned
     start = perf_counter_ns()
     for _ in range(n // 2):
         pending = first()
         if pending is not None:
-            await pending
+            answer = await pending
+            if one.lone is not None:
+                planned(one, answer)
         pending = second()
         if pending is not None:
-            await pending
+            answer = await pending
+            if two.lone is not None:
+                planned(two, answer)
     return (perf_counter_ns() - start) / (n // 2 * 2)
 
 
@@ -289,10 +296,13 @@ async def count_frames(plan: PlanCall, n: int = 100) -> FrameCount:
 
     sys.setprofile(profile)
     try:
+        call, planned = plan.calls[0], plan.run._planned
         for _ in range(n):
             pending = plan.plan()
             if pending is not None:
-                await pending
+                answer = await pending
+                if call.lone is not None:
+                    planned(call, answer)
     finally:
         sys.setprofile(None)
     return FrameCount(
@@ -335,7 +345,7 @@ async def run(sizes: Sizes) -> tuple[list[Row], dict[str, object]]:
         "awaited coroutine": partial(_awaited_coroutine, async_hook, prepared),
     }
     for key, plan in plans.items():
-        timed[f"plan {key}"] = partial(_plan, plan.plans)
+        timed[f"plan {key}"] = partial(_plan, plan)
     for key, pm in managers.items():
         if key != "async0":
             timed[f"pluggy {key}"] = partial(_pluggy_async if key.startswith("async") else _pluggy_sync, pm, prepared)

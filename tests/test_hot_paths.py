@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import Callable
@@ -108,6 +109,52 @@ async def test_a_hook_decides_the_same_inline_and_through_the_chain(answer: str,
         assert isinstance(inline, Aborted)
     if answer == "updated input":
         assert _summary(inline_worker, inline)[2][0][0] == "42"
+    if answer == "raises":  # the hook's own error is the HookError's cause, however the hook was awaited
+        assert isinstance(inline.__cause__, ZeroDivisionError)
+
+
+async def test_a_lone_async_hook_answers_for_each_call_of_a_reply_in_turn() -> None:
+    """One async hook, nobody watching: the batch awaits the hook's own coroutine for each call (no coroutine of
+    the Worker's around it) and concludes each call with that call's answer before the next call is planned."""
+    seen: list[tuple[str, int]] = []
+
+    async def guard(info: PreToolCallInfo) -> Continue | Deny:
+        seen.append((info.call_id, int(info.arguments["a"])))
+        return Deny("odd") if int(info.arguments["a"]) % 2 else Continue(updated_input={"a": 10, "b": 0})
+
+    calls = [ToolUse("add", {"a": a, "b": 1}, call_id=f"c{a}") for a in (1, 2, 3, 4)]
+    worker = Worker(ScriptedClient([calls, [Text("done")]]), tools=[add])
+    worker.add_hook(PRE_TOOL_CALL, guard, name="guard")
+    outcome = await worker.run("go")
+    assert isinstance(outcome, Finished)
+    assert seen == [("c1", 1), ("c2", 2), ("c3", 3), ("c4", 4)]
+    results = [r for r in worker.history if isinstance(r, ToolResult)]
+    assert [(r.call_id, r.is_error) for r in results] == [("c1", True), ("c2", False), ("c3", True), ("c4", False)]
+    assert "permission denied by hook 'guard': odd" in results[0].content
+    assert [r.content for r in results if not r.is_error] == ["10", "10"]
+
+
+async def test_cancelling_a_run_while_its_lone_async_hook_waits_fails_every_call_of_the_batch() -> None:
+    """A cancel that lands while the lone async pre_tool_call hook is awaited ends the run; every call of the
+    batch still gets its one result (the history stays valid)."""
+    entered = asyncio.Event()
+
+    async def waits(info: PreToolCallInfo) -> Continue:
+        entered.set()
+        await asyncio.Event().wait()  # never set: only the cancel ends it
+        return Continue()
+
+    calls = [ToolUse("add", {"a": 1, "b": 1}, call_id="c1"), ToolUse("add", {"a": 2, "b": 2}, call_id="c2")]
+    worker = Worker(ScriptedClient([calls, [Text("done")]]), tools=[add])
+    worker.add_hook(PRE_TOOL_CALL, waits, name="waits")
+    task = asyncio.ensure_future(worker.run("go"))
+    await entered.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    results = [r for r in worker.history if isinstance(r, ToolResult)]
+    assert [(r.call_id, r.is_error) for r in results] == [("c1", True), ("c2", True)]
+    assert all("cancelled" in r.content for r in results)
 
 
 async def test_the_inline_hook_gets_a_private_input_every_call() -> None:

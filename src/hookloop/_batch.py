@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from functools import partial
 from time import perf_counter
 from typing import Any, TypeAlias
@@ -97,6 +97,7 @@ class _Call:
         "denied",
         "executed",
         "input_edited_by",
+        "lone",
         "reason",
         "result",
         "seconds",
@@ -118,6 +119,9 @@ class _Call:
         self.executed = False
         self.denied = False
         self.input_edited_by: str | None = None
+        self.lone: Handler | None = None
+        """While a lone async pre_tool_call hook runs: that hook (its coroutine is what :meth:`_ToolBatch._plan`
+        returned): what it raises is that hook's failure."""
         self.seconds = 0.0
         self.structured: FrozenDict | None = None
         self.child: Checkpoint | None = None
@@ -173,7 +177,15 @@ class _ToolBatch(_RunBase):
                 for c in calls:
                     pending = self._plan(c)
                     if pending is not None:  # an interceptor or an async hook (or a watched hook) runs first
-                        await pending
+                        try:
+                            answer = await pending
+                        except Exception as exc:
+                            single, c.lone = c.lone, None
+                            if single is None or isinstance(exc, Aborted):
+                                raise
+                            raise raised(PRE_TOOL_CALL, single, exc) from exc
+                        if c.lone is not None:  # a lone async hook's own coroutine: its answer, to conclude
+                            self._planned(c, answer)
             if w.approvers and any(c.state == "approval" for c in calls):
                 await self._consult_approvers(calls)
             if w.denial_observers and any(c.denied for c in calls):
@@ -233,18 +245,21 @@ class _ToolBatch(_RunBase):
                     assert c.result is not None
                     w._append(c.result)
 
-    def _plan(self, c: _Call) -> Coroutine[Any, Any, None] | None:
+    def _plan(self, c: _Call) -> Awaitable[object] | None:
         """Plan one call of a reply — pre_tool_call interceptors, hooks, validation, the permission decision —
         as the batch does for each call: with no coroutine when nothing asynchronous runs first (no interceptor,
-        and only sync hooks with nobody watching, or none), and then None; else the coroutine to await
-        (:meth:`_plan_call`, which plans the same way with the awaits).
+        and only sync hooks with nobody watching, or none), and then None; else what to await: a lone async
+        hook's own coroutine (then ``c.lone`` is that hook; the batch hands its answer to :meth:`_planned`, and
+        what it raises is that hook's HookError), or :meth:`_plan_call`, which plans the same way with the awaits.
 
         Sync hooks are called here as run_chain would call them. The input is immutable (see
         hooks._tool_inputs): one hook gets a new one nothing else holds; the next hook gets the same one unless
         a hook kept it or swapped its class, and then a new one."""
         w = self.w
         chain = w.hooks.chains[PRE_TOOL_CALL.index]
-        if w._interceptors.pre_tool_call or (chain and (w.timeline.subscribers or not chain.all_sync)):
+        if w._interceptors.pre_tool_call or (
+            chain and (w.timeline.subscribers or (not chain.all_sync and len(chain) != 1))
+        ):
             return self._plan_call(c)
         if self._unplannable(c):
             return None
@@ -266,6 +281,9 @@ class _ToolBatch(_RunBase):
                     raise
                 except Exception as exc:
                     raise raised(PRE_TOOL_CALL, single, exc) from exc
+                if single.is_async:  # its coroutine, for the batch to await (no coroutine of ours around it)
+                    c.lone = single
+                    return result  # type: ignore[no-any-return]
                 if result is not _PLAIN:  # the plain answer: nothing to record (what `carries` says)
                     votes = self._hook_votes(c, *_vote(single, result, None))
             else:
@@ -292,6 +310,17 @@ class _ToolBatch(_RunBase):
         if votes is not None:
             self._conclude(c, votes)
         return None
+
+    def _planned(self, c: _Call, answer: object) -> None:
+        """The answer of the lone async hook whose coroutine :meth:`_plan` returned: record it, then validate and
+        decide."""
+        single, c.lone = c.lone, None
+        assert single is not None
+        votes: list[tuple[str, str, str]] | tuple[()] | None = ()
+        if answer is not _PLAIN:
+            votes = self._hook_votes(c, *_vote(single, answer, None))
+        if votes is not None:
+            self._conclude(c, votes)
 
     async def _plan_call(self, c: _Call) -> None:
         """:meth:`_plan` when an interceptor or an async hook runs first, or someone watches the hooks."""
