@@ -4,7 +4,10 @@ directory."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
+import pickle
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from helpers import add
 from hookloop import (
     Approve,
     Message,
@@ -32,6 +36,7 @@ from hookloop.hooks import (
     ON_PROMPT_SUBMIT,
     ON_STREAM_CHUNK,
     ON_TURN_END,
+    POST_TOOL_CALL,
     PRE_LLM_REQUEST,
     PRE_TOOL_CALL,
     SESSION_END,
@@ -43,6 +48,7 @@ from hookloop.hooks import (
 from hookloop.permissions import PermissionPolicy
 from hookloop.stream import TextDelta, UsageEvent
 from hookloop.timeline import ItemAppended
+from hookloop.tools import ToolMeta
 
 pytestmark = pytest.mark.anyio
 
@@ -224,6 +230,49 @@ async def test_the_prompt_item_and_new_items_hooks_see_are_copies() -> None:
     assert all(item.id != "item_tampered" for item in worker.history)
 
 
+@pytest.mark.parametrize("watched", [False, True], ids=["nobody watching", "a subscriber"])
+async def test_new_items_copied_on_first_read_are_the_items_of_that_request_and_never_the_originals(
+    watched: bool,
+) -> None:
+    """The Worker hands pre_llm_request its own new items and the input copies them on first read: a hook that
+    keeps the input and reads it later (after the run) gets copies of that request's items, every way it can
+    read the field (attribute, dataclass helpers, copy, pickle, two hooks of a chain), and tampering with any of
+    them reaches neither the history nor another reader."""
+    worker = Worker(ScriptedClient([[ToolUse("add", {"a": 1, "b": 2})], [Text("done")]]), tools=[add])
+    if watched:
+        worker.subscribe(lambda event: None)
+    kept: list[Any] = []
+    worker.add_hook(PRE_LLM_REQUEST, lambda info: (kept.append(info), Continue())[1])
+    worker.add_hook(PRE_LLM_REQUEST, lambda info: (kept.append(info), Continue())[1])
+    await worker.run("go")
+    history = list(worker.history)
+    originals = {id(item) for item in history}
+    first, second = kept[0], kept[-1]  # the first request's input, and the second request's (last hook)
+    readings = [
+        second.new_items,
+        dataclasses.replace(second).new_items,
+        copy.copy(second).new_items,
+        pickle.loads(pickle.dumps(second)).new_items,
+    ]
+    assert dataclasses.asdict(second)["new_items"] == tuple(dataclasses.asdict(item) for item in history[1:3])
+    for reading in readings:
+        assert type(reading) is tuple
+        assert [type(item).__name__ for item in reading] == ["ToolCall", "ToolResult"]
+        assert list(reading) == history[1:3]  # that request's new items, equal to the history's
+        assert not {id(item) for item in reading} & originals
+    assert [type(item).__name__ for item in first.new_items] == ["Message"]
+    assert first.new_items[0] == history[0]
+    assert first.new_items[0] is not history[0]
+    for info in kept:
+        for item in info.new_items:
+            object.__setattr__(item, "id", "item_tampered")
+    assert all(item.id != "item_tampered" for item in worker.history)
+    assert repr(second).count("ToolCall(") == 1
+    object.__setattr__(second, "new_items", ())  # forced onto this input only
+    assert second.new_items == ()
+    assert dataclasses.replace(first).new_items == first.new_items
+
+
 async def test_timeline_subscribers_and_stream_hooks_cannot_change_the_history_or_usage() -> None:
     worker = Worker(ScriptedClient([[Text("hello world")]]))
 
@@ -274,6 +323,35 @@ async def test_pre_tool_call_meta_is_a_copy_and_the_tool_keeps_its_own(tmp_path:
     assert entry[1][0] is False
     assert bash.meta.read_only is False
     assert "command" in bash.meta.input_schema["properties"]  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("watched", [False, True], ids=["nobody watching", "a subscriber"])
+async def test_post_tool_call_meta_is_a_new_copy_per_call_even_when_read_late(tmp_path: Path, watched: bool) -> None:
+    """post_tool_call's ``meta`` is made from the Worker's snapshot when first read: a hook that keeps its inputs
+    and reads them after the run gets a ToolMeta equal to the tool's, a different one per call and per way of
+    reading it, and what it forces into one reaches neither the tool nor another call's input."""
+    ran: list[str] = []
+    bash = bash_tool(tmp_path, ran)
+    calls = [ToolUse("Bash", {"command": "echo one"}), ToolUse("Bash", {"command": "echo two"})]
+    worker = Worker(ScriptedClient([calls, [Text("done")]]), tools=[bash])
+    if watched:
+        worker.subscribe(lambda event: None)
+    kept: list[Any] = []
+    worker.add_hook(POST_TOOL_CALL, lambda info: (kept.append(info), Continue())[1])
+    await worker.run("go")
+    first, second = kept
+    assert first.meta == bash.meta
+    assert first.meta is not bash.meta
+    object.__setattr__(first.meta, "read_only", True)
+    object.__setattr__(first.meta, "input_schema", freeze({"type": "object"}))
+    assert first.meta.read_only is True  # its own copy, kept once made
+    for meta in (second.meta, dataclasses.replace(second).meta, pickle.loads(pickle.dumps(second)).meta):
+        assert type(meta) is ToolMeta
+        assert meta == bash.meta
+        assert meta is not first.meta
+    assert bash.meta.read_only is False
+    assert "command" in bash.meta.input_schema["properties"]  # type: ignore[operator]
+    assert "ToolMeta(name='Bash'" in repr(second)
 
 
 async def test_a_hook_cannot_mislead_the_next_hook_of_its_chain(tmp_path: Path) -> None:

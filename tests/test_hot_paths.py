@@ -23,7 +23,20 @@ from helpers import add
 from hookloop import Finished, HookError, Paused, ScriptedClient, Text, ToolResult, ToolUse, Worker
 from hookloop._frozen import freeze
 from hookloop.errors import Aborted
-from hookloop.hooks import ON_TEXT_DELTA, PRE_TOOL_CALL, Abort, Allow, Ask, Continue, Deny, Pause, PreToolCallInfo, Skip
+from hookloop.hooks import (
+    ON_TEXT_DELTA,
+    POST_TOOL_CALL,
+    PRE_TOOL_CALL,
+    Abort,
+    Allow,
+    Ask,
+    Continue,
+    Deny,
+    Pause,
+    PreToolCallInfo,
+    Skip,
+    Stop,
+)
 from hookloop.items import Message
 from hookloop.tools import ToolMeta
 from hookloop.worker import json_size
@@ -111,6 +124,49 @@ async def test_a_hook_decides_the_same_inline_and_through_the_chain(answer: str,
         assert _summary(inline_worker, inline)[2][0][0] == "42"
     if answer == "raises":  # the hook's own error is the HookError's cause, however the hook was awaited
         assert isinstance(inline.__cause__, ZeroDivisionError)
+
+
+POST_ANSWERS: dict[str, Hook] = {
+    "plain continue": lambda info: Continue(),
+    "replace output": lambda info: Continue(replace_output=f"replaced {info.content}"),
+    "context": lambda info: Continue(additional_context=f"about {info.tool_name}"),
+    "replace and context": lambda info: Continue(replace_output="r", additional_context="c"),
+    "stop": lambda info: Stop("enough"),
+    "abort": lambda info: Abort("stop everything"),
+    "wrong result": lambda info: None,
+    "raises": lambda info: 1 / 0,
+    "not a post_tool_call answer": lambda info: Deny("no"),
+}
+
+
+@pytest.mark.parametrize("answer", list(POST_ANSWERS))
+async def test_a_post_tool_call_hook_decides_the_same_on_every_path(answer: str) -> None:
+    """A lone sync post_tool_call hook runs with no coroutine; async, it runs in the batch's coroutine; with a
+    subscriber, through run_chain. Every kind of answer has the same effect on all three: the results, the run's
+    end, the error."""
+    summaries = []
+    for is_async, watched in ((False, False), (True, False), (False, True)):
+        worker = Worker(
+            ScriptedClient([[ToolUse("add", {"a": 1, "b": 2}), ToolUse("add", {"a": 3, "b": 4})], [Text("done")]]),
+            tools=[add],
+        )
+        worker.add_hook(POST_TOOL_CALL, _as(POST_ANSWERS[answer], is_async), name="the hook")
+        if watched:
+            worker.subscribe(lambda event: None)
+        try:
+            outcome: object = await worker.run("go")
+        except Exception as exc:
+            outcome = exc
+        summaries.append(_summary(worker, outcome))
+    assert summaries[0] == summaries[1] == summaries[2]
+    if answer in ("wrong result", "raises", "not a post_tool_call answer"):
+        assert summaries[0][0] == "HookError"
+        assert "the hook" in str(summaries[0][1])
+    if answer == "replace output":
+        assert [content for content, _, _ in summaries[0][2]] == ["replaced 3", "replaced 7"]
+    if answer == "stop":
+        assert summaries[0][0] == "finished"
+        assert len(summaries[0][2]) == 2  # both calls answered, then the run finished
 
 
 async def test_a_lone_async_hook_answers_for_each_call_of_a_reply_in_turn() -> None:

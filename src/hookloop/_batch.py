@@ -22,7 +22,7 @@ from hookloop.errors import (
     CheckpointError,
 )
 from hookloop.hooks._dispatch import Handler, carries, display_name, raised, settle
-from hookloop.hooks._tool_inputs import PreToolCallInfo, meta_view, refs_when_unshared
+from hookloop.hooks._tool_inputs import PreToolCallInfo, refs_when_unshared
 from hookloop.hooks._tool_inputs import make as _make
 from hookloop.hooks.events import (
     NOTIFICATION,
@@ -45,6 +45,7 @@ from hookloop.hooks.summaries import (
     BatchCallInfo,
     NotificationInfo,
     PostToolBatchInfo,
+    PostToolCallInfo,
 )
 from hookloop.interceptors._base import (
     InterceptorChain,
@@ -218,8 +219,10 @@ class _ToolBatch(_RunBase):
             interceptors, hook_chains = w._interceptors, w.hooks.chains
             for c in calls:
                 if c.executed:
-                    if interceptors.post_tool_call or hook_chains[POST_TOOL_CALL.index]:  # else no coroutine
-                        await self._post(c)
+                    if interceptors.post_tool_call or hook_chains[POST_TOOL_CALL.index]:
+                        pending = self._post(c)
+                        if pending is not None:  # an interceptor, an async hook, several, or a subscriber
+                            await pending
                 elif c.state == "subagent":
                     subagent = True
             if subagent:  # a subagent paused: the batch pauses with it
@@ -635,9 +638,71 @@ class _ToolBatch(_RunBase):
             self.usage = self.usage + c.child_usage
         return answer
 
-    async def _post(self, c: _Call) -> None:
-        """post_tool_call: interceptors, then hooks (Continue edits, Abort, Stop). Called only when there is one
-        or the other (the batch checks)."""
+    def _post(self, c: _Call) -> Awaitable[None] | None:
+        """post_tool_call for one executed call: with no coroutine when one sync hook runs and nobody watches
+        (the common case), and then None; else the coroutine to await (:meth:`_post_call`: interceptors, async
+        or several hooks, or a subscriber). Called only when there is an interceptor or a hook (the batch
+        checks)."""
+        w = self.w
+        chain = w.hooks.chains[POST_TOOL_CALL.index]
+        if w._interceptors.post_tool_call or w.timeline.subscribers or len(chain) != 1 or not chain.all_sync:
+            return self._post_call(c)
+        result = c.result
+        assert result is not None
+        single = chain[0]
+        fn = single.fn
+        try:
+            answer = fn(self._post_info(c, result, result.content, result.is_error))
+        except Aborted:
+            raise
+        except Exception as exc:
+            raise raised(POST_TOOL_CALL, single, exc) from exc
+        if answer is not _PLAIN:  # else it passed, and nothing changed the result: nothing to rebuild
+            self._post_answers(c, result, result.content, result.is_error, result.parts, None, single, answer)
+        return None
+
+    def _post_info(self, c: _Call, result: ToolResult, content: str, is_error: bool) -> PostToolCallInfo:
+        """The post_tool_call input for ``c`` (``content`` and ``is_error`` as the interceptors left them)."""
+        tool_meta = c.tool.meta  # type: ignore[union-attr]  # an executed call has a tool
+        return post_tool_call_info(
+            self.run_id,
+            self.session_id,
+            self.turn,
+            result.call_id,
+            result.name,
+            c.args,
+            # the snapshot: PostToolCallInfo.meta makes a new copy of it when first read (a hook may change its own)
+            self.meta_snapshot if tool_meta is self.meta_of_snapshot else self._snapshot(tool_meta),
+            content,
+            is_error,
+            c.seconds,
+            c.structured if content == result.content else None,
+            self.agent_id,
+            self.agent_type,
+        )
+
+    def _post_answers(
+        self,
+        c: _Call,
+        result: ToolResult,
+        content: str,
+        is_error: bool,
+        parts: tuple[ContentPart, ...],
+        meta: dict[str, object] | None,
+        single: Handler,
+        answer: object,
+    ) -> None:
+        """A lone post_tool_call hook's answer other than the plain ``Continue()``: its edits, or its decision."""
+        edits: list[tuple[Handler, Any]] = []
+        decided = None
+        if type(answer) not in _POST_PASSES:
+            decided = settle(POST_TOOL_CALL, single, answer)
+        elif carries(answer):
+            edits.append((single, answer))
+        self._post_apply(c, result, content, is_error, parts, meta, edits, decided)
+
+    async def _post_call(self, c: _Call) -> None:
+        """:meth:`_post` when an interceptor, an async hook or several hooks run, or someone watches."""
         w = self.w
         result = c.result
         assert result is not None
@@ -666,25 +731,7 @@ class _ToolBatch(_RunBase):
             meta.update(view.notes)
         post_chain = w.hooks.chains[POST_TOOL_CALL.index]
         if post_chain:
-            tool_meta = c.tool.meta
-            info = post_tool_call_info(
-                self.run_id,
-                self.session_id,
-                self.turn,
-                result.call_id,
-                result.name,
-                c.args,
-                meta_view(  # a new copy per call (a hook may change its own)
-                    self.meta_snapshot if tool_meta is self.meta_of_snapshot else self._snapshot(tool_meta)
-                ),
-                content,
-                is_error,
-                c.seconds,
-                c.structured if content == result.content else None,
-                self.agent_id,
-                self.agent_type,
-            )
-            edits: list[tuple[Handler, Any]] = []
+            info = self._post_info(c, result, content, is_error)
             if len(post_chain) == 1 and not w.timeline.subscribers:  # one hook, nobody watching: as run_chain
                 single = post_chain[0]
                 fn = single.fn
@@ -698,41 +745,57 @@ class _ToolBatch(_RunBase):
                     raise raised(POST_TOOL_CALL, single, exc) from exc
                 if answer is _PLAIN and meta is None:
                     return  # it passed, and no interceptor changed the result: nothing to rebuild
-                decided = None
-                if type(answer) not in _POST_PASSES:
-                    decided = settle(POST_TOOL_CALL, single, answer)
-                elif carries(answer):
-                    edits.append((single, answer))
-            else:
-                decided = await self.hooks(POST_TOOL_CALL, info, edits, result.call_id)
-            contexts: list[str] = []
-            added_by: list[str] = []
-            for handler, edit in edits:
-                self._reject_edits(POST_TOOL_CALL, handler, edit, allowed=("replace_output", "additional_context"))
-                if edit.replace_output is not None:
-                    content = cap_text(edit.replace_output, w.output_cap, "replaced tool output")
-                    parts = ()
-                    if meta is None:
-                        meta = dict(result.meta)
-                    meta["output_replaced_by"] = handler.name
-                if edit.additional_context:
-                    contexts.append(self._context_block(handler, POST_TOOL_CALL, edit.additional_context))
-                    added_by.append(handler.name)
-            if contexts:
-                content = "\n\n".join([content, *contexts])
-                if parts:
-                    parts = (*parts, *(TextPart(text=context) for context in contexts))
+                self._post_answers(c, result, content, is_error, parts, meta, single, answer)
+                return
+            edits: list[tuple[Handler, Any]] = []
+            decided = await self.hooks(POST_TOOL_CALL, info, edits, result.call_id)
+            self._post_apply(c, result, content, is_error, parts, meta, edits, decided)
+            return
+        self._post_apply(c, result, content, is_error, parts, meta, [], None)
+
+    def _post_apply(
+        self,
+        c: _Call,
+        result: ToolResult,
+        content: str,
+        is_error: bool,
+        parts: tuple[ContentPart, ...],
+        meta: dict[str, object] | None,
+        edits: list[tuple[Handler, Any]],
+        decided: tuple[Any, Handler] | None,
+    ) -> None:
+        """After post_tool_call's interceptors and hooks: apply the hooks' edits (replaced output, added
+        context), then their decision (Abort raises, Stop finishes the run after this batch), and rebuild the
+        result if anything changed it."""
+        w = self.w
+        contexts: list[str] = []
+        added_by: list[str] = []
+        for handler, edit in edits:
+            self._reject_edits(POST_TOOL_CALL, handler, edit, allowed=("replace_output", "additional_context"))
+            if edit.replace_output is not None:
+                content = cap_text(edit.replace_output, w.output_cap, "replaced tool output")
+                parts = ()
                 if meta is None:
                     meta = dict(result.meta)
-                meta["context_added_by"] = added_by
-            if decided is not None:
-                decision, handler = decided
-                if isinstance(decision, Abort):
-                    c.result = _rebuild(result, content, is_error, dict(result.meta) if meta is None else meta, parts)
-                    raise Aborted(decision.reason, hook=handler.name, event=POST_TOOL_CALL.name)
-                assert isinstance(decision, Stop)
-                if self.stop is None:
-                    self.stop = (handler.name, decision.reason)
+                meta["output_replaced_by"] = handler.name
+            if edit.additional_context:
+                contexts.append(self._context_block(handler, POST_TOOL_CALL, edit.additional_context))
+                added_by.append(handler.name)
+        if contexts:
+            content = "\n\n".join([content, *contexts])
+            if parts:
+                parts = (*parts, *(TextPart(text=context) for context in contexts))
+            if meta is None:
+                meta = dict(result.meta)
+            meta["context_added_by"] = added_by
+        if decided is not None:
+            decision, handler = decided
+            if isinstance(decision, Abort):
+                c.result = _rebuild(result, content, is_error, dict(result.meta) if meta is None else meta, parts)
+                raise Aborted(decision.reason, hook=handler.name, event=POST_TOOL_CALL.name)
+            assert isinstance(decision, Stop)
+            if self.stop is None:
+                self.stop = (handler.name, decision.reason)
         if (
             content is not result.content
             or is_error is not result.is_error

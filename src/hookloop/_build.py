@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hookloop._frozen import FrozenDict
+from hookloop.hooks._tool_inputs import MetaSnapshot
 from hookloop.hooks.summaries import PostToolCallInfo, PreLlmRequestInfo
 from hookloop.items import (
     ContentPart,
@@ -242,7 +243,7 @@ def post_tool_call_info(
     call_id: str,
     tool_name: str,
     arguments: FrozenDict,
-    meta: ToolMeta,
+    meta: ToolMeta | MetaSnapshot,
     content: str,
     is_error: bool,
     seconds: float,
@@ -251,7 +252,8 @@ def post_tool_call_info(
     agent_type: str | None,
 ) -> PostToolCallInfo:
     """``PostToolCallInfo(run_id=…, session_id=…, turn=…, call_id=…, tool_name=…, arguments=…, meta=…,
-    content=…, is_error=…, seconds=…, structured=…, agent_id=…, agent_type=…)``."""
+    content=…, is_error=…, seconds=…, structured=…, agent_id=…, agent_type=…)``; ``meta`` may be a
+    :func:`~hookloop.hooks._tool_inputs.tool_meta_snapshot`, copied into a ToolMeta when first read."""
     new: Any = _PostToolCallInfo()
     new.run_id = run_id
     new.session_id = session_id

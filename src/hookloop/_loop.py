@@ -51,6 +51,7 @@ from hookloop.hooks.summaries import (
     PromptSubmitInfo,
     SessionStartInfo,
     TurnEndInfo,
+    Undetached,
 )
 from hookloop.interceptors._base import (
     COMPACT,
@@ -192,7 +193,7 @@ class _Run(_StreamStep, _ToolBatch):
                 w.model,
                 len(items),
                 w.token_estimate,
-                tuple([detached(item) for item in history[self.last_sent :]]),
+                Undetached(history[self.last_sent :]),  # copied if a hook reads them
             )
             if len(chain) == 1 and not w.timeline.subscribers:  # one hook, nobody watching: as run_chain
                 single = chain[0]

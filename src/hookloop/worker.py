@@ -108,7 +108,13 @@ def json_size(value: object) -> int:
     if cls is MappingProxyType or cls is dict:
         size = 0
         for key, item in value.items():  # type: ignore[attr-defined]
-            size += len(key) + 6 + json_size(item)  # "key": item,␠
+            kind = type(item)  # strings and integers (most arguments) measured here, without a call
+            if kind is str:
+                size += len(key) + 8 + len(item)  # "key": "item",␠
+            elif kind is int:
+                size += len(key) + 6 + len(repr(item))
+            else:
+                size += len(key) + 6 + json_size(item)  # "key": item,␠
         return size if size else 2  # {…} is 2 characters; the last item has no ", "
     if cls is tuple or cls is list:
         size = 0
