@@ -132,3 +132,147 @@ async def test_cwd_follows_the_bash_cd_while_the_hook_process_and_file_paths_sta
     ]
     assert {s["process"] for s in seen} == {str(p)}  # a relative hook command keeps working after the cd
     assert seen[3]["file"] == str(p / "notes.txt")  # and relative file paths are absolute against the root
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Guards in the languages people write them in (already Claude Code's behaviour: pinned here)
+# --------------------------------------------------------------------------------------------------------------
+
+# Node, CommonJS, reading the whole input with readFileSync(0) and answering with a permission decision.
+NODE_GUARD = """
+const fs = require('fs');
+const input = JSON.parse(fs.readFileSync(0, 'utf8'));
+if ((input.tool_input.command || '').includes('rm -rf')) {
+  console.log(JSON.stringify({hookSpecificOutput: {hookEventName: 'PreToolUse', permissionDecision: 'deny',
+    permissionDecisionReason: 'recursive delete blocked'}}));
+}
+"""
+
+# Node, ES module, reading /dev/stdin, answering with exit 2 and stderr.
+NODE_ESM_GUARD = """
+import { readFileSync } from 'node:fs';
+const input = JSON.parse(readFileSync('/dev/stdin', 'utf8'));
+if (input.tool_input.command.startsWith('sudo ')) { console.error('sudo is not allowed here'); process.exit(2); }
+"""
+
+# Bash that reads one line with a timeout (the payload is one line with no newline, as Claude Code sends it).
+ONE_LINE_GUARD = """
+read -t 1 INPUT || true
+CMD=$(echo "$INPUT" | jq -r '.tool_input.command')
+if [[ "$CMD" == *"curl "* ]]; then echo "network access is blocked" >&2; exit 2; fi
+exit 0
+"""
+
+# A script without a shebang, run as "bash <file>" (the common .sh registration).
+NO_SHEBANG = """
+INPUT=$(cat)
+case "$(echo "$INPUT" | jq -r .tool_input.command)" in
+  *"git push --force"*) echo '{"decision": "block", "reason": "no force pushes"}' ;;
+esac
+"""
+
+
+async def test_node_bash_and_shebangless_guards_decide_as_in_claude_code(env: Env) -> None:
+    env.script("one-line.sh", ONE_LINE_GUARD)
+    hooks = env.project / ".claude" / "hooks"
+    (hooks / "guard.js").write_text("#!/usr/bin/env node\n" + NODE_GUARD.lstrip())  # run by node, not executable
+    (hooks / "guard.mjs").write_text(NODE_ESM_GUARD)
+    (hooks / "no-shebang.sh").write_text(NO_SHEBANG)
+    env.settings(
+        {
+            "PreToolUse": [
+                {
+                    "matcher": "Bash",
+                    "hooks": [
+                        {"type": "command", "command": "node $CLAUDE_PROJECT_DIR/.claude/hooks/guard.js"},
+                        {"type": "command", "command": 'node "$CLAUDE_PROJECT_DIR/.claude/hooks/guard.mjs"'},
+                        {"type": "command", "command": '"$CLAUDE_PROJECT_DIR"/.claude/hooks/one-line.sh'},
+                        {"type": "command", "command": "bash .claude/hooks/no-shebang.sh"},
+                    ],
+                }
+            ]
+        }
+    )
+    p = env.project
+    commands = ["rm -rf build", "sudo ls", "curl example.org", "git push --force", "echo fine"]
+    turns = [[ToolUse("Bash", {"command": c}) for c in commands], [Text("done")]]
+    worker, _, _ = worker_for(env, turns, tools=builtin_tools(p), workspace=p)
+    assert isinstance(await worker.run("go"), Finished)
+    got = [(r.is_error, r.content) for r in results(worker)]
+    assert got == [
+        (True, "permission denied by hook 'command hooks': recursive delete blocked"),
+        (True, "permission denied by hook 'command hooks': sudo is not allowed here"),
+        (True, "permission denied by hook 'command hooks': network access is blocked"),
+        (True, "permission denied by hook 'command hooks': no force pushes"),  # legacy decision "block"
+        (False, "fine"),
+    ]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# A failed Bash command is PostToolUseFailure, not PostToolUse
+# --------------------------------------------------------------------------------------------------------------
+
+LOG_EVENT = """
+jq -c '{event: .hook_event_name, command: .tool_input.command, error: .error,
+        stdout: .tool_response.stdout}' >> "$CLAUDE_PROJECT_DIR/events.jsonl"
+"""
+
+
+async def test_a_failing_bash_command_fires_posttoolusefailure_only(env: Env) -> None:
+    env.script("log.sh", LOG_EVENT)
+    command = '"$CLAUDE_PROJECT_DIR"/.claude/hooks/log.sh'
+    env.settings({"PostToolUse": group(command, matcher="Bash"), "PostToolUseFailure": group(command, matcher="Bash")})
+    p = env.project
+    turns = [[ToolUse("Bash", {"command": "echo ok"})], [ToolUse("Bash", {"command": "exit 3"})], [Text("done")]]
+    worker, _, _ = worker_for(env, turns, tools=builtin_tools(p), workspace=p)
+    assert isinstance(await worker.run("go"), Finished)
+    logged = lines(p / "events.jsonl")
+    assert [(e["event"], e["command"]) for e in logged] == [
+        ("PostToolUse", "echo ok"),
+        ("PostToolUseFailure", "exit 3"),
+    ]
+    assert logged[0]["stdout"] == "ok"
+    assert "Exit code 3" in logged[1]["error"]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Cline: the documented jq template, run in the workspace root, debug output before the answer
+# --------------------------------------------------------------------------------------------------------------
+
+CLINE_TS_ONLY = """
+input=$(cat)
+echo "[PreToolUse] checking $(echo "$input" | jq -r '.preToolUse.toolName')"
+tool_name=$(echo "$input" | jq -r '.preToolUse.toolName')
+path=$(echo "$input" | jq -r '.preToolUse.parameters.path // ""')
+if [[ "$tool_name" == "write_to_file" && "$path" == *.js && -f tsconfig.json ]]; then
+  cat <<EOF
+{
+  "cancel": true,
+  "errorMessage": "Cannot create .js files in a TypeScript project ($path)"
+}
+EOF
+  exit 0
+fi
+echo '{"cancel": false, "contextModification": "WORKSPACE_RULES: checked '"$path"'"}'
+"""
+
+
+async def test_a_cline_write_guard_sees_cline_names_relative_paths_and_runs_in_the_workspace(env: Env) -> None:
+    from hookloop.command_hooks.bridge import CommandHookCancelled
+
+    env.script("PreToolUse", CLINE_TS_ONLY, folder=".clinerules/hooks")
+    p = env.project
+    (p / "tsconfig.json").write_text("{}")
+    turns = [
+        [ToolUse("Write", {"file_path": "src/a.ts", "content": "x\n"})],
+        [ToolUse("Write", {"file_path": str(p / "src/b.js"), "content": "y\n"})],
+    ]
+    worker, _, _ = worker_for(env, turns, tools=builtin_tools(p), workspace=p)
+    with pytest.raises(CommandHookCancelled) as caught:
+        await worker.run("go")
+    assert caught.value.reason == "Cannot create .js files in a TypeScript project (src/b.js)"
+    assert (p / "src/a.ts").exists()
+    assert not (p / "src/b.js").exists()
+    first = results(worker)[0]
+    assert '<hook_context source="PreToolUse" type="workspace_rules">' in first.content
+    assert "checked src/a.ts" in first.content
