@@ -276,3 +276,23 @@ async def test_a_cline_write_guard_sees_cline_names_relative_paths_and_runs_in_t
     first = results(worker)[0]
     assert '<hook_context source="PreToolUse" type="workspace_rules">' in first.content
     assert "checked src/a.ts" in first.content
+
+
+# A PowerShell-style answer: UTF-8 output starts with a byte-order mark and ends with CRLF. Claude Code trims
+# it away (JavaScript's trim) and reads the JSON; so must we, or the deny is read as plain text and ignored.
+BOM_DENY = r"""
+cat > /dev/null
+printf '\xef\xbb\xbf{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", '
+printf '"permissionDecisionReason": "blocked by policy"}}\r\n'
+"""
+
+
+async def test_a_json_answer_after_a_byte_order_mark_is_still_the_answer(env: Env) -> None:
+    env.script("bom.sh", BOM_DENY)
+    env.settings({"PreToolUse": group('"$CLAUDE_PROJECT_DIR"/.claude/hooks/bom.sh', matcher="Bash")})
+    p = env.project
+    turns = [[ToolUse("Bash", {"command": "echo hi"})], [Text("done")]]
+    worker, _, _ = worker_for(env, turns, tools=builtin_tools(p), workspace=p)
+    assert isinstance(await worker.run("go"), Finished)
+    [denied] = results(worker)
+    assert (denied.is_error, denied.content) == (True, "permission denied by hook 'command hooks': blocked by policy")
