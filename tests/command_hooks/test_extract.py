@@ -62,6 +62,10 @@ def brute_force_last_object(text: str) -> dict[str, object] | None:
         ('{"a": 1} trailing', None),
         ("{not json", None),
         (b"\xff{", None),
+        # trimmed as JavaScript's trim(): a byte-order mark goes (Windows PowerShell's first write), U+001C stays
+        (b'\xef\xbb\xbf{"decision": "block"}\r\n', {"decision": "block"}),
+        ('\u00a0\u3000{"a": 1}\u2028', {"a": 1}),
+        ('\x1c{"a": 1}', None),
     ],
 )
 def test_read_claude_json(stdout: str | bytes, expected: dict[str, object] | None) -> None:

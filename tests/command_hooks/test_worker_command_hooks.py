@@ -857,7 +857,8 @@ async def test_each_claude_event_gets_exactly_the_documented_stdin_fields(env: E
     first = dumped(out, "PreToolUse")[0]["stdin"]
     assert (first["tool_name"], first["tool_input"], first["tool_use_id"]) == ("Bash", {"command": "ls"}, "call_0001")
     assert first["permission_mode"] == "bypassPermissions"  # no policy yet: every call is allowed
-    assert [r["stdin"]["source"] for r in dumped(out, "SessionStart")] == ["startup"] * 3
+    # the later runs continue the session's conversation: Claude Code's ``--continue`` says "resume"
+    assert [r["stdin"]["source"] for r in dumped(out, "SessionStart")] == ["startup", "resume", "resume"]
     assert [r["stdin"]["reason"] for r in dumped(out, "SessionEnd")] == ["other"] * 3
     assert [r["stdin"]["notification_type"] for r in dumped(out, "Notification")] == ["injected", "permission_prompt"]
     assert dumped(out, "PostToolUseFailure")[0]["stdin"]["error"] == "tool 'flaky' failed: RuntimeError: disk full"

@@ -144,10 +144,14 @@ class EventHooks(WatchedEvents):
         if info.source == "startup":  # a resumed batch still ends the turn a judge ended before the pause
             self.turn_ended = None
         cline: Literal["TaskStart", "TaskResume"] = "TaskStart" if info.source == "startup" else "TaskResume"
-        hooks = self.select("SessionStart", cline, target=info.source)
+        # A run that continues a conversation (the session already has history) is Claude Code's
+        # ``claude --continue``: SessionStart says ``resume``, so a ``startup`` hook (one-time set-up) does not
+        # run again for every prompt of the session. The prompt of a starting run is not in the history yet.
+        source: Literal["startup", "resume"] = "resume" if self.worker.history else info.source
+        hooks = self.select("SessionStart", cline, target=source)
         if not hooks:
             return None
-        payload = wire_in.session_start_input(self.claude_facts(info.session_id), info.source, model=self.worker.model)
+        payload = wire_in.session_start_input(self.claude_facts(info.session_id), source, model=self.worker.model)
         fired = await self.fire(
             hooks,
             payload,

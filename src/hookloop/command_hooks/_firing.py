@@ -17,6 +17,7 @@ import os
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from hookloop._frozen import JSONValue
@@ -524,9 +525,19 @@ class Firing:
         return wire_in.ClaudeFacts(
             session_id=session_id,
             transcript_path=self.transcript.current(),
-            cwd=self.cwd,
+            cwd=self.current_dir(),
             permission_mode=wire_in.permission_mode_of(self.worker.permission_mode),
+            workspace=self.cwd,
         )
+
+    def current_dir(self) -> str:
+        """The session's current directory (Claude Code's ``cwd``, which "follows cd"): where the Worker's Bash
+        tool is after its last ``cd``; the workspace root when it has no Bash tool that keeps one."""
+        for tool in self.worker.tools:
+            if tool.meta.name == "Bash":
+                where = getattr(tool, "cwd", None)
+                return str(where) if isinstance(where, Path) else self.cwd
+        return self.cwd
 
     def cline_facts(self, task_id: str) -> wire_in.ClineFacts:
         return wire_in.ClineFacts(

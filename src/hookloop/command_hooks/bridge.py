@@ -65,7 +65,9 @@ Inside a subagent (:mod:`hookloop.agents`) the parent's tool hooks fire for the 
 carries ``agent_id`` / ``agent_type``, as in Claude Code.
 
 A hookloop *run* (or resume) is a Claude Code session and a Cline task: SessionStart/TaskStart fire when it starts,
-SessionEnd/TaskComplete/TaskCancel when it ends, and Cline's ``taskId`` is the run id (a resume keeps it).
+SessionEnd/TaskComplete/TaskCancel when it ends, and Cline's ``taskId`` is the run id (a resume keeps it). A run
+that continues a conversation (the Worker's history is not empty) is Claude Code's ``claude -p --continue``:
+SessionStart's ``source`` is ``resume``, so ``startup``-only hooks run once per conversation.
 
 What hooks receive: Claude Code's stdin (``transcript_path`` a Claude Code–format transcript,
 :mod:`.transcript`; PostToolUse ``tool_response`` each built-in tool's structured object), Cline's stdin with

@@ -31,6 +31,12 @@ __all__ = ["decode_output", "extract_last_json_object", "read_claude_json"]
 
 _SPECIAL = re.compile(r'[{}"]')
 _WS = " \t\n\r"
+# What JavaScript's String.prototype.trim removes: WhiteSpace (with U+FEFF, the byte-order mark, and the Zs
+# spaces) and LineTerminator. Python's str.strip differs: it keeps U+FEFF and removes U+001C-U+001F and U+0085.
+_JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
 # Decoding work allowed for the fallback scan: a constant (so small inputs are always fully searched) plus a
 # multiple of the input length (so large adversarial inputs stay linear).
 _BUDGET_CONSTANT = 1 << 20
@@ -47,9 +53,12 @@ def decode_output(data: bytes | str) -> str:
 def read_claude_json(stdout: bytes | str) -> dict[str, object] | None:
     """Claude Code's rule: the object if stripped stdout starts with ``{`` and parses as one, else ``None``.
 
-    ``None`` means "plain text" (including empty output, arrays, strings and invalid JSON).
+    Stripped as JavaScript's ``trim()`` does (Claude Code is a Node program): that removes a byte-order mark
+    too, which Windows PowerShell writes before the first output once its output encoding is UTF-8 — the JSON
+    after it is still the answer. ``None`` means "plain text" (including empty output, arrays, strings and
+    invalid JSON).
     """
-    text = decode_output(stdout).strip()
+    text = decode_output(stdout).strip(_JS_WHITESPACE)
     if not text.startswith("{"):
         return None
     return _loads_object(text)

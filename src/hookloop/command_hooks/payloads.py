@@ -20,8 +20,11 @@ Decisions where the references are silent (each one a single place below):
 * ``permission_mode`` without a permission policy is ``"bypassPermissions"``: every call no hook restricts runs,
   which is what that mode means (a script tightening rules in that mode then does the right thing).
 * ``tool_input`` file paths (``file_path``/``notebook_path`` of Claude's file tools) are made absolute against
-  ``cwd``, as Claude Code documents ("file paths always absolute"): a guard comparing absolute paths must not be
-  bypassed by a relative one.
+  the workspace root, where the file tools resolve them, as Claude Code documents ("file paths always
+  absolute"): a guard comparing absolute paths must not be bypassed by a relative one.
+* ``cwd`` follows the Bash tool's ``cd`` (Claude Code: "follows cd", unlike ``CLAUDE_PROJECT_DIR``); the hook
+  *process* still starts in the project directory, so a relative command (``python3 .claude/hooks/x.py``) keeps
+  working after a ``cd`` — Claude Code runs it in the drifted directory, where it fails (claude-code#3583).
 * PostToolUse ``tool_response`` is the tool's structured result when it gives one (the built-in tools give
   Claude Code's shapes, :mod:`hookloop.tools.builtin._structured`), an MCP tool's content as MCP content blocks
   (``[{"type": "text", "text": …}]``), and the model-facing result text otherwise (:func:`tool_response_of`).
@@ -182,7 +185,12 @@ class ClaudeFacts:
     transcript_path: str
     """The Worker's JSONL transcript; ``""`` when the Worker keeps none."""
     cwd: str
+    """The session's current directory: where the Bash tool is after its last ``cd`` (Claude Code's ``cwd``
+    "follows cd"), else the workspace root."""
     permission_mode: PermissionMode
+    workspace: str = ""
+    """Where relative file paths of tool inputs resolve (the file tools' root, which a ``cd`` does not move);
+    ``""``: ``cwd``."""
 
 
 def permission_mode_of(mode: str | None) -> PermissionMode:
@@ -190,6 +198,10 @@ def permission_mode_of(mode: str | None) -> PermissionMode:
     if mode is None:
         return "bypassPermissions"
     return _PERMISSION_MODES.get(mode, "default")
+
+
+def _paths_base(facts: ClaudeFacts) -> str:
+    return facts.workspace or facts.cwd
 
 
 def _common(facts: ClaudeFacts, event: str) -> dict[str, object]:
@@ -260,7 +272,7 @@ def pre_tool_use_input(
 ) -> PreToolUseInput:
     data = _common(facts, "PreToolUse")
     data["tool_name"] = tool_name
-    data["tool_input"] = absolute_tool_paths(tool_name, tool_input, facts.cwd)
+    data["tool_input"] = absolute_tool_paths(tool_name, tool_input, _paths_base(facts))
     data["tool_use_id"] = tool_use_id
     return data  # type: ignore[return-value]
 
@@ -271,7 +283,7 @@ def permission_request_input(
     """No ``tool_use_id`` on this event (documented)."""
     data = _common(facts, "PermissionRequest")
     data["tool_name"] = tool_name
-    data["tool_input"] = absolute_tool_paths(tool_name, tool_input, facts.cwd)
+    data["tool_input"] = absolute_tool_paths(tool_name, tool_input, _paths_base(facts))
     return data  # type: ignore[return-value]
 
 
@@ -283,7 +295,7 @@ def post_tool_batch_input(
     data["tool_calls"] = [
         {
             "tool_name": name,
-            "tool_input": absolute_tool_paths(name, tool_input, facts.cwd),
+            "tool_input": absolute_tool_paths(name, tool_input, _paths_base(facts)),
             "tool_use_id": call_id,
             "tool_response": response,
         }
@@ -303,7 +315,7 @@ def post_tool_use_input(
 ) -> PostToolUseInput:
     data = _common(facts, "PostToolUse")
     data["tool_name"] = tool_name
-    data["tool_input"] = absolute_tool_paths(tool_name, tool_input, facts.cwd)
+    data["tool_input"] = absolute_tool_paths(tool_name, tool_input, _paths_base(facts))
     data["tool_response"] = tool_response
     data["tool_use_id"] = tool_use_id
     if duration_ms is not None:
@@ -356,7 +368,7 @@ def post_tool_use_failure_input(
 ) -> PostToolUseFailureInput:
     data = _common(facts, "PostToolUseFailure")
     data["tool_name"] = tool_name
-    data["tool_input"] = absolute_tool_paths(tool_name, tool_input, facts.cwd)
+    data["tool_input"] = absolute_tool_paths(tool_name, tool_input, _paths_base(facts))
     data["tool_use_id"] = tool_use_id
     data["error"] = middle_truncate(error)
     if duration_ms is not None:
