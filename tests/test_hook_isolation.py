@@ -273,6 +273,31 @@ async def test_new_items_copied_on_first_read_are_the_items_of_that_request_and_
     assert dataclasses.replace(first).new_items == first.new_items
 
 
+async def test_item_appended_events_read_after_the_run_hold_copies_of_the_items_they_announced() -> None:
+    """ItemAppended carries the history's item until first read, then a copy: an event kept and read after the
+    run (through iter_run, or copied, replaced, pickled first) gives a copy equal to the item it announced, and
+    every subscriber reads the same one."""
+    worker = Worker(ScriptedClient([[ToolUse("add", {"a": 1, "b": 2})], [Text("done")]]), tools=[add])
+    other: list[Any] = []
+    worker.subscribe(lambda event: other.append(event) if isinstance(event, ItemAppended) else None)
+    kept = [event async for event in worker.iter_run("go") if isinstance(event, ItemAppended)]
+    history = list(worker.history)
+    assert len(kept) == len(history) == 4
+    originals = {id(item) for item in history}
+    readings = [
+        [copy.copy(event).item for event in kept[:2]] + [pickle.loads(pickle.dumps(event)).item for event in kept[2:]],
+        [dataclasses.replace(event).item for event in kept],
+        [event.item for event in other],
+    ]
+    for items in readings:
+        assert items == history
+        assert not {id(item) for item in items} & originals
+    assert all(a is b for a, b in zip(readings[2], [event.item for event in kept], strict=True))
+    for item in readings[2]:
+        object.__setattr__(item, "id", "item_tampered")
+    assert all(item.id != "item_tampered" for item in worker.history)
+
+
 async def test_timeline_subscribers_and_stream_hooks_cannot_change_the_history_or_usage() -> None:
     worker = Worker(ScriptedClient([[Text("hello world")]]))
 

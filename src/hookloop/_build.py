@@ -159,8 +159,8 @@ def llm_request(
     return new  # type: ignore[no-any-return]
 
 
-def item_appended(item: Item) -> ItemAppended:
-    """``ItemAppended(item=…)``."""
+def item_appended(item: Item | tuple[Item]) -> ItemAppended:
+    """``ItemAppended(item=…)``; ``(item,)``: the history's own item, copied when first read."""
     new: Any = _ItemAppended()
     new.item = item
     new.__class__ = ItemAppended

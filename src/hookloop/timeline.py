@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal, TypeAlias, assert_never
 
+from hookloop._copied import CopiedOnRead
 from hookloop._frozen import FrozenDict, JSONValue, thaw
-from hookloop.items import Item
+from hookloop.items import Item, detached
 from hookloop.stream import (
     BlockStart,
     BlockStop,
@@ -166,9 +167,13 @@ class ToolServerLog:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ItemAppended:
-    """An item entered the history (with provenance in the item's ``meta``)."""
+    """An item entered the history (with provenance in the item's ``meta``). ``item`` is a copy of the
+    history's own, made when first read (every subscriber reads the same copy)."""
 
     item: Item
+
+
+CopiedOnRead(ItemAppended, "item", tuple, lambda box: detached(box[0]))  # the Worker stores (its item,)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

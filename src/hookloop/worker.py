@@ -66,7 +66,7 @@ from hookloop.hooks.summaries import (
 )
 from hookloop.interceptors._base import InterceptorChain
 from hookloop.interceptors.notifications import NotificationInjector
-from hookloop.items import Item, Message, ProviderBlock, ToolCall, ToolResult, adopt, detached, new_id
+from hookloop.items import Item, Message, ProviderBlock, ToolCall, ToolResult, adopt, new_id
 from hookloop.outcome import Outcome, Paused
 from hookloop.providers.base import LLMClient
 from hookloop.stream import StreamEvent, TextDelta, ToolCallDelta, Usage
@@ -450,7 +450,7 @@ class Worker:
     def _append(self, item: Item) -> None:
         self._history.append(item)
         if self.timeline.subscribers:
-            self.timeline.emit(item_appended(detached(item)))  # subscribers never hold the history's own
+            self.timeline.emit(item_appended((item,)))  # copied when read: subscribers never hold the history's own
 
     # -- permissions -----------------------------------------------------------------------------------
 

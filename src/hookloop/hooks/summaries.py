@@ -18,6 +18,7 @@ from operator import attrgetter
 from types import MappingProxyType, MemberDescriptorType
 from typing import Any, Literal, TypeAlias
 
+from hookloop._copied import CopiedOnRead
 from hookloop._frozen import FrozenDict
 from hookloop.hooks._tool_inputs import PreToolCallInfo, meta_view, tool_meta_view
 from hookloop.items import Item, Message, detached
@@ -147,36 +148,7 @@ class Undetached(tuple):  # type: ignore[type-arg]
     __slots__ = ()
 
 
-class _CopiedOnRead:
-    """A slotted dataclass field whose slot the Worker may fill with something to copy from (a value of exactly
-    type ``pending``): the first read puts ``copy(that)`` in the slot and returns it, so a hook that never reads
-    the field costs no copy, and no reader ever gets what the Worker put there. Every other access — set,
-    delete, and through the dataclass machinery (repr, ==, replace, pickling, snapshots) — goes through this."""
-
-    __slots__ = ("_copy", "_pending", "_slot")
-
-    def __init__(self, cls: type, name: str, pending: type, copy: Callable[[Any], object]) -> None:
-        self._slot: MemberDescriptorType = cls.__dict__[name]
-        self._pending, self._copy = pending, copy
-        type.__setattr__(cls, name, self)
-
-    def __get__(self, obj: object, owner: type | None = None) -> Any:
-        if obj is None:
-            return self
-        value = self._slot.__get__(obj, owner)
-        if type(value) is self._pending:
-            value = self._copy(value)
-            self._slot.__set__(obj, value)
-        return value
-
-    def __set__(self, obj: object, value: object) -> None:
-        self._slot.__set__(obj, value)
-
-    def __delete__(self, obj: object) -> None:
-        self._slot.__delete__(obj)
-
-
-_CopiedOnRead(PreLlmRequestInfo, "new_items", Undetached, lambda items: tuple([detached(item) for item in items]))
+CopiedOnRead(PreLlmRequestInfo, "new_items", Undetached, lambda items: tuple([detached(item) for item in items]))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -203,7 +175,7 @@ class PostToolCallInfo:
     agent_type: str | None = None
 
 
-_CopiedOnRead(PostToolCallInfo, "meta", tuple, meta_view)  # the Worker stores its snapshot of the tool's metadata
+CopiedOnRead(PostToolCallInfo, "meta", tuple, meta_view)  # the Worker stores its snapshot of the tool's metadata
 """(An exact tuple: nothing can change it, not even its class.)"""
 
 
