@@ -85,6 +85,13 @@ def _vote(
     return None, edits
 
 
+def _post_answer(handler: Handler, answer: object) -> tuple[list[tuple[Handler, Any]], tuple[Any, Handler] | None]:
+    """A lone post_tool_call hook's answer other than the plain ``Continue()``: (its edits, its decision)."""
+    if type(answer) not in _POST_PASSES:
+        return [], settle(POST_TOOL_CALL, handler, answer)
+    return ([(handler, answer)] if carries(answer) else []), None
+
+
 class _Call:
     """One tool call of a batch while it is planned, run and post-processed."""
 
@@ -658,7 +665,8 @@ class _ToolBatch(_RunBase):
         except Exception as exc:
             raise raised(POST_TOOL_CALL, single, exc) from exc
         if answer is not _PLAIN:  # else it passed, and nothing changed the result: nothing to rebuild
-            self._post_answers(c, result, result.content, result.is_error, result.parts, None, single, answer)
+            edits, decided = _post_answer(single, answer)
+            self._post_apply(c, result, result.content, result.is_error, result.parts, None, edits, decided)
         return None
 
     def _post_info(self, c: _Call, result: ToolResult, content: str, is_error: bool) -> PostToolCallInfo:
@@ -680,26 +688,6 @@ class _ToolBatch(_RunBase):
             self.agent_id,
             self.agent_type,
         )
-
-    def _post_answers(
-        self,
-        c: _Call,
-        result: ToolResult,
-        content: str,
-        is_error: bool,
-        parts: tuple[ContentPart, ...],
-        meta: dict[str, object] | None,
-        single: Handler,
-        answer: object,
-    ) -> None:
-        """A lone post_tool_call hook's answer other than the plain ``Continue()``: its edits, or its decision."""
-        edits: list[tuple[Handler, Any]] = []
-        decided = None
-        if type(answer) not in _POST_PASSES:
-            decided = settle(POST_TOOL_CALL, single, answer)
-        elif carries(answer):
-            edits.append((single, answer))
-        self._post_apply(c, result, content, is_error, parts, meta, edits, decided)
 
     async def _post_call(self, c: _Call) -> None:
         """:meth:`_post` when an interceptor, an async hook or several hooks run, or someone watches."""
@@ -745,9 +733,10 @@ class _ToolBatch(_RunBase):
                     raise raised(POST_TOOL_CALL, single, exc) from exc
                 if answer is _PLAIN and meta is None:
                     return  # it passed, and no interceptor changed the result: nothing to rebuild
-                self._post_answers(c, result, content, is_error, parts, meta, single, answer)
+                edits, decided = _post_answer(single, answer)
+                self._post_apply(c, result, content, is_error, parts, meta, edits, decided)
                 return
-            edits: list[tuple[Handler, Any]] = []
+            edits = []
             decided = await self.hooks(POST_TOOL_CALL, info, edits, result.call_id)
             self._post_apply(c, result, content, is_error, parts, meta, edits, decided)
             return
