@@ -42,7 +42,11 @@ Where tree-sitter-bash splits one bash word in two (`` r`:`m ``) the parts are j
 
 Where tree-sitter-bash and bash disagree, the analysis leans restrictive: unquoted here-doc bodies are re-read
 here (tree-sitter leaves backticks and ``<<-`` bodies unparsed), a here-doc that tree-sitter ends *earlier* than
-bash only adds commands, and the one known case where it ends later (``cat <<EOF; rm …``) is a parse error.
+bash only adds commands, and where it ends later — ``cat <<EOF; rm …`` (a parse error), or a body line equal to
+the delimiter inside a ``$(…)``, ``${…}`` or quotes that tree-sitter reads on past it — the command is
+unanalysable. Backquotes tree-sitter keeps as text (inside a ``${…}`` operand) or reads without bash's unescaping
+(`` \\` `` inside `` `…` ``) are read again as bash reads them (:meth:`_Analyser.backquotes`); ``eval --`` and
+``source -- FILE`` are read past the ``--``.
 """
 
 from __future__ import annotations
@@ -179,6 +183,8 @@ _RISKY_BUILTINS: Final = frozenset(
     {"enable", "hash", "let", "declare", "typeset", "local", "test", "[", "mapfile", "readarray", "compgen", "complete"}
 )
 _START_BYTE: Final = attrgetter("start_byte")
+_LITERAL_KINDS: Final = frozenset({"raw_string", "ansi_c_string", "comment", "heredoc_body", "heredoc_start"})
+_BACKQUOTE_ESCAPE: Final = re.compile(r"\\([\\`$])")
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _DESCRIPTOR: Final = re.compile(r"\d+|\{[A-Za-z_][A-Za-z0-9_]*\}")
 
@@ -244,6 +250,44 @@ command is remembered by its words, and a plain one (:func:`_shellwalk.plain_wor
 
 def _dangerous_variable(name: str) -> bool:
     return name in _DANGEROUS_VARS or name.startswith(_DANGEROUS_PREFIXES)
+
+
+def _sources_stdin(words: Words) -> bool:
+    """``source``/``.`` of standard input: ``. /dev/stdin``, ``. -- /dev/fd/0`` …"""
+    args = words[2:] if words[1:2] == ("--",) else words[1:]
+    return bool(args) and _programs.reads_script_from_stdin(args[0] or "")
+
+
+def _ends_earlier(start: str, body: str, *, dash: bool) -> bool:
+    """Whether a here-document body (as tree-sitter-bash reads it) holds a line bash takes for its delimiter."""
+    if start not in body:
+        return False
+    delimiters = {start, re.sub(r"[\"'\\]", "", start), re.sub(r"[\"'\\$]", "", start)}
+    return any((line.lstrip("\t") if dash else line) in delimiters for line in body.split("\n"))
+
+
+def _unparsed_backquotes(text: str) -> list[str | None]:
+    """The commands of the unescaped `` `…` `` in a word's text (unescaped as bash does); ``None`` for an
+    unterminated one."""
+    found: list[str | None] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch != "`":
+            i += 1
+            continue
+        end = i + 1
+        while end < n and text[end] != "`":
+            end += 2 if text[end] == "\\" else 1
+        if end >= n:
+            found.append(None)
+            break
+        found.append(_BACKQUOTE_ESCAPE.sub(r"\1", text[i + 1 : end]))
+        i = end + 1
+    return found
 
 
 class _Analyser:
@@ -329,6 +373,46 @@ class _Analyser:
             self.visit(tree.root_node)
         finally:
             self.source = outer
+        if "`" in source:
+            self.backquotes(tree.root_node)
+
+    def backquotes(self, root: tree_sitter.Node) -> None:
+        """The backquoted substitutions tree-sitter-bash leaves unparsed, read as bash reads them.
+
+        tree-sitter-bash keeps `` `…` `` inside a ``${…}`` operand as a plain word (``${x:-`rm x`}``, also between
+        double quotes), and parses the inside of `` `…` `` as it is written, where bash first turns `` \\` ``,
+        ``\\$`` and ``\\\\`` into `` ` ``, ``$`` and ``\\`` (`` `echo \\`rm x\\`` `` runs ``rm x``). Both are read
+        again here: the commands they run count like any other (in a directory only known at run time); an
+        unterminated one makes the command unanalysable. Only commands holding a backquote get here.
+        """
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            kind = node.type
+            if kind in _LITERAL_KINDS:
+                continue  # single quotes, $'…', comments; here-doc bodies are re-read by `heredoc_body`
+            text = node_text(node)
+            if "`" not in text:
+                continue
+            if kind == "command_substitution" and text.startswith("`"):
+                inner = text[1:-1] if len(text) > 1 and text.endswith("`") else text[1:]
+                unescaped = _BACKQUOTE_ESCAPE.sub(r"\1", inner)
+                if unescaped != inner:
+                    self.reread(unescaped)
+            elif node.named_child_count == 0 and node.is_named:
+                for segment in _unparsed_backquotes(text):
+                    if segment is None:
+                        self.unknown_program("an unterminated backquoted substitution")
+                    else:
+                        self.reread(segment)
+            stack.extend(node.named_children)
+
+    def reread(self, script: str) -> None:
+        """Analyse ``script`` (a substitution's commands) in a child, in a directory only known at run time."""
+        sub = self.child()
+        sub.dirs = None
+        sub.script(script)
+        self.absorb(sub)
 
     def deny_only(self, run: Callable[[_Analyser], None]) -> None:
         sub = self.child()
@@ -482,8 +566,14 @@ class _Analyser:
                     self.visit(child)
             start = next((c for c in node.named_children if c.type == "heredoc_start"), None)
             body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
-            if start is not None and body is not None and not re.search(r"[\"'\\]", node_text(start)):
-                self.heredoc_body(node_text(body))
+            if start is not None and body is not None:
+                dash = any(c.type == "<<-" for c in node.children)
+                if _ends_earlier(node_text(start), node_text(body), dash=dash):
+                    # A line of the body is the delimiter, inside a `$(…)`, `${…}` or quotes that tree-sitter
+                    # continues past it: bash ends the here-document there and runs the lines after it.
+                    self.unknown_program("a here-document that bash ends earlier than it is read here")
+                if not re.search(r"[\"'\\]", node_text(start)):
+                    self.heredoc_body(node_text(body))
 
     def opens(self, target: str | None, tilde: str | None, writes: bool, reads: bool, dirs: DirState) -> None:
         """Record the file a redirection opens (see :class:`Redirect`) for writing, reading or both."""
@@ -723,8 +813,11 @@ class _Analyser:
         elif base in {"source", "."} and any(word is None for word in words[1:]):
             self.unknown_program(f"{base} of a file only known at run time")
             self.commands.append(words)
-        elif base in {"source", "."} and len(words) > 1 and _programs.reads_script_from_stdin(words[1] or ""):
+        elif base in {"source", "."} and _sources_stdin(words):
             self.unknown_program(f"{base} of standard input")
+            self.commands.append(words)
+        elif base in {"source", "."} and any(w is not None and w.startswith("-p") for w in words[1:2]):
+            self.unknown_program(f"{base} -p searches a path only known at run time")  # bash 5.3: `. -p /dev stdin`
             self.commands.append(words)
         else:
             self.runs_code = self.runs_code or base in {"source", "."}
@@ -921,7 +1014,7 @@ class _Analyser:
             self.commands.append(words)
 
     def eval(self, words: Words) -> None:
-        args = words[1:]
+        args = words[2:] if words[1:2] == ("--",) else words[1:]  # `eval -- CMD` runs CMD
         if any(arg is None for arg in args):
             self.unknown_program("eval of a string only known at run time")
             self.commands.append(words)
