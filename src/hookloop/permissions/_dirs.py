@@ -20,6 +20,7 @@ from typing import Final
 
 import tree_sitter
 
+from hookloop.permissions._coderun import long_option
 from hookloop.permissions._programs import scan_globals
 from hookloop.permissions._shellwords import literal, node_text, word_has_glob, word_literal
 
@@ -221,6 +222,7 @@ _OUTPUT_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "mv": frozenset({"-t", "--target-directory"}),
     "ln": frozenset({"-t", "--target-directory"}),
 }
+_SED_IN_PLACE: Final = ("--in-place",)
 _COPIERS: Final = frozenset({"docker", "podman", "nerdctl", "kubectl"})  # `cp SRC DEST`: a local DEST is written
 WRITERS: Final = (
     _ALL_OPERANDS | _DESTINATION | _COPIERS | frozenset(_OUTPUT_OPTIONS) | {"dd", "sed", "gsed", "source", "."}
@@ -337,9 +339,10 @@ def _wgetrc_targets(words: Sequence[str | None], dirs: DirState) -> list[Redirec
         if word is None:
             continue
         value: str | None = None
-        if word in {"-e", "--execute"}:
+        name = long_option(word, ("--execute",))  # `--exec=…` abbreviates it
+        if word == "-e" or (name == "--execute" and "=" not in word):
             value = words[index + 1] if index + 1 < len(words) else None
-        elif word.startswith("--execute="):
+        elif name == "--execute":
             value = word.split("=", 1)[1]
         elif word.startswith("-e") and len(word) > 2:
             value = word[2:]
@@ -369,7 +372,7 @@ def _links(base: str, words: Sequence[str | None]) -> bool:
     for word in words[1:]:
         if word == "--":
             return False
-        if word in {"--symbolic-link", "--link"}:
+        if word is not None and long_option(word, ("--symbolic-link", "--link")) in {"--symbolic-link", "--link"}:
             return True
         if word is not None and word.startswith("-") and not word.startswith("--") and ("s" in word or "l" in word):
             return True
@@ -422,7 +425,8 @@ def operand_targets(base: str, words: Sequence[str | None], dirs: DirState) -> l
         if word == "--":
             operands.extend(rest[index:])
             break
-        name, equals, value = word.partition("=")
+        _, equals, value = word.partition("=")
+        name = long_option(word, options, _SED_IN_PLACE if base in {"sed", "gsed"} else ())  # `--outp=F` too
         if base in {"sed", "gsed"} and (name == "--in-place" or re.fullmatch(r"-[A-Za-z]*i\S*", word)):
             in_place = True
         if name in options:
