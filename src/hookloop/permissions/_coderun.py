@@ -119,6 +119,7 @@ _CODE_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "wget": frozenset({"-e", "--execute", "--use-askpass", "--config"}),
     "curl": frozenset({"-K", "--config"}),
     "sort": frozenset({"--compress-program"}),
+    "split": frozenset({"--filter"}),  # runs a shell command per chunk
     "helm": frozenset({"--post-renderer"}),
 }  # fmt: skip
 # Real options that are prefixes of one in _CODE_OPTIONS (not abbreviations of it).
@@ -512,6 +513,8 @@ def program_code(base: str, words: Words) -> Code:
         return _xargs(words)
     if base in {"at", "batch"}:
         return _at_command(words)
+    if base in {"ed", "red"}:
+        return Code((), None, True)  # its commands always come from standard input
     if base == "find":
         return Code(_options(words, _FIND_CODE), None, False)
     if base in _NPMS:

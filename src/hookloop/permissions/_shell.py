@@ -183,6 +183,9 @@ _RISKY_BUILTINS: Final = frozenset(
     {"enable", "hash", "let", "declare", "typeset", "local", "test", "[", "mapfile", "readarray", "compgen", "complete"}
 )
 _START_BYTE: Final = attrgetter("start_byte")
+_EDITORS: Final = frozenset({"vi", "vim", "nvim", "gvim", "rvim", "vimdiff", "ex", "view", "rview", "ed", "red"})
+_EDITOR_WORD: Final = re.compile(r"(?<![\w.-])(?:[ngr]?vim|vimdiff|vi|ex|r?view|r?ed)(?![\w.-])", re.IGNORECASE)
+_DESCRIPTOR_FIELD: Final = _field("descriptor")
 _LITERAL_KINDS: Final = frozenset({"raw_string", "ansi_c_string", "comment", "heredoc_body", "heredoc_start"})
 _BACKQUOTE_ESCAPE: Final = re.compile(r"\\([\\`$])")
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -250,6 +253,38 @@ command is remembered by its words, and a plain one (:func:`_shellwalk.plain_wor
 
 def _dangerous_variable(name: str) -> bool:
     return name in _DANGEROUS_VARS or name.startswith(_DANGEROUS_PREFIXES)
+
+
+def _names_editor(node: tree_sitter.Node) -> bool:
+    """Whether a (redirected) command runs an editor, also behind wrappers (``env vim``, ``timeout 5 ed``)."""
+    if node.type == "redirected_statement":
+        body = node.child_by_field_id(_BODY)
+        return body is not None and _names_editor(body)
+    if node.type != "command":
+        return False
+    for part in node.named_children:
+        if part.type in _REDIRECT_KINDS or part.type == "variable_assignment":
+            continue
+        word = literal(part)
+        if word is None:
+            return True  # a program only known at run time may be one
+        if word.startswith("-") or word.isdigit() or split_assignment(word):
+            continue
+        program = fold(posixpath.basename(word))
+        if program in _EDITORS:
+            return True
+        if program not in _ALL_WRAPPERS:
+            return False
+    return False
+
+
+def _feeds_stdin(redirect: tree_sitter.Node) -> bool:
+    """Whether a redirection gives the command its standard input (``<``, ``0<``, here-documents and -strings)."""
+    if redirect.type != "file_redirect":
+        return True
+    operator = next((node_text(c) for c in redirect.children if not c.is_named), "")
+    descriptor = redirect.child_by_field_id(_DESCRIPTOR_FIELD)
+    return operator in {"<", "<>"} and (descriptor is None or node_text(descriptor) == "0")
 
 
 def _sources_stdin(words: Words) -> bool:
@@ -375,6 +410,33 @@ class _Analyser:
             self.source = outer
         if "`" in source:
             self.backquotes(tree.root_node)
+        if _EDITOR_WORD.search(source):
+            self.fed_editors(tree.root_node)
+
+    def fed_editors(self, root: tree_sitter.Node) -> None:
+        """Editors whose standard input the command feeds: they run it as keystrokes or commands.
+
+        ``printf ':!rm x\\n' | vim f`` runs ``rm x`` (vim reads keys from a non-terminal), and so do ``ed`` and
+        ``ex``: fed by a pipe it is code only known at run time, fed by a here-document, here-string or file it
+        is code given as data (no narrower allow rule covers it; deny rules scan the text). Only commands naming
+        an editor get here."""
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            children = node.named_children
+            if node.type == "pipeline":
+                for child in children[1:]:
+                    if _names_editor(child):
+                        self.unknown_program("an editor reading its commands from a pipe")
+            elif node.type in {"redirected_statement", "command"}:
+                redirects = [c for c in children if c.type in _REDIRECT_KINDS]
+                if any(_feeds_stdin(r) for r in redirects) and _names_editor(node):
+                    if _static_stdin(redirects):
+                        self.runs_code = True
+                        self.unsafe.append("an editor reading its commands from standard input")
+                    else:
+                        self.unknown_program("an editor reading its commands from standard input")
+            stack.extend(children)
 
     def backquotes(self, root: tree_sitter.Node) -> None:
         """The backquoted substitutions tree-sitter-bash leaves unparsed, read as bash reads them.
