@@ -120,6 +120,9 @@ _CODE_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "curl": frozenset({"-K", "--config"}),
     "sort": frozenset({"--compress-program"}),
     "split": frozenset({"--filter"}),  # runs a shell command per chunk
+    "rg": frozenset({"--pre"}),  # runs a preprocessor command on every file it searches
+    "fd": frozenset({"-x", "--exec", "-X", "--exec-batch"}),  # run a command per file found, like find -exec
+    "fdfind": frozenset({"-x", "--exec", "-X", "--exec-batch"}),
     "helm": frozenset({"--post-renderer"}),
 }  # fmt: skip
 # Real options that are prefixes of one in _CODE_OPTIONS (not abbreviations of it).
@@ -465,6 +468,57 @@ def _at_command(words: Words) -> Code:
     return Code((), None, True)
 
 
+_MAKEFILE: Final = ("-f", "--file", "--makefile")
+_SQLITE_WITH_ARG: Final = frozenset(
+    {"-cmd", "-init", "-separator", "-newline", "-nullvalue", "-pagecache", "-lookaside", "-maxsize", "-mmap",
+     "-vfs", "-heap", "-escape", "-limit"}
+)  # fmt: skip
+_SQLITE_READS: Final = frozenset(
+    {"tables", "schema", "indexes", "indices", "fullschema", "dump", "mode", "headers", "header", "help",
+     "databases", "show", "stats", "timer", "width", "quit", "exit", "print", "eqp", "nullvalue", "separator",
+     "changes", "dbinfo", "echo", "bail", "explain", "lint", "version", "expert"}
+)  # fmt: skip
+_SQLITE_DOT: Final = re.compile(r"(?:^|[\n;])\s*\.(\w*)")
+_SQLITE_RISKY: Final = re.compile(
+    r"writefile|readfile|\bedit\s*\(|load_extension|fts3_tokenizer|\battach\b|\bvacuum\b|sqlar|zipfile",
+    re.IGNORECASE,
+)
+
+
+def _sqlite(words: Words) -> Code:
+    """``sqlite3 [OPTIONS] DB [SQL…]``: dot-commands (``.shell``, ``.system``, ``.output FILE``, ``.load`` …) and
+    SQL functions (``writefile``, ``edit``, ``load_extension``) run commands or write files; without SQL it reads
+    its commands from standard input. ``-cmd`` and ``-init`` are code options."""
+    triggers: list[str] = []
+    operands: list[str | None] = []
+    index = 1
+    while index < len(words):
+        word = words[index]
+        index += 1
+        if word is not None and word.startswith("-") and word != "-" and not operands:
+            name = "-" + word.lstrip("-")  # sqlite3 takes -opt and --opt alike
+            if name in {"-cmd", "-init"}:
+                triggers.append(name)
+                value = _at(words, index)
+                if value is None:
+                    return Code(tuple(triggers), "sqlite3 commands only known at run time", False)
+                triggers.append(value)
+            if name in _SQLITE_WITH_ARG:
+                index += 1
+            continue
+        operands.append(word)
+    sql = operands[1:]
+    if not sql:
+        return Code(tuple(triggers), None, True)
+    for text in sql:
+        if text is None:
+            return Code(tuple(triggers), "sqlite3 commands only known at run time", False)
+        dots = {dot.lower() for dot in _SQLITE_DOT.findall(text)}
+        if _SQLITE_RISKY.search(text) or dots - _SQLITE_READS:
+            triggers.append(text)
+    return Code(tuple(triggers), None, False)
+
+
 _SSH_COMMAND_OPTIONS: Final = frozenset(
     {"proxycommand", "localcommand", "knownhostscommand", "permitlocalcommand", "match", "include",
      "securitykeyprovider", "pkcs11provider", "controlpath", "remotecommand"}
@@ -515,6 +569,16 @@ def program_code(base: str, words: Words) -> Code:
         return _at_command(words)
     if base in {"ed", "red"}:
         return Code((), None, True)  # its commands always come from standard input
+    if base in {"sqlite3", "sqlite"}:
+        return _sqlite(words)
+    if base in {"make", "gmake"}:
+        found = _options(words, _CODE_OPTIONS["make"])
+        for index, word in enumerate(words[1:], start=1):  # `make -f -`: a makefile read from standard input
+            if word is not None and (long_option(word, _MAKEFILE) in _MAKEFILE or word[:2] == "-f"):
+                path = _option_value(words, index) if word.startswith("--") or len(word) > 2 else _at(words, index + 1)
+                if path is None or reads_script_from_stdin(path):
+                    return Code(found, None if path is not None else "a makefile only known at run time", True)
+        return Code(found, None, False)
     if base == "find":
         return Code(_options(words, _FIND_CODE), None, False)
     if base in _NPMS:
