@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
@@ -27,7 +27,7 @@ def option_name(word: str) -> str:
     return word.split("=", 1)[0]
 
 
-def long_option(word: str, *known: Collection[str]) -> str:
+def long_option(word: str, *known: frozenset[str] | tuple[str, ...]) -> str:
     """The option ``word`` names: its name (``--x=v`` → ``--x``), or, for a long option that is none of ``known``,
     the first known option it abbreviates, looking through ``known`` in order (put the options that run code or
     write files first).
@@ -39,11 +39,11 @@ def long_option(word: str, *known: Collection[str]) -> str:
     name = word.split("=", 1)[0]
     if len(name) < 3 or not name.startswith("--") or any(name in options for options in known):
         return name
-    return _abbreviated(name, tuple(tuple(options) for options in known))
+    return _abbreviated(name, known)
 
 
 @lru_cache(maxsize=1024)
-def _abbreviated(name: str, known: tuple[tuple[str, ...], ...]) -> str:
+def _abbreviated(name: str, known: tuple[frozenset[str] | tuple[str, ...], ...]) -> str:
     for options in known:
         found = sorted(option for option in options if option.startswith(name) and option.startswith("--"))
         if found:

@@ -184,7 +184,6 @@ _RISKY_BUILTINS: Final = frozenset(
 )
 _START_BYTE: Final = attrgetter("start_byte")
 _EDITORS: Final = frozenset({"vi", "vim", "nvim", "gvim", "rvim", "vimdiff", "ex", "view", "rview", "ed", "red"})
-_EDITOR_WORD: Final = re.compile(r"(?<![\w.-])(?:[ngr]?vim|vimdiff|vi|ex|r?view|r?ed)(?![\w.-])", re.IGNORECASE)
 _DESCRIPTOR_FIELD: Final = _field("descriptor")
 _LITERAL_KINDS: Final = frozenset({"raw_string", "ansi_c_string", "comment", "heredoc_body", "heredoc_start"})
 _BACKQUOTE_ESCAPE: Final = re.compile(r"\\([\\`$])")
@@ -240,7 +239,9 @@ class _Classified(NamedTuple):
     changes_directory: bool
     dirs: DirState
     only_commands: bool
-    """Nothing but ``commands``: the other lists empty, neither flag set, the directory state unchanged."""
+    """Nothing but ``commands``: the other lists empty, no flag set, the directory state unchanged."""
+    editor: bool
+    """It runs an editor (see :meth:`_Analyser.fed_editors`)."""
 
 
 _Memo = dict[tuple[Words | str, DirState, bool, int, int], _Classified]
@@ -340,6 +341,7 @@ class _Analyser:
         self.unsafe: list[str] = []
         self.unknown: list[str] = []
         self.runs_code = False
+        self.editor = False  # an editor runs: `fed_editors` looks for one fed by a pipe or redirection
         self.stdin_static = False  # the command being classified reads a literal here-doc/here-string/file
         self.changes_directory = False
         self.dirs: DirState = START
@@ -386,6 +388,7 @@ class _Analyser:
         # Also from deny-only readings: if any reading may run an unknown program, deny and ask rules match.
         self.unknown.extend(other.unknown)
         self.runs_code = self.runs_code or other.runs_code
+        self.editor = self.editor or other.editor
 
     def child(self) -> _Analyser:
         sub = _Analyser(self.depth + 1, self.nesting, self.memo, fast=self.fast)
@@ -410,7 +413,7 @@ class _Analyser:
             self.source = outer
         if "`" in source:
             self.backquotes(tree.root_node)
-        if _EDITOR_WORD.search(source):
+        if self.editor:
             self.fed_editors(tree.root_node)
 
     def fed_editors(self, root: tree_sitter.Node) -> None:
@@ -418,8 +421,8 @@ class _Analyser:
 
         ``printf ':!rm x\\n' | vim f`` runs ``rm x`` (vim reads keys from a non-terminal), and so do ``ed`` and
         ``ex``: fed by a pipe it is code only known at run time, fed by a here-document, here-string or file it
-        is code given as data (no narrower allow rule covers it; deny rules scan the text). Only commands naming
-        an editor get here."""
+        is code given as data (no narrower allow rule covers it; deny rules scan the text). Only scripts where
+        an editor runs (:meth:`classify_now` noted one) get here."""
         stack = [root]
         while stack:
             node = stack.pop()
@@ -805,11 +808,11 @@ class _Analyser:
         sub = _Analyser(self.depth, self.nesting, self.memo, fast=self.fast)
         sub.dirs, sub.stdin_static = self.dirs, self.stdin_static
         sub.classify_now(words)
-        only = not (sub.deny_commands or sub.redirects or sub.unsafe or sub.unknown or sub.runs_code)
+        only = not (sub.deny_commands or sub.redirects or sub.unsafe or sub.unknown or sub.runs_code or sub.editor)
         return _Classified(
             tuple(sub.commands), tuple(sub.deny_commands), tuple(sub.redirects), tuple(sub.unsafe),
             tuple(sub.unknown), sub.runs_code, sub.changes_directory, sub.dirs,
-            only and not sub.changes_directory and sub.dirs == self.dirs,
+            only and not sub.changes_directory and sub.dirs == self.dirs, sub.editor,
         )  # fmt: skip
 
     def apply(self, found: _Classified) -> None:
@@ -817,7 +820,8 @@ class _Analyser:
         if found.only_commands:
             self.commands.extend(found.commands)
             return
-        commands, deny_commands, redirects, unsafe, unknown, runs_code, changes_directory, self.dirs, _ = found
+        commands, deny_commands, redirects, unsafe, unknown, runs_code, changes_directory, self.dirs, _, editor = found
+        self.editor = self.editor or editor
         if commands:
             self.commands.extend(commands)
         if deny_commands:
@@ -839,6 +843,8 @@ class _Analyser:
             self.dirs = None  # it may be `cd`
             return
         base = posixpath.basename(head) if "/" in head else head
+        if fold(base) in _EDITORS:
+            self.editor = True
         trusted = "/" not in head or posixpath.dirname(head) in SYSTEM_DIRS
         if base in WRITERS:  # in the directory the command starts in (`source` may change it afterwards)
             self.redirects.extend(operand_targets(base, words, self.dirs))
