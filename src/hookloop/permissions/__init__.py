@@ -81,8 +81,11 @@ Words are compared after quote removal (write rules unquoted: ``Bash(git commit 
   ``ruby -e``, ``php -r``, interpreters reading a here-doc, awk programs that can run commands or write files
   (``system``, ``|``, ``>``, ``getline``), ``sed -i`` and sed ``w``/``W``/``e`` commands, ``find -exec/-delete/
   -fprint``, ``git diff --output=``, ``xargs CMD``, ``uv run CMD``, ``tar --to-command``, ``rsync -e``, code-running
-  global options (``git -c``, ``--exec-path``, ``--git-dir``, ``kubectl --kubeconfig``, ``cargo --config`` …).
-  Such a command is allowed by a pattern rule only if the rule names every such word literally
+  global options (``git -c``, ``--exec-path``, ``--git-dir``, ``kubectl --kubeconfig``, ``cargo --config`` …),
+  also after the subcommand for programs that take them there (``npm test --script-shell=x``, ``kubectl get pods
+  --kubeconfig=k``). A long option abbreviated as ``getopt_long``, git and npm allow (``sed --expr=…``, ``sed
+  --in-pl``, ``git fetch --upload-pa=…``) counts as the option it abbreviates, here and for the files a program
+  writes. Such a command is allowed by a pattern rule only if the rule names every such word literally
   (``Bash(python3 -c print(1))``, ``Bash(find * -delete)``, ``Bash(sed -i *)``, ``Bash(xargs grep:*)``); else
   nothing decides and the mode's default applies (a whole-tool ``Bash`` rule, a hook's allow or
   ``bypassPermissions`` may allow it).

@@ -12,11 +12,12 @@ import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 from hookloop.permissions._text import OPAQUE
 
-__all__ = ["NONE", "Code", "option_name", "program_code", "reads_script_from_stdin"]
+__all__ = ["NONE", "Code", "long_option", "option_name", "program_code", "reads_script_from_stdin"]
 
 Words = tuple[str | None, ...]
 
@@ -24,6 +25,30 @@ Words = tuple[str | None, ...]
 def option_name(word: str) -> str:
     """``--registry=x`` → ``--registry``."""
     return word.split("=", 1)[0]
+
+
+def long_option(word: str, *known: frozenset[str] | tuple[str, ...]) -> str:
+    """The option ``word`` names: its name (``--x=v`` → ``--x``), or, for a long option that is none of ``known``,
+    the first known option it abbreviates, looking through ``known`` in order (put the options that run code or
+    write files first).
+
+    GNU ``getopt_long`` (sed, tar, sort, make, wget, man, gawk, coreutils …), git's subcommand options, npm and
+    Python's option parsers take any unambiguous prefix of a long option for the option: ``sed --in-pl`` is
+    ``sed --in-place``, ``git fetch --upload-pa=CMD`` is ``--upload-pack=CMD``. An ambiguous prefix is refused by
+    the program; reading it as an option that runs code only errs on the restrictive side."""
+    name = word.split("=", 1)[0]
+    if len(name) < 3 or not name.startswith("--") or any(name in options for options in known):
+        return name
+    return _abbreviated(name, known)
+
+
+@lru_cache(maxsize=1024)
+def _abbreviated(name: str, known: tuple[frozenset[str] | tuple[str, ...], ...]) -> str:
+    for options in known:
+        found = sorted(option for option in options if option.startswith(name) and option.startswith("--"))
+        if found:
+            return found[0]
+    return name
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +119,14 @@ _CODE_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "wget": frozenset({"-e", "--execute", "--use-askpass", "--config"}),
     "curl": frozenset({"-K", "--config"}),
     "sort": frozenset({"--compress-program"}),
+    "split": frozenset({"--filter"}),  # runs a shell command per chunk
+    "rg": frozenset({"--pre"}),  # runs a preprocessor command on every file it searches
+    "fd": frozenset({"-x", "--exec", "-X", "--exec-batch"}),  # run a command per file found, like find -exec
+    "fdfind": frozenset({"-x", "--exec", "-X", "--exec-batch"}),
     "helm": frozenset({"--post-renderer"}),
 }  # fmt: skip
+# Real options that are prefixes of one in _CODE_OPTIONS (not abbreviations of it).
+_REAL_PREFIXES: Final = {"tar": frozenset({"--checkpoint"})}
 # npm settings whose value is a program npm runs (scripts' shell, node's options, an editor) or another
 # configuration file: setting one (`npm config set script-shell ./evil`) runs code on every later npm command.
 _NPMS: Final = frozenset({"npm", "pnpm", "yarn"})
@@ -131,8 +162,10 @@ _AWK_WITH_ARG: Final = frozenset({"-F", "-v", "--assign", "--field-separator", "
 _AWK_CODE_OPTIONS: Final = frozenset(
     {"-f", "--file", "-e", "--source", "-i", "--include", "-l", "--load", "-E", "--exec"}
 )
+_AWK_W_CODE: Final = ("exec", "file", "source", "include", "load")  # what `-W NAME` runs (any prefix)
 _AWK_RISKY: Final = re.compile(r"system|\||>|getline|@|ENVIRON|PROCINFO|close|fflush")
 _SED_IN_PLACE: Final = re.compile(r"-[A-Za-hj-z]*i.*|--in-place(=.*)?")
+_SED_LONG: Final = ("--in-place", "--expression", "--file", "--line-length")
 _SED_WITH_ARG: Final = frozenset({"-e", "--expression", "-f", "--file", "-l", "--line-length"})
 _STDIN_PATH: Final = re.compile(r"(^|/)(dev|proc)(/|$)|(^|/)fd/|^-$")
 
@@ -223,10 +256,20 @@ def _awk(words: Words) -> Code:
             break
         if not word.startswith("-") or word == "-":
             break
-        name = option_name(word)
+        name = long_option(word, _AWK_CODE_OPTIONS, _AWK_WITH_ARG)
+        if name == "-W" or (word.startswith("-W") and not word.startswith("--")):
+            # `-W exec FILE` (mawk, any prefix: `-We FILE`), `-W source=CODE` (gawk): gawk's long options
+            value = word[2:] if len(word) > 2 else _at(words, index + 1)
+            key = None if value is None else value.split("=", 1)[0].strip()
+            if key is None or (key and any(option.startswith(key) for option in _AWK_W_CODE)):
+                triggers.append("-W")
+                if key is None or (key and ("exec".startswith(key) or "file".startswith(key))):
+                    after = index + (1 if len(word) > 2 else 2)
+                    path = value.split("=", 1)[1] if value is not None and "=" in value else _at(words, after)
+                    return _script_file(triggers, path)
         if name in _AWK_CODE_OPTIONS or word[:2] in _AWK_CODE_OPTIONS:
             triggers.append(name if name in _AWK_CODE_OPTIONS else word[:2])
-            if name in {"-f", "--file"} or word[:2] == "-f":
+            if name in {"-f", "--file", "-E", "--exec"} or word[:2] in {"-f", "-E"}:
                 return _script_file(triggers, _option_value(words, index))
         if name in _AWK_WITH_ARG or name in _AWK_CODE_OPTIONS:
             index += 1 if ("=" in word or (len(word) > 2 and not word.startswith("--"))) else 2
@@ -269,7 +312,7 @@ def _sed(words: Words) -> Code:
                 return Code((*triggers, OPAQUE), None, False)
             index += 1
             continue
-        name = option_name(word)
+        name = long_option(word, _SED_LONG)
         if word == "--":
             index += 1
             if not has_script_option and index < len(words):
@@ -399,12 +442,13 @@ def _xargs(words: Words) -> Code:
     return Code((program,), None, False) if program else NONE
 
 
-def _options(words: Words, options: frozenset[str]) -> tuple[str, ...]:
+def _options(words: Words, options: frozenset[str], exact: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """The ``options`` among ``words`` (abbreviated long ones too, but not the real options ``exact``)."""
     found: list[str] = []
     for word in words[1:]:
         if word is None:
             continue
-        name = option_name(word)
+        name = long_option(word, exact, options)
         if name in options:
             found.append(name)
         elif word.startswith("-") and not word.startswith("--") and len(word) > 2 and word[:2] in options:
@@ -422,6 +466,57 @@ def _at_command(words: Words) -> Code:
         if word.startswith("-f"):
             return Code(("-f",), None, False)
     return Code((), None, True)
+
+
+_MAKEFILE: Final = ("-f", "--file", "--makefile")
+_SQLITE_WITH_ARG: Final = frozenset(
+    {"-cmd", "-init", "-separator", "-newline", "-nullvalue", "-pagecache", "-lookaside", "-maxsize", "-mmap",
+     "-vfs", "-heap", "-escape", "-limit"}
+)  # fmt: skip
+_SQLITE_READS: Final = frozenset(
+    {"tables", "schema", "indexes", "indices", "fullschema", "dump", "mode", "headers", "header", "help",
+     "databases", "show", "stats", "timer", "width", "quit", "exit", "print", "eqp", "nullvalue", "separator",
+     "changes", "dbinfo", "echo", "bail", "explain", "lint", "version", "expert"}
+)  # fmt: skip
+_SQLITE_DOT: Final = re.compile(r"(?:^|[\n;])\s*\.(\w*)")
+_SQLITE_RISKY: Final = re.compile(
+    r"writefile|readfile|\bedit\s*\(|load_extension|fts3_tokenizer|\battach\b|\bvacuum\b|sqlar|zipfile",
+    re.IGNORECASE,
+)
+
+
+def _sqlite(words: Words) -> Code:
+    """``sqlite3 [OPTIONS] DB [SQL…]``: dot-commands (``.shell``, ``.system``, ``.output FILE``, ``.load`` …) and
+    SQL functions (``writefile``, ``edit``, ``load_extension``) run commands or write files; without SQL it reads
+    its commands from standard input. ``-cmd`` and ``-init`` are code options."""
+    triggers: list[str] = []
+    operands: list[str | None] = []
+    index = 1
+    while index < len(words):
+        word = words[index]
+        index += 1
+        if word is not None and word.startswith("-") and word != "-" and not operands:
+            name = "-" + word.lstrip("-")  # sqlite3 takes -opt and --opt alike
+            if name in {"-cmd", "-init"}:
+                triggers.append(name)
+                value = _at(words, index)
+                if value is None:
+                    return Code(tuple(triggers), "sqlite3 commands only known at run time", False)
+                triggers.append(value)
+            if name in _SQLITE_WITH_ARG:
+                index += 1
+            continue
+        operands.append(word)
+    sql = operands[1:]
+    if not sql:
+        return Code(tuple(triggers), None, True)
+    for text in sql:
+        if text is None:
+            return Code(tuple(triggers), "sqlite3 commands only known at run time", False)
+        dots = {dot.lower() for dot in _SQLITE_DOT.findall(text)}
+        if _SQLITE_RISKY.search(text) or dots - _SQLITE_READS:
+            triggers.append(text)
+    return Code(tuple(triggers), None, False)
 
 
 _SSH_COMMAND_OPTIONS: Final = frozenset(
@@ -472,13 +567,25 @@ def program_code(base: str, words: Words) -> Code:
         return _xargs(words)
     if base in {"at", "batch"}:
         return _at_command(words)
+    if base in {"ed", "red"}:
+        return Code((), None, True)  # its commands always come from standard input
+    if base in {"sqlite3", "sqlite"}:
+        return _sqlite(words)
+    if base in {"make", "gmake"}:
+        found = _options(words, _CODE_OPTIONS["make"])
+        for index, word in enumerate(words[1:], start=1):  # `make -f -`: a makefile read from standard input
+            if word is not None and (long_option(word, _MAKEFILE) in _MAKEFILE or word[:2] == "-f"):
+                path = _option_value(words, index) if word.startswith("--") or len(word) > 2 else _at(words, index + 1)
+                if path is None or reads_script_from_stdin(path):
+                    return Code(found, None if path is not None else "a makefile only known at run time", True)
+        return Code(found, None, False)
     if base == "find":
         return Code(_options(words, _FIND_CODE), None, False)
     if base in _NPMS:
         return _npm_config(words)
     options = _CODE_OPTIONS.get(base)
     if options is not None:
-        found = _options(words, options)
+        found = _options(words, options, _REAL_PREFIXES.get(base, frozenset()))
         if base in _VI:  # `vim +cmd file` runs an ex command (`+!rm x`); `+N` and `+/pattern` only move
             found += tuple(w for w in words[1:] if w and w[0] == "+" and w[1:2] and not w[1:].isdigit() and w[1] != "/")
         return Code(found, None, False)

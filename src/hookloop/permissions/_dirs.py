@@ -20,6 +20,7 @@ from typing import Final
 
 import tree_sitter
 
+from hookloop.permissions._coderun import long_option
 from hookloop.permissions._programs import scan_globals
 from hookloop.permissions._shellwords import literal, node_text, word_has_glob, word_literal
 
@@ -179,9 +180,33 @@ def _tilde_target(raw: str, value: str) -> tuple[str | None, str | None]:
 # operand, or the value of -t/--target-directory), and the options whose value is a file they write.
 _ALL_OPERANDS: Final = frozenset(
     {"rm", "rmdir", "unlink", "shred", "truncate", "touch", "mkdir", "mv", "chmod", "chown", "chgrp", "chattr",
-     "setfacl", "mkfifo", "mknod"}
+     "setfacl", "mkfifo", "mknod", "sponge", "ed", "red"}
 )  # fmt: skip
-_DESTINATION: Final = frozenset({"cp", "install", "ln", "rsync", "scp"})
+# The last operand, when there are two or more: `xxd IN OUT`, `uniq IN OUT`, `split IN PREFIX`.
+_DESTINATION: Final = frozenset({"cp", "install", "ln", "rsync", "scp", "xxd", "uniq", "split"})
+_LAST_OPERAND: Final = frozenset({"script"})  # script [options] [FILE]: the typescript it writes
+# Compressors replace each file operand by a compressed (or decompressed) one, unless they write to stdout.
+_COMPRESSORS: Final = frozenset(
+    {"gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lzma", "unlzma", "zstd", "unzstd", "lz4", "unlz4",
+     "pigz", "unpigz", "compress", "uncompress", "brotli", "lzip"}
+)  # fmt: skip
+_TO_STDOUT: Final = re.compile(r"--(stdout|to-stdout|test|list)|-[A-Za-z0-9]*[ctl][A-Za-z0-9]*")
+_FIRST_OPERAND: Final = frozenset({"patch"})  # patch [ORIGFILE [PATCHFILE]] writes ORIGFILE
+# Options whose value is the next word (not an operand), for the programs above whose operands are positional.
+_VALUE_OPTIONS: Final[dict[str, frozenset[str]]] = {
+    "xxd": frozenset({"-c", "-cols", "-g", "-groupsize", "-l", "-len", "-s", "-seek", "-o", "-offset", "-n",
+                      "-name"}),
+    "uniq": frozenset({"-f", "--skip-fields", "-s", "--skip-chars", "-w", "--check-chars"}),
+    "split": frozenset({"-a", "--suffix-length", "-b", "--bytes", "-C", "--line-bytes", "-l", "--lines", "-n",
+                        "--number", "-t", "--separator", "--additional-suffix", "--filter"}),
+    "script": frozenset({"-c", "--command", "-E", "--echo", "-O", "--log-out", "-I", "--log-in", "-B", "--log-io",
+                         "-T", "--log-timing", "-t", "--timing", "-m", "--logging-format"}),
+    "patch": frozenset({"-p", "--strip", "-i", "--input", "-r", "--reject-file", "-B", "--prefix", "-V",
+                        "--version-control", "-z", "--suffix", "-D", "--ifdef", "-F", "--fuzz", "-Y",
+                        "--basename-prefix", "-g", "--get"}),
+    "time": frozenset({"-f", "--format"}),
+}  # fmt: skip
+_LEADING_OPTIONS: Final = frozenset({"time"})  # options end at the first operand: the command it runs
 _PIP_OUT: Final = frozenset(
     {"-t", "--target", "-d", "--dest", "--root", "--prefix", "--src", "-w", "--wheel-dir", "--log", "--report",
      "-o", "--output", "--output-file"}
@@ -216,14 +241,53 @@ _OUTPUT_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "openssl": frozenset({"-out"}),
     "ssh-keygen": frozenset({"-f"}),
     "cpio": frozenset({"-D", "--directory"}),
+    "shuf": frozenset({"-o", "--output"}),
+    "iconv": frozenset({"-o", "--output"}),
+    "csplit": frozenset({"-f", "--prefix"}),
+    "tree": frozenset({"-o"}),
+    "pandoc": frozenset({"-o", "--output"}),
+    "msgfmt": frozenset({"-o", "--output-file"}),
+    "zstd": frozenset({"-o"}),
+    "brotli": frozenset({"-o", "--output"}),
+    "zip": frozenset({"-O", "--output-file"}),
+    "script": frozenset(
+        {"-O", "--log-out", "-I", "--log-in", "-B", "--log-io", "-T", "--log-timing", "-t", "--timing"}
+    ),
+    "time": frozenset({"-o", "--output"}),  # GNU time (`command time -o F …`): F holds what -f formats
+    **{
+        compiler: frozenset({"-o"})
+        for compiler in (
+            "cc",
+            "gcc",
+            "g++",
+            "c++",
+            "clang",
+            "clang++",
+            "tcc",
+            "ld",
+            "as",
+            "gfortran",
+            "rustc",
+            "strip",
+            "objcopy",
+        )
+    },
     "cp": frozenset({"-t", "--target-directory"}),
     "install": frozenset({"-t", "--target-directory"}),
     "mv": frozenset({"-t", "--target-directory"}),
     "ln": frozenset({"-t", "--target-directory"}),
 }
+_SED_IN_PLACE: Final = ("--in-place",)
 _COPIERS: Final = frozenset({"docker", "podman", "nerdctl", "kubectl"})  # `cp SRC DEST`: a local DEST is written
 WRITERS: Final = (
-    _ALL_OPERANDS | _DESTINATION | _COPIERS | frozenset(_OUTPUT_OPTIONS) | {"dd", "sed", "gsed", "source", "."}
+    _ALL_OPERANDS
+    | _DESTINATION
+    | _COPIERS
+    | frozenset(_OUTPUT_OPTIONS)
+    | _COMPRESSORS
+    | _FIRST_OPERAND
+    | _LAST_OPERAND
+    | {"dd", "sed", "gsed", "source", "."}
 )
 _GIT_CONFIG_READS: Final = frozenset(
     {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool", "-l", "--list",
@@ -337,9 +401,10 @@ def _wgetrc_targets(words: Sequence[str | None], dirs: DirState) -> list[Redirec
         if word is None:
             continue
         value: str | None = None
-        if word in {"-e", "--execute"}:
+        name = long_option(word, ("--execute",))  # `--exec=…` abbreviates it
+        if word == "-e" or (name == "--execute" and "=" not in word):
             value = words[index + 1] if index + 1 < len(words) else None
-        elif word.startswith("--execute="):
+        elif name == "--execute":
             value = word.split("=", 1)[1]
         elif word.startswith("-e") and len(word) > 2:
             value = word[2:]
@@ -369,7 +434,7 @@ def _links(base: str, words: Sequence[str | None]) -> bool:
     for word in words[1:]:
         if word == "--":
             return False
-        if word in {"--symbolic-link", "--link"}:
+        if word is not None and long_option(word, ("--symbolic-link", "--link")) in {"--symbolic-link", "--link"}:
             return True
         if word is not None and word.startswith("-") and not word.startswith("--") and ("s" in word or "l" in word):
             return True
@@ -408,6 +473,8 @@ def operand_targets(base: str, words: Sequence[str | None], dirs: DirState) -> l
         found = _wgetrc_targets(words, dirs)
     operands: list[str | None] = []
     in_place = False
+    to_stdout = False
+    valued = _VALUE_OPTIONS.get(base, frozenset())
     rest = list(words[1:])
     index = 0
     while index < len(rest):
@@ -416,13 +483,16 @@ def operand_targets(base: str, words: Sequence[str | None], dirs: DirState) -> l
         if word is None or word == "-" or not word.startswith("-"):
             if base == "dd" and word is not None and word.startswith("of="):
                 found.extend(_operand(word[3:], dirs))
+            elif base in _LEADING_OPTIONS:
+                break  # the command `time` runs: its own words are classified on their own
             else:
                 operands.append(word)
             continue
         if word == "--":
             operands.extend(rest[index:])
             break
-        name, equals, value = word.partition("=")
+        _, equals, value = word.partition("=")
+        name = long_option(word, options, _SED_IN_PLACE if base in {"sed", "gsed"} else ())  # `--outp=F` too
         if base in {"sed", "gsed"} and (name == "--in-place" or re.fullmatch(r"-[A-Za-z]*i\S*", word)):
             in_place = True
         if name in options:
@@ -430,6 +500,16 @@ def operand_targets(base: str, words: Sequence[str | None], dirs: DirState) -> l
             index += 0 if equals else 1
         elif len(word) > 2 and word[:2] in options and not word.startswith("--"):
             found.extend(_operand(word[2:], dirs))  # -oFILE
+        elif long_option(word, valued) in valued and not equals:
+            index += 1  # the option's value, not an operand
+        to_stdout = to_stdout or (base in _COMPRESSORS and _TO_STDOUT.fullmatch(word) is not None)
+    if base in _COMPRESSORS and not to_stdout:
+        for word in operands:
+            found.extend(_operand(word, dirs))
+    if base in _FIRST_OPERAND and operands:
+        found.extend(_operand(operands[0], dirs))
+    if base in _LAST_OPERAND and operands:
+        found.extend(_operand(operands[-1], dirs))
     if base in _ALL_OPERANDS or (base in {"sed", "gsed"} and in_place) or _links(base, words):
         # A link is a way to write what it points to: `ln -s .git/hooks h && echo x > h/pre-commit` writes
         # .git/hooks/pre-commit, so the link's target counts as written too.

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from hookloop.permissions._coderun import long_option
+
 __all__ = ["GitCode", "code_valued_key", "git_code"]
 
 Words = Sequence[str | None]
@@ -134,7 +136,10 @@ def git_code(words: Words, sub: int) -> GitCode:
                 rest = [w for w in words[index + 1 :] if w is None or not (w.startswith("-") and w != "-")]
                 scripts.append(None if any(w is None for w in rest) else " ".join(str(w) for w in rest))
                 break
-        name = word.split("=", 1)[0] if word.startswith("--") else word[:2]
+        # git takes any unambiguous prefix of a subcommand's long option: `--upload-pa=CMD`, `--exe CMD`.
+        name = word[:2]
+        if word.startswith("--"):
+            name = long_option(word, script_options, attached, config_options, templates)
         if word.startswith("-") and name in script_options:
             value, index = _value(words, index, name)
             triggers.append(name)

@@ -19,6 +19,11 @@ Two questions about one simple command (its words after quote removal, ``None`` 
 "$X"``, ``sed "s/$a/b/"``, an interpreter reading its program from a pipe): such a command may run any
 program, like a command name only known at run time.
 
+Long options are matched as the programs match them: any unambiguous prefix (``--upload-pa``) stands for the
+option (:func:`~hookloop.permissions._coderun.long_option`), and the code-running global options of programs
+that take them anywhere (npm's configuration flags, kubectl's, helm's, cargo's, uv's and podman's global flags)
+count after the subcommand too.
+
 Everything here is a pure function of the words, table-driven and linear in their number.
 """
 
@@ -31,7 +36,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
-from hookloop.permissions._coderun import NONE, Code, option_name, program_code, reads_script_from_stdin
+from hookloop.permissions._coderun import NONE, Code, long_option, program_code, reads_script_from_stdin
 from hookloop.permissions._gitcode import git_code
 from hookloop.permissions._text import OPAQUE, fold
 
@@ -59,11 +64,13 @@ def _g(with_value: str, flags: str = "", code: str = "", **extra: bool) -> _Glob
 
 _NPM = _g(
     "--registry --prefix -w --workspace --userconfig --globalconfig --cache --loglevel --scope --script-shell "
-    "--node-options --onload-script --dir -C --cwd --filter -F --otp --tag --access --shell --location",
+    "--node-options --onload-script --dir -C --cwd --filter -F --otp --tag --access --shell --location --git "
+    "--editor --browser --viewer --init-module --node-gyp",
     "-g --global -s --silent -q --quiet -d -dd -ddd --verbose -y --yes --json --offline --prefer-offline "
     "--no-color --color -ws --workspaces --include-workspace-root -r --recursive --ignore-scripts --force -f "
     "-h --help -v --version --frozen-lockfile --dry-run -D --dev -P --prod --strict-peer-dependencies",
-    "--script-shell --node-options --onload-script --userconfig --globalconfig --shell",
+    "--script-shell --node-options --onload-script --userconfig --globalconfig --shell --git --editor --browser "
+    "--viewer --init-module --node-gyp",
     any_long_with_equals=True,
 )
 _GLOBALS: Final[dict[str, _Globals]] = {
@@ -136,6 +143,10 @@ _GLOBALS: Final[dict[str, _Globals]] = {
 for _pip in ("pip3",):
     _GLOBALS[_pip] = _GLOBALS["pip"]
 
+# Programs whose code-running global options may also follow the subcommand (cobra's and clap's global flags,
+# npm's configuration flags): `kubectl get pods --kubeconfig=./k`, `npm test --script-shell=./x`.
+_INTERSPERSED: Final = frozenset({"npm", "kubectl", "helm", "cargo", "uv", "podman"})
+
 # (program, subcommand) pairs that run another program named by the following words; the allow rule has to
 # name that program and deny/ask rules look behind them like behind sudo.
 RUNNERS: Final = frozenset(
@@ -185,7 +196,7 @@ def scan_globals(program: str, words: Words) -> GlobalScan | None:
             continue
         if not word.startswith("-") or word == "-":
             break
-        name = option_name(word)
+        name = long_option(word, spec.code, spec.with_value, spec.flags)  # `npm --script-sh=x` abbreviates
         value: str | None
         if name in spec.with_value:
             if "=" in word:
@@ -259,6 +270,8 @@ def _inspect(words: Words) -> Code:
     triggers = list(code.triggers)
     if scan is not None:
         triggers.extend(scan.code_options)
+        if base in _INTERSPERSED and scan.sub is not None:
+            triggers.extend(_late_code_options(words, scan.sub + 1, _GLOBALS[base].code))
         if base == "git" and scan.sub is not None:
             triggers.extend(git_code(words, scan.sub).triggers)
     start = runner_start(base, words, None if scan is None else scan.sub)
@@ -269,6 +282,22 @@ def _inspect(words: Words) -> Code:
         if program:
             triggers.append(program)
     return Code(tuple(triggers), code.unknown, code.reads_stdin)
+
+
+def _late_code_options(words: Words, start: int, code: frozenset[str]) -> list[str]:
+    """The code-running global options among ``words[start:]`` (up to a ``--``), abbreviated ones too."""
+    found: list[str] = []
+    for word in words[start:]:
+        if word == "--":
+            break
+        if word is None or not word.startswith("-"):
+            continue
+        name = long_option(word, code)
+        if name in code:
+            found.append(name)
+        elif not word.startswith("--") and len(word) > 2 and word[:2] in code:
+            found.append(word[:2])  # attached: -Zunstable-options
+    return found
 
 
 _PYTHON_WITH_ARG: Final = frozenset({"-W", "-X", "-Q", "--check-hash-based-pycs"})

@@ -10,7 +10,7 @@ from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
 from typing import Final
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from hookloop.permissions import _programs, _shell
 from hookloop.permissions._files import FileAccess, file_accesses, is_sink
@@ -30,6 +30,7 @@ __all__ = [
     "is_byte_sink",
     "parse_rule",
     "tool_paths",
+    "url_hosts",
 ]
 
 #: Tools that only read. Read rules (``Read(…)``) cover all of them, as in Claude Code.
@@ -175,19 +176,52 @@ class DomainPattern:
     host: str
 
     def matches(self, url: object, *, loose: bool) -> bool:
+        """Allow rules (``loose=False``) match when every host the URL may name matches exactly; deny and ask
+        rules when any does, also as a subdomain or a look-alike spelling (see :func:`url_hosts`)."""
         if not isinstance(url, str):
             return False
+        hosts = url_hosts(url)
+        if not hosts:
+            return False
+        if not loose:
+            return all(star_match(self.host, host) for host in hosts)
+        wanted = fold(self.host)
+        return any(
+            star_match(self.host, host) or host.endswith("." + self.host) or star_match(wanted, fold(host))
+            or fold(host).endswith("." + wanted)
+            for host in hosts
+        )  # fmt: skip
+
+
+_URL_BLANKS: Final = re.compile(r"[\t\n\r]")
+_NO_SLASHES: Final = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):/?(?=[^/])")
+
+
+@lru_cache(maxsize=256)
+def url_hosts(url: str) -> frozenset[str]:
+    """Every host a URL parser may take ``url`` to name, lower-case, without a trailing dot.
+
+    Python's ``urlsplit`` (and httpx) read ``https://evil.com\\@example.com/`` as ``example.com``; the WHATWG
+    parser (browsers, Node — a WebFetch tool written in it) and urllib3 (requests) read a backslash as a slash,
+    so as ``evil.com``. WHATWG also drops tabs and line breaks, percent-decodes the host (``evil%2ecom``) and
+    takes ``https:evil.com`` and ``https:/evil.com`` for ``https://evil.com``; a tool may read ``evil.com/x`` as
+    ``https://evil.com/x``. Every reading counts.
+    """
+    cleaned = _URL_BLANKS.sub("", url).strip()
+    readings = {url.strip(), cleaned, cleaned.replace("\\", "/")}
+    readings |= {_NO_SLASHES.sub(r"\1://", reading, count=1) for reading in readings}
+    if "//" not in cleaned:
+        readings.add("https://" + cleaned)  # a tool may take `evil.com/x` for `https://evil.com/x`
+    hosts: set[str] = set()
+    for reading in readings:
         try:
-            host = urlsplit(url.strip()).hostname
+            host = urlsplit(reading).hostname
         except ValueError:
-            return False
-        if not host:
-            return False
-        host = host.rstrip(".").lower()
-        if star_match(self.host, host):
-            return True
-        # Deny and ask rules also cover subdomains, and look-alike spellings.
-        return loose and (host.endswith("." + self.host) or fold(host) == fold(self.host))
+            continue
+        if host:
+            hosts.add(host.rstrip(".").lower())
+            hosts.add(unquote(host).rstrip(".").lower())
+    return frozenset(hosts)
 
 
 Specifier = BashPattern | PathPattern | DomainPattern | str | None

@@ -42,7 +42,11 @@ Where tree-sitter-bash splits one bash word in two (`` r`:`m ``) the parts are j
 
 Where tree-sitter-bash and bash disagree, the analysis leans restrictive: unquoted here-doc bodies are re-read
 here (tree-sitter leaves backticks and ``<<-`` bodies unparsed), a here-doc that tree-sitter ends *earlier* than
-bash only adds commands, and the one known case where it ends later (``cat <<EOF; rm …``) is a parse error.
+bash only adds commands, and where it ends later — ``cat <<EOF; rm …`` (a parse error), or a body line equal to
+the delimiter inside a ``$(…)``, ``${…}`` or quotes that tree-sitter reads on past it — the command is
+unanalysable. Backquotes tree-sitter keeps as text (inside a ``${…}`` operand) or reads without bash's unescaping
+(`` \\` `` inside `` `…` ``) are read again as bash reads them (:meth:`_Analyser.backquotes`); ``eval --`` and
+``source -- FILE`` are read past the ``--``.
 """
 
 from __future__ import annotations
@@ -179,6 +183,10 @@ _RISKY_BUILTINS: Final = frozenset(
     {"enable", "hash", "let", "declare", "typeset", "local", "test", "[", "mapfile", "readarray", "compgen", "complete"}
 )
 _START_BYTE: Final = attrgetter("start_byte")
+_EDITORS: Final = frozenset({"vi", "vim", "nvim", "gvim", "rvim", "vimdiff", "ex", "view", "rview", "ed", "red"})
+_DESCRIPTOR_FIELD: Final = _field("descriptor")
+_LITERAL_KINDS: Final = frozenset({"raw_string", "ansi_c_string", "comment", "heredoc_body", "heredoc_start"})
+_BACKQUOTE_ESCAPE: Final = re.compile(r"\\([\\`$])")
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _DESCRIPTOR: Final = re.compile(r"\d+|\{[A-Za-z_][A-Za-z0-9_]*\}")
 
@@ -231,7 +239,9 @@ class _Classified(NamedTuple):
     changes_directory: bool
     dirs: DirState
     only_commands: bool
-    """Nothing but ``commands``: the other lists empty, neither flag set, the directory state unchanged."""
+    """Nothing but ``commands``: the other lists empty, no flag set, the directory state unchanged."""
+    editor: bool
+    """It runs an editor (see :meth:`_Analyser.fed_editors`)."""
 
 
 _Memo = dict[tuple[Words | str, DirState, bool, int, int], _Classified]
@@ -244,6 +254,76 @@ command is remembered by its words, and a plain one (:func:`_shellwalk.plain_wor
 
 def _dangerous_variable(name: str) -> bool:
     return name in _DANGEROUS_VARS or name.startswith(_DANGEROUS_PREFIXES)
+
+
+def _names_editor(node: tree_sitter.Node) -> bool:
+    """Whether a (redirected) command runs an editor, also behind wrappers (``env vim``, ``timeout 5 ed``)."""
+    if node.type == "redirected_statement":
+        body = node.child_by_field_id(_BODY)
+        return body is not None and _names_editor(body)
+    if node.type != "command":
+        return False
+    for part in node.named_children:
+        if part.type in _REDIRECT_KINDS or part.type == "variable_assignment":
+            continue
+        word = literal(part)
+        if word is None:
+            return True  # a program only known at run time may be one
+        if word.startswith("-") or word.isdigit() or split_assignment(word):
+            continue
+        program = fold(posixpath.basename(word))
+        if program in _EDITORS:
+            return True
+        if program not in _ALL_WRAPPERS:
+            return False
+    return False
+
+
+def _feeds_stdin(redirect: tree_sitter.Node) -> bool:
+    """Whether a redirection gives the command its standard input (``<``, ``0<``, here-documents and -strings)."""
+    if redirect.type != "file_redirect":
+        return True
+    operator = next((node_text(c) for c in redirect.children if not c.is_named), "")
+    descriptor = redirect.child_by_field_id(_DESCRIPTOR_FIELD)
+    return operator in {"<", "<>"} and (descriptor is None or node_text(descriptor) == "0")
+
+
+def _sources_stdin(words: Words) -> bool:
+    """``source``/``.`` of standard input: ``. /dev/stdin``, ``. -- /dev/fd/0`` …"""
+    args = words[2:] if words[1:2] == ("--",) else words[1:]
+    return bool(args) and _programs.reads_script_from_stdin(args[0] or "")
+
+
+def _ends_earlier(start: str, body: str, *, dash: bool) -> bool:
+    """Whether a here-document body (as tree-sitter-bash reads it) holds a line bash takes for its delimiter."""
+    if start not in body:
+        return False
+    delimiters = {start, re.sub(r"[\"'\\]", "", start), re.sub(r"[\"'\\$]", "", start)}
+    return any((line.lstrip("\t") if dash else line) in delimiters for line in body.split("\n"))
+
+
+def _unparsed_backquotes(text: str) -> list[str | None]:
+    """The commands of the unescaped `` `…` `` in a word's text (unescaped as bash does); ``None`` for an
+    unterminated one."""
+    found: list[str | None] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch != "`":
+            i += 1
+            continue
+        end = i + 1
+        while end < n and text[end] != "`":
+            end += 2 if text[end] == "\\" else 1
+        if end >= n:
+            found.append(None)
+            break
+        found.append(_BACKQUOTE_ESCAPE.sub(r"\1", text[i + 1 : end]))
+        i = end + 1
+    return found
 
 
 class _Analyser:
@@ -261,6 +341,7 @@ class _Analyser:
         self.unsafe: list[str] = []
         self.unknown: list[str] = []
         self.runs_code = False
+        self.editor = False  # an editor runs: `fed_editors` looks for one fed by a pipe or redirection
         self.stdin_static = False  # the command being classified reads a literal here-doc/here-string/file
         self.changes_directory = False
         self.dirs: DirState = START
@@ -307,6 +388,7 @@ class _Analyser:
         # Also from deny-only readings: if any reading may run an unknown program, deny and ask rules match.
         self.unknown.extend(other.unknown)
         self.runs_code = self.runs_code or other.runs_code
+        self.editor = self.editor or other.editor
 
     def child(self) -> _Analyser:
         sub = _Analyser(self.depth + 1, self.nesting, self.memo, fast=self.fast)
@@ -329,6 +411,73 @@ class _Analyser:
             self.visit(tree.root_node)
         finally:
             self.source = outer
+        if "`" in source:
+            self.backquotes(tree.root_node)
+        if self.editor:
+            self.fed_editors(tree.root_node)
+
+    def fed_editors(self, root: tree_sitter.Node) -> None:
+        """Editors whose standard input the command feeds: they run it as keystrokes or commands.
+
+        ``printf ':!rm x\\n' | vim f`` runs ``rm x`` (vim reads keys from a non-terminal), and so do ``ed`` and
+        ``ex``: fed by a pipe it is code only known at run time, fed by a here-document, here-string or file it
+        is code given as data (no narrower allow rule covers it; deny rules scan the text). Only scripts where
+        an editor runs (:meth:`classify_now` noted one) get here."""
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            children = node.named_children
+            if node.type == "pipeline":
+                for child in children[1:]:
+                    if _names_editor(child):
+                        self.unknown_program("an editor reading its commands from a pipe")
+            elif node.type in {"redirected_statement", "command"}:
+                redirects = [c for c in children if c.type in _REDIRECT_KINDS]
+                if any(_feeds_stdin(r) for r in redirects) and _names_editor(node):
+                    if _static_stdin(redirects):
+                        self.runs_code = True
+                        self.unsafe.append("an editor reading its commands from standard input")
+                    else:
+                        self.unknown_program("an editor reading its commands from standard input")
+            stack.extend(children)
+
+    def backquotes(self, root: tree_sitter.Node) -> None:
+        """The backquoted substitutions tree-sitter-bash leaves unparsed, read as bash reads them.
+
+        tree-sitter-bash keeps `` `…` `` inside a ``${…}`` operand as a plain word (``${x:-`rm x`}``, also between
+        double quotes), and parses the inside of `` `…` `` as it is written, where bash first turns `` \\` ``,
+        ``\\$`` and ``\\\\`` into `` ` ``, ``$`` and ``\\`` (`` `echo \\`rm x\\`` `` runs ``rm x``). Both are read
+        again here: the commands they run count like any other (in a directory only known at run time); an
+        unterminated one makes the command unanalysable. Only commands holding a backquote get here.
+        """
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            kind = node.type
+            if kind in _LITERAL_KINDS:
+                continue  # single quotes, $'…', comments; here-doc bodies are re-read by `heredoc_body`
+            text = node_text(node)
+            if "`" not in text:
+                continue
+            if kind == "command_substitution" and text.startswith("`"):
+                inner = text[1:-1] if len(text) > 1 and text.endswith("`") else text[1:]
+                unescaped = _BACKQUOTE_ESCAPE.sub(r"\1", inner)
+                if unescaped != inner:
+                    self.reread(unescaped)
+            elif node.named_child_count == 0 and node.is_named:
+                for segment in _unparsed_backquotes(text):
+                    if segment is None:
+                        self.unknown_program("an unterminated backquoted substitution")
+                    else:
+                        self.reread(segment)
+            stack.extend(node.named_children)
+
+    def reread(self, script: str) -> None:
+        """Analyse ``script`` (a substitution's commands) in a child, in a directory only known at run time."""
+        sub = self.child()
+        sub.dirs = None
+        sub.script(script)
+        self.absorb(sub)
 
     def deny_only(self, run: Callable[[_Analyser], None]) -> None:
         sub = self.child()
@@ -482,8 +631,14 @@ class _Analyser:
                     self.visit(child)
             start = next((c for c in node.named_children if c.type == "heredoc_start"), None)
             body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
-            if start is not None and body is not None and not re.search(r"[\"'\\]", node_text(start)):
-                self.heredoc_body(node_text(body))
+            if start is not None and body is not None:
+                dash = any(c.type == "<<-" for c in node.children)
+                if _ends_earlier(node_text(start), node_text(body), dash=dash):
+                    # A line of the body is the delimiter, inside a `$(…)`, `${…}` or quotes that tree-sitter
+                    # continues past it: bash ends the here-document there and runs the lines after it.
+                    self.unknown_program("a here-document that bash ends earlier than it is read here")
+                if not re.search(r"[\"'\\]", node_text(start)):
+                    self.heredoc_body(node_text(body))
 
     def opens(self, target: str | None, tilde: str | None, writes: bool, reads: bool, dirs: DirState) -> None:
         """Record the file a redirection opens (see :class:`Redirect`) for writing, reading or both."""
@@ -653,11 +808,11 @@ class _Analyser:
         sub = _Analyser(self.depth, self.nesting, self.memo, fast=self.fast)
         sub.dirs, sub.stdin_static = self.dirs, self.stdin_static
         sub.classify_now(words)
-        only = not (sub.deny_commands or sub.redirects or sub.unsafe or sub.unknown or sub.runs_code)
+        only = not (sub.deny_commands or sub.redirects or sub.unsafe or sub.unknown or sub.runs_code or sub.editor)
         return _Classified(
             tuple(sub.commands), tuple(sub.deny_commands), tuple(sub.redirects), tuple(sub.unsafe),
             tuple(sub.unknown), sub.runs_code, sub.changes_directory, sub.dirs,
-            only and not sub.changes_directory and sub.dirs == self.dirs,
+            only and not sub.changes_directory and sub.dirs == self.dirs, sub.editor,
         )  # fmt: skip
 
     def apply(self, found: _Classified) -> None:
@@ -665,7 +820,8 @@ class _Analyser:
         if found.only_commands:
             self.commands.extend(found.commands)
             return
-        commands, deny_commands, redirects, unsafe, unknown, runs_code, changes_directory, self.dirs, _ = found
+        commands, deny_commands, redirects, unsafe, unknown, runs_code, changes_directory, self.dirs, _, editor = found
+        self.editor = self.editor or editor
         if commands:
             self.commands.extend(commands)
         if deny_commands:
@@ -687,6 +843,8 @@ class _Analyser:
             self.dirs = None  # it may be `cd`
             return
         base = posixpath.basename(head) if "/" in head else head
+        if fold(base) in _EDITORS:
+            self.editor = True
         trusted = "/" not in head or posixpath.dirname(head) in SYSTEM_DIRS
         if base in WRITERS:  # in the directory the command starts in (`source` may change it afterwards)
             self.redirects.extend(operand_targets(base, words, self.dirs))
@@ -723,8 +881,11 @@ class _Analyser:
         elif base in {"source", "."} and any(word is None for word in words[1:]):
             self.unknown_program(f"{base} of a file only known at run time")
             self.commands.append(words)
-        elif base in {"source", "."} and len(words) > 1 and _programs.reads_script_from_stdin(words[1] or ""):
+        elif base in {"source", "."} and _sources_stdin(words):
             self.unknown_program(f"{base} of standard input")
+            self.commands.append(words)
+        elif base in {"source", "."} and any(w is not None and w.startswith("-p") for w in words[1:2]):
+            self.unknown_program(f"{base} -p searches a path only known at run time")  # bash 5.3: `. -p /dev stdin`
             self.commands.append(words)
         else:
             self.runs_code = self.runs_code or base in {"source", "."}
@@ -921,7 +1082,7 @@ class _Analyser:
             self.commands.append(words)
 
     def eval(self, words: Words) -> None:
-        args = words[1:]
+        args = words[2:] if words[1:2] == ("--",) else words[1:]  # `eval -- CMD` runs CMD
         if any(arg is None for arg in args):
             self.unknown_program("eval of a string only known at run time")
             self.commands.append(words)
