@@ -159,6 +159,14 @@ class Screen:
     def type(self, text: str) -> None:
         os.write(self.master, text.encode())
 
+    def end_of_input(self) -> None:
+        """Ctrl-D once the program waits for input (wait for its prompt first when it shows one). Typed earlier,
+        while the terminal is still in canonical mode, the kernel keeps it as an end-of-file mark, which is not
+        a Ctrl-D once readline has switched the terminal to raw mode — and the program then waits for an end of
+        input that never comes (text typed ahead is kept; only this is lost)."""
+        wait_until_idle(self.proc.pid)
+        self.type("\x04")
+
     def interrupt(self) -> None:
         """Ctrl-C as a person presses it: SIGINT to the program's process group once it waits for input."""
         wait_until_idle(self.proc.pid)

@@ -84,7 +84,8 @@ def test_ctrl_c_cancels_the_turn_its_processes_stopped_and_the_conversation_goes
     term.wait_prompt(2)
     term.type("start again\r")
     term.wait_for("Fresh start.")
-    term.type("\x04")  # Ctrl-D ends the session
+    term.wait_prompt(3)
+    term.end_of_input()  # Ctrl-D ends the session
     assert term.finish() == 0
     results = transcript_items(env, "tool_result")
     assert len(results) == 1
@@ -211,8 +212,6 @@ def test_continue_and_resume_go_on_with_the_last_session_in_a_new_process(projec
     again = chat_screen(["chat", "--continue"], env, project)  # the model comes from the saved session too
     again.wait_for(f"continuing session {session_id}")
     again.wait_for("2 items of history")
-    again.wait_prompt()  # typed earlier, the keys are discarded when the prompt takes the terminal (TCSAFLUSH)
-    wait_until_idle(again.proc.pid)
     again.type("what was it?\r")
     again.wait_for("It was 42.")  # the script plays on where the first process left it
     again.type("/exit\r")
@@ -221,8 +220,7 @@ def test_continue_and_resume_go_on_with_the_last_session_in_a_new_process(projec
     by_id = chat_screen(["chat", "--resume", session_id], env, project)
     by_id.wait_for("4 items of history")
     by_id.wait_prompt()
-    wait_until_idle(by_id.proc.pid)
-    by_id.type("\x04")
+    by_id.end_of_input()
     assert by_id.finish() == 0
 
     bare = subprocess.run(  # flags without a command: a chat, as `claude -c` is

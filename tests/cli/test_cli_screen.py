@@ -106,7 +106,7 @@ def test_ctrl_d_at_the_approval_prompt_denies_without_taking_the_next_line_as_a_
 ) -> None:
     screen = Screen(["run", "write two files", "--model", bash_twice(project)], env, project)
     screen.wait_for("allow once")
-    screen.type("\x04")  # Ctrl-D: end of input at the prompt
+    screen.end_of_input()  # Ctrl-D at the prompt
     screen.wait_for("no answer (end of input): denied")
     screen.wait_for("allow once", count=2)  # the next question was asked, not a reason
     assert "reason (optional)" not in screen.text()
@@ -124,7 +124,7 @@ def test_ctrl_d_at_the_reason_prompt_denies_with_no_reason(project: Path, env: d
     screen.wait_for("allow once")
     screen.type("n\n")
     screen.wait_for("reason (optional)")
-    screen.type("\x04")
+    screen.end_of_input()
     screen.wait_for("allow once", count=2)
     screen.type("y\n")
     assert screen.finish() == 0, screen.text()
