@@ -25,6 +25,8 @@ from hookloop.permissions._programs import scan_globals
 from hookloop.permissions._shellwords import literal, node_text, word_has_glob, word_literal
 
 __all__ = [
+    "DESTINATION_WRITERS",
+    "OUTPUT_OPTION_WRITERS",
     "START",
     "WRITERS",
     "DirState",
@@ -279,6 +281,10 @@ _OUTPUT_OPTIONS: Final[dict[str, frozenset[str]]] = {
 }
 _SED_IN_PLACE: Final = ("--in-place",)
 _COPIERS: Final = frozenset({"docker", "podman", "nerdctl", "kubectl"})  # `cp SRC DEST`: a local DEST is written
+DESTINATION_WRITERS: Final = _DESTINATION | _COPIERS
+"""Programs whose last operand (``cp SRC DEST``) is a file they create or fill."""
+OUTPUT_OPTION_WRITERS: Final = frozenset(_OUTPUT_OPTIONS)
+"""Programs with an output-file option (``curl -o FILE``, ``cc -o FILE`` …)."""
 WRITERS: Final = (
     _ALL_OPERANDS
     | _DESTINATION

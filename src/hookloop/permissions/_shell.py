@@ -65,6 +65,8 @@ from hookloop.permissions import _programs, _shellwalk
 from hookloop.permissions._byprogram import ByProgram
 from hookloop.permissions._coderun import ssh_commands
 from hookloop.permissions._dirs import (
+    DESTINATION_WRITERS,
+    OUTPUT_OPTION_WRITERS,
     START,
     WRITERS,
     DirState,
@@ -113,6 +115,9 @@ _INDEX: Final = _field("index")
 _NAME: Final = _field("name")
 _VALUE: Final = _field("value")
 
+_CREATORS: Final = DESTINATION_WRITERS | OUTPUT_OPTION_WRITERS | {"mv", "dd", "script", "patch", "sponge"}
+"""Programs whose operand writes (:func:`operand_targets`) create a file or fill it with content: what
+:meth:`_Analyser.runs_what_it_writes` counts besides redirections."""
 SYSTEM_DIRS: Final = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"})
 _SHELLS: Final = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "posh", "yash"})
 _SHELL_OPTS_WITH_ARG: Final = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
@@ -367,6 +372,28 @@ class _Analyser:
             self.unknown_program(reason)
         else:
             self.unsafe.append(reason)
+
+    def runs_what_it_writes(self) -> None:
+        """A program run by its path whose file the same command creates or fills (``printf … > s.sh; chmod +x
+        s.sh; ./s.sh``, ``cp x ./tool && ./tool``, ``curl -o t …; ./t``): what it runs is only known at run time,
+        as for ``bash s.sh``. Files are recognised by name (the directory may change between the write and the
+        run), so a file of the same name written elsewhere counts too. Not counted: writes to a name only known
+        at run time, and what only deletes or changes a file's metadata (``rm``, ``chmod +x build.sh &&
+        ./build.sh`` runs what was there)."""
+        runs = [
+            words[0] for words in self.commands if words and words[0] is not None and "/" in words[0]
+        ]  # (not the deny-only readings: every suffix of a command is one of those)
+        if not runs:
+            return
+        written = {r.target for r in self.redirects if r.write and r.target and not r.operand}
+        for words in self.commands:
+            head = words[0] if words else None
+            base = posixpath.basename(head) if head else ""
+            if base in _CREATORS:
+                written.update(r.target for r in operand_targets(base, words, START) if r.write and r.target)
+        names = {posixpath.basename(target.rstrip("/")) for target in written}
+        if any(posixpath.basename(head.rstrip("/")) in names for head in runs):
+            self.unknown_program("a program the same command writes")
 
     def unknown_program(self, reason: str) -> None:
         """Record that what runs is only known at run time: never allowed, matched by every deny/ask rule."""
@@ -1143,4 +1170,5 @@ def analyse_with(command: str, memo: _Memo | None, *, fast: bool) -> ShellAnalys
             first.unknown_program("a line continuation that changes how the command splits into words")
         first.absorb(second, deny_only=True)
         first.unsafe.extend(second.unsafe)
+    first.runs_what_it_writes()
     return first.result()
