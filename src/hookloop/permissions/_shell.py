@@ -668,7 +668,11 @@ class _Analyser:
                     self.heredoc_body(node_text(body))
 
     def opens(self, target: str | None, tilde: str | None, writes: bool, reads: bool, dirs: DirState) -> None:
-        """Record the file a redirection opens (see :class:`Redirect`) for writing, reading or both."""
+        """Record the file a redirection opens (see :class:`Redirect`) for writing, reading or both. A
+        ``/dev/tcp/HOST/PORT`` or ``/dev/udp/…`` path is a network connection bash itself opens (no program an
+        allow rule names does): the command is then not covered by allow rules."""
+        if target is not None and tilde is None and target.startswith(("/dev/tcp/", "/dev/udp/")):
+            self.unsafe.append("a network connection bash opens (/dev/tcp, /dev/udp)")
         if writes:
             self.redirects.append(Redirect(target=target, write=True, tilde=tilde, dirs=dirs))
         if reads:
