@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Final, Protocol, cast
 
+from hookloop.permissions import _shell
 from hookloop.permissions._files import PROTECTED_DIRS, PROTECTED_FILES, names_protected, protected_reason
 from hookloop.permissions._merge import merge
 from hookloop.permissions._paths import Links, PathPattern, ResolvedPath, realpath, within
@@ -39,6 +41,15 @@ from hookloop.permissions._verdicts import BashVerdict, BashVerdicts
 __all__ = ["PERMISSION_KEYS", "PermissionPolicy", "SandboxGate", "unknown_permission_keys"]
 
 _RESTRICTIVENESS: Final[tuple[Behavior, ...]] = ("deny", "ask", "allow")
+
+_PROTECTED_NAMED: Final = re.compile(
+    r"(?<![\w.-])("
+    + "|".join(re.escape(name) for name in sorted(PROTECTED_DIRS | PROTECTED_FILES, key=len, reverse=True))
+    + r")(?![\w.-])"
+)
+"""A protected directory or file named in a command's text (``.git/hooks``, ``~/.bashrc``; not ``.github``):
+code given as data (``python3 -c``, ``node -e``, awk, SQL …) that names one may write there, which no rule can
+check, so even a hook's allow or ``bypassPermissions`` asks first."""
 
 
 class SandboxGate(Protocol):
@@ -499,6 +510,12 @@ class PermissionPolicy:
                 if name is not None and not self._names(name, "Write", path):
                     why = f"the command writes {path.real}, under the protected path {name}; no allow rule names it"
                     return "protected path", why
+        if _shell.analyse(command).runs_code:
+            named = _PROTECTED_NAMED.search(command)
+            if named is not None:  # `python3 -c "open('.git/hooks/pre-commit', 'w')…"`: no rule sees the write
+                return "protected path", (
+                    f"the code this command runs names the protected path {named.group(1)}, where it may write"
+                )
         return None
 
     def _names(self, name: str, tool_name: str, path: ResolvedPath) -> bool:
