@@ -169,6 +169,28 @@ async def test_a_post_tool_call_hook_decides_the_same_on_every_path(answer: str)
         assert len(summaries[0][2]) == 2  # both calls answered, then the run finished
 
 
+async def test_cancelling_a_run_while_its_lone_async_post_hook_waits_keeps_one_result_per_call() -> None:
+    """A cancel that lands while the lone async post_tool_call hook is awaited (the batch awaits the hook's own
+    coroutine) ends the run with each call's result in the history, once."""
+    entered = asyncio.Event()
+
+    async def waits(info: Any) -> Continue:
+        entered.set()
+        await asyncio.Event().wait()  # never set: only the cancel ends it
+        return Continue()
+
+    calls = [ToolUse("add", {"a": 1, "b": 1}, call_id="c1"), ToolUse("add", {"a": 2, "b": 2}, call_id="c2")]
+    worker = Worker(ScriptedClient([calls, [Text("done")]]), tools=[add])
+    worker.add_hook(POST_TOOL_CALL, waits, name="waits")
+    task = asyncio.ensure_future(worker.run("go"))
+    await entered.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    results = [r for r in worker.history if isinstance(r, ToolResult)]
+    assert [(r.call_id, r.content) for r in results] == [("c1", "2"), ("c2", "4")]
+
+
 async def test_a_lone_async_hook_answers_for_each_call_of_a_reply_in_turn() -> None:
     """One async hook, nobody watching: the batch awaits the hook's own coroutine for each call (no coroutine of
     the Worker's around it) and concludes each call with that call's answer before the next call is planned."""

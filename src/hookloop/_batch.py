@@ -9,7 +9,7 @@ import sys
 from collections.abc import Awaitable, Mapping, Sequence
 from functools import partial
 from time import perf_counter
-from typing import Any, TypeAlias
+from typing import Any, NoReturn, TypeAlias
 
 from hookloop._build import post_tool_call_info, tool_context, tool_ended, tool_result, tool_started
 from hookloop._frozen import EMPTY, FrozenDict, freeze_object, thaw_object
@@ -29,6 +29,7 @@ from hookloop.hooks.events import (
     POST_TOOL_BATCH,
     POST_TOOL_CALL,
     PRE_TOOL_CALL,
+    HookEvent,
 )
 from hookloop.hooks.results import (
     _PLAIN,
@@ -85,6 +86,16 @@ def _vote(
     return None, edits
 
 
+def _lone_failed(c: _Call, exc: Exception, event: HookEvent[Any, Any]) -> NoReturn:
+    """What awaiting what planning or post-processing ``c`` returned raised: a lone async hook's failure becomes
+    its HookError (an Aborted stays as it is); anything else (from :meth:`_ToolBatch._plan_call` or
+    ``_post_call``) is raised again."""
+    single, c.lone = c.lone, None
+    if single is None or isinstance(exc, Aborted):
+        raise exc
+    raise raised(event, single, exc) from exc
+
+
 def _post_answer(handler: Handler, answer: object) -> tuple[list[tuple[Handler, Any]], tuple[Any, Handler] | None]:
     """A lone post_tool_call hook's answer other than the plain ``Continue()``: (its edits, its decision)."""
     if type(answer) not in _POST_PASSES:
@@ -128,8 +139,8 @@ class _Call:
         self.denied = False
         self.input_edited_by: str | None = None
         self.lone: Handler | None = None
-        """While a lone async pre_tool_call hook runs: that hook (its coroutine is what :meth:`_ToolBatch._plan`
-        returned): what it raises is that hook's failure."""
+        """While a lone async pre_tool_call or post_tool_call hook runs: that hook (its coroutine is what
+        :meth:`_ToolBatch._plan` / ``_post`` returned): what it raises is that hook's failure."""
         self.seconds = 0.0
         self.structured: FrozenDict | None = None
         self.child: Checkpoint | None = None
@@ -188,10 +199,7 @@ class _ToolBatch(_RunBase):
                         try:
                             answer = await pending
                         except Exception as exc:
-                            single, c.lone = c.lone, None
-                            if single is None or isinstance(exc, Aborted):
-                                raise
-                            raise raised(PRE_TOOL_CALL, single, exc) from exc
+                            _lone_failed(c, exc, PRE_TOOL_CALL)
                         if c.lone is not None:  # a lone async hook's own coroutine: its answer, to conclude
                             self._planned(c, answer)
             if w.approvers and any(c.state == "approval" for c in calls):
@@ -229,7 +237,12 @@ class _ToolBatch(_RunBase):
                     if interceptors.post_tool_call or hook_chains[POST_TOOL_CALL.index]:
                         pending = self._post(c)
                         if pending is not None:  # an interceptor, an async hook, several, or a subscriber
-                            await pending
+                            try:
+                                answer = await pending
+                            except Exception as exc:
+                                _lone_failed(c, exc, POST_TOOL_CALL)
+                            if c.lone is not None:  # a lone async hook's own coroutine: apply its answer
+                                self._posted(c, answer)
                 elif c.state == "subagent":
                     subagent = True
             if subagent:  # a subagent paused: the batch pauses with it
@@ -645,14 +658,14 @@ class _ToolBatch(_RunBase):
             self.usage = self.usage + c.child_usage
         return answer
 
-    def _post(self, c: _Call) -> Awaitable[None] | None:
+    def _post(self, c: _Call) -> Awaitable[object] | None:
         """post_tool_call for one executed call: with no coroutine when one sync hook runs and nobody watches
-        (the common case), and then None; else the coroutine to await (:meth:`_post_call`: interceptors, async
-        or several hooks, or a subscriber). Called only when there is an interceptor or a hook (the batch
-        checks)."""
+        (the common case), and then None; else what to await: a lone async hook's own coroutine (then ``c.lone``
+        is that hook, and the batch hands its answer to :meth:`_posted`), or :meth:`_post_call` (interceptors,
+        several hooks, or a subscriber). Called only when there is an interceptor or a hook (the batch checks)."""
         w = self.w
         chain = w.hooks.chains[POST_TOOL_CALL.index]
-        if w._interceptors.post_tool_call or w.timeline.subscribers or len(chain) != 1 or not chain.all_sync:
+        if w._interceptors.post_tool_call or w.timeline.subscribers or len(chain) != 1:
             return self._post_call(c)
         result = c.result
         assert result is not None
@@ -664,10 +677,22 @@ class _ToolBatch(_RunBase):
             raise
         except Exception as exc:
             raise raised(POST_TOOL_CALL, single, exc) from exc
+        if single.is_async:  # its coroutine, for the batch to await (no coroutine of ours around it)
+            c.lone = single
+            return answer  # type: ignore[no-any-return]
         if answer is not _PLAIN:  # else it passed, and nothing changed the result: nothing to rebuild
             edits, decided = _post_answer(single, answer)
             self._post_apply(c, result, result.content, result.is_error, result.parts, None, edits, decided)
         return None
+
+    def _posted(self, c: _Call, answer: object) -> None:
+        """The answer of the lone async post_tool_call hook whose coroutine :meth:`_post` returned."""
+        single, c.lone = c.lone, None
+        assert single is not None
+        result = c.result
+        if answer is not _PLAIN and result is not None:
+            edits, decided = _post_answer(single, answer)
+            self._post_apply(c, result, result.content, result.is_error, result.parts, None, edits, decided)
 
     def _post_info(self, c: _Call, result: ToolResult, content: str, is_error: bool) -> PostToolCallInfo:
         """The post_tool_call input for ``c`` (``content`` and ``is_error`` as the interceptors left them)."""
