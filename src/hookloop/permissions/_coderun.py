@@ -91,6 +91,9 @@ _INTERPRETERS: Final[dict[str, _Interpreter]] = {
     "sbcl": _i("--eval", "--load --script"), "clojure": _i("-e", "-M -X -A -T -i"),
     "erl": _i("-eval", "-s -run -pa -pz", "", "", stdin=False), "elixir": _i("-e", "-r -pa -pz"),
     "julia": _i("-e -E", "-L --project -J -t --threads"), "scala": _i("-e"), "groovy": _i("-e"),
+    # m4 runs commands from its input (`esyscmd(…)`, `syscmd(…)`); dc runs `!cmd` from its program.
+    "m4": _i("", "-D -U -I -o -F -R -t -l -d -G -L", "", "DUIFRtldL"), "gm4": _i("", "-D -U -I -o -F -R -t -l -d"),
+    "dc": _i("-e --expression", "-f --file"),
 }  # fmt: skip
 # Options of other programs that make them run a command or code named by their value (or write files).
 _CODE_OPTIONS: Final[dict[str, frozenset[str]]] = {
@@ -124,7 +127,13 @@ _CODE_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "fd": frozenset({"-x", "--exec", "-X", "--exec-batch"}),  # run a command per file found, like find -exec
     "fdfind": frozenset({"-x", "--exec", "-X", "--exec-batch"}),
     "helm": frozenset({"--post-renderer"}),
+    # netcat runs a program on the connection; openssl loads an engine or provider library.
+    "nc": frozenset({"-e", "-c"}), "netcat": frozenset({"-e", "-c"}),
+    "ncat": frozenset({"-e", "-c", "--exec", "--sh-exec", "--lua-exec"}),
+    "openssl": frozenset({"-engine", "-provider-path", "-provider"}),
 }  # fmt: skip
+_SOCAT_RUNS: Final = re.compile(r"(?i)(?:exec|system):")
+_MAKE_SHELL: Final = re.compile(r"(?:SHELL|\.SHELLFLAGS|MAKESHELL)\s*[:+?]?=")
 # Real options that are prefixes of one in _CODE_OPTIONS (not abbreviations of it).
 _REAL_PREFIXES: Final = {"tar": frozenset({"--checkpoint"})}
 # npm settings whose value is a program npm runs (scripts' shell, node's options, an editor) or another
@@ -571,8 +580,12 @@ def program_code(base: str, words: Words) -> Code:
         return Code((), None, True)  # its commands always come from standard input
     if base in {"sqlite3", "sqlite"}:
         return _sqlite(words)
+    if base == "socat":  # an EXEC: or SYSTEM: address runs a program or a shell command
+        return Code(tuple(w for w in words[1:] if w is not None and _SOCAT_RUNS.match(w)), None, False)
     if base in {"make", "gmake"}:
         found = _options(words, _CODE_OPTIONS["make"])
+        # `make SHELL=./x`: every recipe line runs through that program (`.SHELLFLAGS` are its arguments)
+        found += tuple(w for w in words[1:] if w is not None and _MAKE_SHELL.match(w))
         for index, word in enumerate(words[1:], start=1):  # `make -f -`: a makefile read from standard input
             if word is not None and (long_option(word, _MAKEFILE) in _MAKEFILE or word[:2] == "-f"):
                 path = _option_value(words, index) if word.startswith("--") or len(word) > 2 else _at(words, index + 1)
@@ -586,6 +599,8 @@ def program_code(base: str, words: Words) -> Code:
     options = _CODE_OPTIONS.get(base)
     if options is not None:
         found = _options(words, options, _REAL_PREFIXES.get(base, frozenset()))
+        if base == "less":  # `less +'!cmd' f`: an initial command, and `!` runs a shell command
+            found += tuple(w for w in words[1:] if w is not None and w[:1] == "+" and "!" in w)
         if base in _VI:  # `vim +cmd file` runs an ex command (`+!rm x`); `+N` and `+/pattern` only move
             found += tuple(w for w in words[1:] if w and w[0] == "+" and w[1:2] and not w[1:].isdigit() and w[1] != "/")
         return Code(found, None, False)

@@ -150,6 +150,12 @@ _WRAPPERS: Final = frozenset(
         "unshare", "flock", "fakeroot", "firejail", "bwrap", "proxychains", "proxychains4", "torsocks", "strace",
         "ltrace", "unbuffer", "script", "busybox", "toybox", "coproc", "trap", "ssh", "fish", "caffeinate",
         "systemd-run", "chrt", "taskset", "numactl", "cpulimit", "catchsegv", "valgrind", "dbus-launch", "sg",
+        "screen", "dtach", "abduco", "entr", "xvfb-run", "rlwrap", "perf", "dbus-run-session", "ssh-agent", "proot",
+        "nodemon", "hyperfine", "watchexec", "chronic", "ifne", "ccache", "sccache", "distcc", "eatmydata",
+        "faketime", "nocache", "gosu", "su-exec", "setpriv", "setarch", "linux32", "linux64", "prlimit", "cgexec",
+        "systemd-inhibit", "tini", "dumb-init", "chpst", "sem", "cross-env", "env-cmd", "dotenv", "concurrently",
+        "sandbox-exec", "schroot", "flatpak-spawn", "torify", "tsocks", "xterm", "socat", "op", "doppler",
+        "aws-vault",
     }
 )  # fmt: skip
 _ALL_WRAPPERS: Final = _WRAPPERS | _SHELLS | frozenset(_TRANSPARENT) | {"eval"}
