@@ -4,8 +4,9 @@
   ``dbus-run-session``, ``ssh-agent``, ``proot``, ``dtach -n S``, ``ccache``, ``op run --`` …) or a command string
   (``nodemon --exec '…'``, ``hyperfine '…'``): deny and ask rules look behind them, as behind ``sudo``.
 * Code runners: ``make SHELL=…`` (every recipe line runs through it), ``less +'!cmd'``, ``socat … EXEC:/SYSTEM:``,
-  ``nc -e`` / ``ncat --sh-exec``, ``openssl -engine``, and the ``m4`` (``esyscmd``) and ``dc`` (``!``)
-  interpreters.
+  ``nc -e`` / ``ncat --sh-exec``, ``openssl -engine``, ``go test -exec`` / ``go build -toolexec``, ``rake -e``,
+  ``just --shell``, ``nix-shell --run``, ``ansible -a``, ``vagrant ssh -c``, ``fzf --preview`` / ``--bind``,
+  ``mvn -Dexec.executable=``, and the ``m4`` (``esyscmd``) and ``dc`` (``!``) interpreters.
 
 Under an allow rule for the wrapper itself, each of these let ``rm`` through a ``Bash(rm:*)`` deny rule before.
 Ordinary uses keep their decisions.
@@ -21,7 +22,8 @@ from permissions.evasion_harness import ALLOW, ASK, DENY, Case, Rules, check_cas
 
 PROGRAMS = (
     "screen", "entr", "xvfb-run", "rlwrap", "perf", "dbus-run-session", "ssh-agent", "proot", "dtach", "nodemon",
-    "hyperfine", "ccache", "op", "less", "socat", "nc", "ncat", "openssl", "m4", "dc",
+    "hyperfine", "ccache", "op", "less", "socat", "nc", "ncat", "openssl", "m4", "dc", "mvn", "rake", "meson",
+    "just", "nix-shell", "ansible", "vagrant", "fzf",
 )  # fmt: skip
 RULES = Rules(allow=(*ALLOW, *(f"Bash({program}:*)" for program in PROGRAMS)), ask=ASK, deny=DENY)
 
@@ -48,6 +50,17 @@ DENIED = [
     "m4 <<< 'esyscmd(rm -rf x)'",
     "dc -e '!rm -rf x'",
     "echo 'esyscmd(id)' | m4",  # its program from a pipe: only known at run time, like `… | python3`
+    "mvn exec:exec -Dexec.executable=rm",
+    "rake -e 'sh \"rm -rf x\"'",
+    "meson devenv rm -rf x",
+    "just --shell rm x",
+    "nix-shell --run 'rm -rf x'",
+    "ansible localhost -m shell -a 'rm -rf x'",
+    "vagrant ssh -c 'rm -rf x'",
+    "fzf --preview 'rm -rf x'",
+    "fzf --bind 'start:execute(rm -rf x)'",
+    "go test -exec rm ./...",
+    "go build -toolexec rm",
 ]
 UNMATCHED = [
     "make SHELL=/tmp/evil all",  # the program it runs recipes through is only known at run time
@@ -64,6 +77,15 @@ ALLOWED = [
     "nc -z localhost 80",
     "openssl x509 -in c.pem -noout -text",
     "m4 defs.m4",
+    "go test ./...",
+    "mvn -q test",
+    "rake test",
+    "just build",
+    "nix-shell -p hello",
+    "ansible all -m ping",
+    "vagrant up",
+    "meson setup build",
+    "fzf --height 40%",
 ]
 
 CASES = (

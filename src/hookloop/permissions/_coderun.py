@@ -127,12 +127,24 @@ _CODE_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "fd": frozenset({"-x", "--exec", "-X", "--exec-batch"}),  # run a command per file found, like find -exec
     "fdfind": frozenset({"-x", "--exec", "-X", "--exec-batch"}),
     "helm": frozenset({"--post-renderer"}),
+    # go runs test binaries / the toolchain through -exec / -toolexec; rake -e runs Ruby; just --shell runs
+    # recipes through it; nix-shell --run, ansible -a (shell/command/raw modules), vagrant ssh -c and fzf's
+    # --preview / --bind execute(…) run command strings; mvn -Dexec.executable=… names the program exec:exec runs.
+    "go": frozenset({"-exec", "-toolexec"}),
+    "rake": frozenset({"-e", "--execute", "-E", "--execute-continue", "-p", "--execute-print"}),
+    "just": frozenset({"--shell", "--shell-arg", "--shell-command"}),
+    "nix-shell": frozenset({"--run", "--command"}),
+    "ansible": frozenset({"-a", "--args"}),
+    "vagrant": frozenset({"-c", "--command"}),
+    "fzf": frozenset({"--preview", "--bind"}),
+    "mvn": frozenset(), "mvnw": frozenset(),
     # netcat runs a program on the connection; openssl loads an engine or provider library.
     "nc": frozenset({"-e", "-c"}), "netcat": frozenset({"-e", "-c"}),
     "ncat": frozenset({"-e", "-c", "--exec", "--sh-exec", "--lua-exec"}),
     "openssl": frozenset({"-engine", "-provider-path", "-provider"}),
 }  # fmt: skip
 _SOCAT_RUNS: Final = re.compile(r"(?i)(?:exec|system):")
+_MAVEN_EXEC: Final = re.compile(r"-D(?:exec\.(?:executable|args)|exec\.mainClass)=")
 _MAKE_SHELL: Final = re.compile(r"(?:SHELL|\.SHELLFLAGS|MAKESHELL)\s*[:+?]?=")
 # Real options that are prefixes of one in _CODE_OPTIONS (not abbreviations of it).
 _REAL_PREFIXES: Final = {"tar": frozenset({"--checkpoint"})}
@@ -599,6 +611,8 @@ def program_code(base: str, words: Words) -> Code:
     options = _CODE_OPTIONS.get(base)
     if options is not None:
         found = _options(words, options, _REAL_PREFIXES.get(base, frozenset()))
+        if base in {"mvn", "mvnw"}:
+            found += tuple(w for w in words[1:] if w is not None and _MAVEN_EXEC.match(w))
         if base == "less":  # `less +'!cmd' f`: an initial command, and `!` runs a shell command
             found += tuple(w for w in words[1:] if w is not None and w[:1] == "+" and "!" in w)
         if base in _VI:  # `vim +cmd file` runs an ex command (`+!rm x`); `+N` and `+/pattern` only move

@@ -155,7 +155,7 @@ _WRAPPERS: Final = frozenset(
         "faketime", "nocache", "gosu", "su-exec", "setpriv", "setarch", "linux32", "linux64", "prlimit", "cgexec",
         "systemd-inhibit", "tini", "dumb-init", "chpst", "sem", "cross-env", "env-cmd", "dotenv", "concurrently",
         "sandbox-exec", "schroot", "flatpak-spawn", "torify", "tsocks", "xterm", "socat", "op", "doppler",
-        "aws-vault",
+        "aws-vault", "meson",
     }
 )  # fmt: skip
 _ALL_WRAPPERS: Final = _WRAPPERS | _SHELLS | frozenset(_TRANSPARENT) | {"eval"}
