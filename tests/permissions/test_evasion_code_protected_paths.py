@@ -60,3 +60,25 @@ def test_code_that_names_no_protected_path_keeps_its_decision(command: str, work
     decisions = _decisions(command, workspace)
     assert decisions["bypassPermissions", False] == "allow"
     assert decisions["default", True] == "allow"
+
+
+TEMPLATES = [
+    "git init --template=/tmp/t",
+    "git init --template /tmp/t",
+    "git -c init.templateDir=/tmp/t init",
+    "git clone --template=/tmp/t https://example.com/r.git d",
+]
+
+
+@pytest.mark.parametrize("command", TEMPLATES)
+def test_a_git_template_is_a_write_of_the_repositorys_hooks(command: str, workspace: Path) -> None:
+    """``git init``/``clone`` with a template copies its hooks into ``.git/hooks`` (re-initialising an existing
+    repository too): a write of a protected path, asked about behind a hook's allow and in bypassPermissions."""
+    decisions = _decisions(command, workspace)
+    assert decisions["bypassPermissions", True] == "ask", decisions
+    assert decisions["bypassPermissions", False] == "ask", decisions
+
+
+@pytest.mark.parametrize("command", ["git init", "git init newrepo", "git clone https://example.com/r.git d"])
+def test_git_init_and_clone_without_a_template_keep_their_decision(command: str, workspace: Path) -> None:
+    assert _decisions(command, workspace)["bypassPermissions", True] == "allow"

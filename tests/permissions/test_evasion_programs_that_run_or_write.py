@@ -54,7 +54,6 @@ UNMATCHED = [
     "git bisect run make test",
     "git rebase -x 'make test' HEAD~2",
     "git grep -O pattern",
-    "git init --template=templates",
     "git hook run pre-commit",
     "helm install x --post-renderer ./render",
     "npm config set script-shell ./shell",
@@ -125,6 +124,7 @@ PROTECTED_WRITES = [
     "git clone --depth 1 https://example.com/r .claude/agents",
     "git worktree add .claude/x",
     "git init .git/hooks",
+    "git init --template=templates",  # copies the template's hooks into .git/hooks
     "git checkout-index --prefix=.git/hooks/ -a",
     "git --work-tree=.git/hooks checkout HEAD -- pre-commit",
     "git mv hook.sh .git/hooks/pre-commit",

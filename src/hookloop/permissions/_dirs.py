@@ -13,6 +13,7 @@ known then.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -374,7 +375,13 @@ def _git_operand_targets(words: Sequence[str | None], dirs: DirState) -> list[Re
         chosen = [operands[1]]
     elif sub == "submodule" and len(operands) >= 3 and operands[0] == "add":
         chosen = [operands[-1]]
-    return [r for word in chosen for r in _operand(word, dirs)]
+    found = [r for word in chosen for r in _operand(word, dirs)]
+    if sub in {"init", "clone"} and any(
+        word is not None and (word.startswith("--template") or "templatedir" in word.lower()) for word in words
+    ):  # the template's hooks are copied into the repository's .git/hooks (also when re-initialising one)
+        where = chosen[0] if chosen else "."
+        found.extend(_operand(None if where is None else posixpath.join(where, ".git", "hooks"), dirs))
+    return found
 
 
 def _tar_clusters(words: Sequence[str | None], dirs: DirState) -> list[Redirect]:
