@@ -169,28 +169,6 @@ async def test_a_post_tool_call_hook_decides_the_same_on_every_path(answer: str)
         assert len(summaries[0][2]) == 2  # both calls answered, then the run finished
 
 
-async def test_cancelling_a_run_while_its_lone_async_post_hook_waits_keeps_one_result_per_call() -> None:
-    """A cancel that lands while the lone async post_tool_call hook is awaited (the batch awaits the hook's own
-    coroutine) ends the run with each call's result in the history, once."""
-    entered = asyncio.Event()
-
-    async def waits(info: Any) -> Continue:
-        entered.set()
-        await asyncio.Event().wait()  # never set: only the cancel ends it
-        return Continue()
-
-    calls = [ToolUse("add", {"a": 1, "b": 1}, call_id="c1"), ToolUse("add", {"a": 2, "b": 2}, call_id="c2")]
-    worker = Worker(ScriptedClient([calls, [Text("done")]]), tools=[add])
-    worker.add_hook(POST_TOOL_CALL, waits, name="waits")
-    task = asyncio.ensure_future(worker.run("go"))
-    await entered.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    results = [r for r in worker.history if isinstance(r, ToolResult)]
-    assert [(r.call_id, r.content) for r in results] == [("c1", "2"), ("c2", "4")]
-
-
 async def test_a_lone_async_hook_answers_for_each_call_of_a_reply_in_turn() -> None:
     """One async hook, nobody watching: the batch awaits the hook's own coroutine for each call (no coroutine of
     the Worker's around it) and concludes each call with that call's answer before the next call is planned."""
@@ -212,27 +190,32 @@ async def test_a_lone_async_hook_answers_for_each_call_of_a_reply_in_turn() -> N
     assert [r.content for r in results if not r.is_error] == ["10", "10"]
 
 
-async def test_cancelling_a_run_while_its_lone_async_hook_waits_fails_every_call_of_the_batch() -> None:
-    """A cancel that lands while the lone async pre_tool_call hook is awaited ends the run; every call of the
-    batch still gets its one result (the history stays valid)."""
+@pytest.mark.parametrize("event", [PRE_TOOL_CALL, POST_TOOL_CALL], ids=["pre_tool_call", "post_tool_call"])
+async def test_cancelling_a_run_while_its_lone_async_hook_waits_keeps_one_result_per_call(event: Any) -> None:
+    """A cancel that lands while a lone async pre_tool_call / post_tool_call hook is awaited (the batch awaits the
+    hook's own coroutine) ends the run; every call of the batch has its one result in the history: failed as
+    cancelled before it ran, or the result it ran to."""
     entered = asyncio.Event()
 
-    async def waits(info: PreToolCallInfo) -> Continue:
+    async def waits(info: Any) -> Continue:
         entered.set()
         await asyncio.Event().wait()  # never set: only the cancel ends it
         return Continue()
 
     calls = [ToolUse("add", {"a": 1, "b": 1}, call_id="c1"), ToolUse("add", {"a": 2, "b": 2}, call_id="c2")]
     worker = Worker(ScriptedClient([calls, [Text("done")]]), tools=[add])
-    worker.add_hook(PRE_TOOL_CALL, waits, name="waits")
+    worker.add_hook(event, waits, name="waits")
     task = asyncio.ensure_future(worker.run("go"))
     await entered.wait()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     results = [r for r in worker.history if isinstance(r, ToolResult)]
-    assert [(r.call_id, r.is_error) for r in results] == [("c1", True), ("c2", True)]
-    assert all("cancelled" in r.content for r in results)
+    if event is PRE_TOOL_CALL:
+        assert [(r.call_id, r.is_error) for r in results] == [("c1", True), ("c2", True)]
+        assert all("cancelled" in r.content for r in results)
+    else:
+        assert [(r.call_id, r.content) for r in results] == [("c1", "2"), ("c2", "4")]
 
 
 async def test_the_inline_hook_gets_a_private_input_every_call() -> None:
