@@ -42,7 +42,15 @@ from hookloop.permissions._text import OPAQUE, fold
 
 _PYTHON_VERSION: Final = re.compile(r"(python|pypy)\d+(\.\d+)*")
 
-__all__ = ["GlobalScan", "code_triggers", "names_trigger", "reads_script_from_stdin", "scan_globals", "unknown_code"]
+__all__ = [
+    "GlobalScan",
+    "canonical_subcommand",
+    "code_triggers",
+    "names_trigger",
+    "reads_script_from_stdin",
+    "scan_globals",
+    "unknown_code",
+]
 
 Words = tuple[str | None, ...]
 
@@ -221,6 +229,55 @@ def scan_globals(program: str, words: Words) -> GlobalScan | None:
     if index >= len(words) or alias:
         return GlobalScan(None if alias else index, tuple(code), tuple(values))
     return GlobalScan(index, tuple(code), tuple(values))
+
+
+_NPM_COMMANDS: Final = (
+    "access", "adduser", "audit", "bugs", "cache", "ci", "completion", "config", "dedupe", "deprecate", "diff",
+    "dist-tag", "docs", "doctor", "edit", "exec", "explain", "explore", "find-dupes", "fund", "get", "help",
+    "help-search", "hook", "init", "install", "install-ci-test", "install-test", "link", "ll", "login", "logout",
+    "ls", "org", "outdated", "owner", "pack", "ping", "pkg", "prefix", "profile", "prune", "publish", "query",
+    "rebuild", "repo", "restart", "root", "run-script", "sbom", "search", "set", "shrinkwrap", "star", "stars",
+    "start", "stop", "team", "test", "token", "uninstall", "unpublish", "unstar", "update", "version", "view",
+    "whoami",
+)  # fmt: skip
+# npm's own aliases (and the misspellings it accepts) of its commands.
+_NPM_ALIASES: Final = {
+    "author": "owner", "home": "docs", "issues": "bugs", "info": "view", "show": "view", "find": "search",
+    "add": "install", "unlink": "uninstall", "remove": "uninstall", "rm": "uninstall", "r": "uninstall",
+    "un": "uninstall", "rb": "rebuild", "list": "ls", "ln": "link", "create": "init", "i": "install",
+    "it": "install-test", "cit": "install-ci-test", "up": "update", "c": "config", "s": "search", "se": "search",
+    "tst": "test", "t": "test", "ddp": "dedupe", "v": "view", "run": "run-script", "clean-install": "ci",
+    "clean-install-test": "install-ci-test", "x": "exec", "why": "explain", "la": "ll", "verison": "version",
+    "ic": "ci", "innit": "init", "in": "install", "ins": "install", "inst": "install", "insta": "install",
+    "instal": "install", "isnt": "install", "isnta": "install", "isntal": "install", "isntall": "install",
+    "install-clean": "ci", "isntall-clean": "ci", "hlep": "help", "dist-tags": "dist-tag", "upgrade": "update",
+    "udpate": "update", "rum": "run-script", "sit": "install-ci-test", "urn": "run-script", "ogr": "org",
+    "add-user": "adduser", "pub": "publish",
+}  # fmt: skip
+# Other programs' built-in short names for their subcommands.
+_SUBCOMMAND_ALIASES: Final[dict[str, dict[str, str]]] = {
+    "pnpm": {"i": "install", "add": "install", "rm": "remove", "un": "remove", "uninstall": "remove", "up": "update",
+             "upgrade": "update", "ls": "list", "t": "test", "run-script": "run", "x": "exec"},
+    "cargo": {"b": "build", "c": "check", "d": "doc", "n": "new", "r": "run", "t": "test", "rm": "remove"},
+    "helm": {"delete": "uninstall", "del": "uninstall", "un": "uninstall", "ls": "list", "fetch": "pull",
+             "inspect": "show"},
+    "yarn": {"rm": "remove", "i": "install", "ls": "list"},
+}  # fmt: skip
+
+
+def canonical_subcommand(program: str, sub: str) -> str | None:
+    """The subcommand ``sub`` stands for when it is one of ``program``'s short names — an alias (``npm i``,
+    ``npm rm``, ``cargo b``, ``helm del``) or, for npm, any unambiguous prefix of a command (``npm pub`` is
+    ``npm publish``) — so rules written for the full name apply; ``None`` when ``sub`` is already the name (or
+    none is known)."""
+    if program == "npm":
+        found = _NPM_ALIASES.get(sub)
+        if found is None and sub not in _NPM_COMMANDS:
+            matches = [command for command in _NPM_COMMANDS if command.startswith(sub)]
+            found = matches[0] if len(matches) == 1 else None
+        return found
+    aliases = _SUBCOMMAND_ALIASES.get(program)
+    return None if aliases is None else aliases.get(sub)
 
 
 def runner_start(program: str, words: Words, sub: int | None) -> int | None:
