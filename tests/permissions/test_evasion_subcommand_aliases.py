@@ -2,7 +2,8 @@
 
 npm runs ``npm i x`` as ``npm install x``, ``npm rm x`` as ``npm uninstall x``, and takes any unambiguous prefix of
 a command (``npm pub`` is ``npm publish``; it also accepts misspellings such as ``npm isntall``); pnpm, cargo,
-helm and yarn have aliases (``pnpm rm``, ``cargo r``, ``helm del``). Rules written for the full name
+helm and yarn have aliases (``pnpm rm``, ``cargo r``, ``helm del``), and docker, podman and nerdctl management
+commands (``docker image push`` is ``docker push``, ``docker container rm`` is ``docker rm``). Rules written for the full name
 (``Bash(npm publish:*)``, ``Bash(helm uninstall:*)``) apply to every spelling; a short name that stands for
 another command, or an ambiguous prefix (``npm p``), keeps its own decision.
 """
@@ -17,9 +18,10 @@ from hookloop.permissions._programs import canonical_subcommand
 from permissions.evasion_harness import ALLOW, Case, Rules, check_case
 
 RULES = Rules(
-    allow=(*ALLOW, "Bash(helm:*)"),
+    allow=(*ALLOW, "Bash(helm:*)", "Bash(podman:*)"),
     ask=("Bash(npm publish:*)", "Bash(npm install:*)", "Bash(npm uninstall:*)", "Bash(pnpm remove:*)",
-         "Bash(cargo publish:*)", "Bash(cargo run:*)", "Bash(helm uninstall:*)", "Bash(yarn remove:*)"),
+         "Bash(cargo publish:*)", "Bash(cargo run:*)", "Bash(helm uninstall:*)", "Bash(yarn remove:*)",
+         "Bash(docker push:*)", "Bash(docker rm:*)", "Bash(docker rmi:*)", "Bash(podman push:*)"),
     deny=("Bash(rm:*)",),
 )  # fmt: skip
 
@@ -42,6 +44,11 @@ ASKED = [
     "helm del my-release",
     "helm un my-release",
     "yarn rm left-pad",
+    "docker image push registry/app",
+    "docker -H tcp://h:2375 image push registry/app",
+    "docker container remove c",
+    "docker image rm app",
+    "podman image push app",
 ]
 ALLOWED = [
     "npm test",
@@ -53,6 +60,9 @@ ALLOWED = [
     "cargo b",
     "cargo test",
     "helm ls",
+    "docker image ls",
+    "docker container ls",
+    "docker ps",
 ]
 
 CASES = [Case(c, "ask", RULES) for c in ASKED] + [Case(c, "allow", RULES) for c in ALLOWED]

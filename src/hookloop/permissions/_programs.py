@@ -45,6 +45,7 @@ _PYTHON_VERSION: Final = re.compile(r"(python|pypy)\d+(\.\d+)*")
 __all__ = [
     "GlobalScan",
     "canonical_subcommand",
+    "canonical_words",
     "code_triggers",
     "names_trigger",
     "reads_script_from_stdin",
@@ -263,6 +264,34 @@ _SUBCOMMAND_ALIASES: Final[dict[str, dict[str, str]]] = {
              "inspect": "show"},
     "yarn": {"rm": "remove", "i": "install", "ls": "list"},
 }  # fmt: skip
+
+
+# docker's (podman's, nerdctl's) management commands: `docker image push` is `docker push`.
+_CONTAINER_MANAGEMENT: Final = {
+    ("image", "push"): "push", ("image", "pull"): "pull", ("image", "rm"): "rmi", ("image", "remove"): "rmi",
+    ("image", "build"): "build", ("image", "tag"): "tag", ("image", "save"): "save", ("image", "load"): "load",
+    ("image", "import"): "import", ("image", "ls"): "images", ("image", "list"): "images",
+    ("container", "rm"): "rm", ("container", "remove"): "rm", ("container", "run"): "run",
+    ("container", "exec"): "exec", ("container", "kill"): "kill", ("container", "stop"): "stop",
+    ("container", "cp"): "cp", ("container", "commit"): "commit", ("container", "create"): "create",
+    ("container", "start"): "start", ("container", "restart"): "restart", ("container", "export"): "export",
+    ("container", "attach"): "attach", ("container", "ls"): "ps", ("container", "list"): "ps",
+}  # fmt: skip
+_CONTAINER_TOOLS: Final = frozenset({"docker", "podman", "nerdctl"})
+
+
+def canonical_words(program: str, words: Words, sub: int) -> Words | None:
+    """``words[sub:]`` with the subcommand spelled as its rules name it (see :func:`canonical_subcommand`), also
+    a container tool's management form (``docker image push x`` → ``push x``); ``None`` when already so."""
+    word = words[sub]
+    if word is None:
+        return None
+    if program in _CONTAINER_TOOLS and sub + 1 < len(words) and words[sub + 1] is not None:
+        short = _CONTAINER_MANAGEMENT.get((word, str(words[sub + 1])))
+        if short is not None:
+            return (short, *words[sub + 2 :])
+    full = canonical_subcommand(program, word)
+    return None if full is None else (full, *words[sub + 1 :])
 
 
 def canonical_subcommand(program: str, sub: str) -> str | None:

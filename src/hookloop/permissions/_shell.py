@@ -975,10 +975,10 @@ class _Analyser:
                 self.deny_commands.append((head, None))  # an unknown subcommand: any of the program's rules
             elif scan.sub > 1:
                 self.deny_commands.append((head, *words[scan.sub :]))
-            if scan.sub is not None and scan.sub < len(words) and words[scan.sub] is not None:
-                full = _programs.canonical_subcommand(program, str(words[scan.sub]))
-                if full is not None:  # `npm i x`, `npm pub`, `helm del x`: rules for `npm install` … apply
-                    self.deny_commands.append((head, full, *words[scan.sub + 1 :]))
+            if scan.sub is not None and scan.sub < len(words):
+                spelled = _programs.canonical_words(program, words, scan.sub)
+                if spelled is not None:  # `npm i x`, `npm pub`, `docker image push x`: rules for `npm install` …
+                    self.deny_commands.append((head, *spelled))
             for value in scan.config_values:
                 if value is None:
                     self.unknown_program(f"a {program} setting only known at run time")
