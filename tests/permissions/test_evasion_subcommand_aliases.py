@@ -3,9 +3,9 @@
 npm runs ``npm i x`` as ``npm install x``, ``npm rm x`` as ``npm uninstall x``, and takes any unambiguous prefix of
 a command (``npm pub`` is ``npm publish``; it also accepts misspellings such as ``npm isntall``); pnpm, cargo,
 helm and yarn have aliases (``pnpm rm``, ``cargo r``, ``helm del``), and docker, podman and nerdctl management
-commands (``docker image push`` is ``docker push``, ``docker container rm`` is ``docker rm``). Rules written for the full name
-(``Bash(npm publish:*)``, ``Bash(helm uninstall:*)``) apply to every spelling; a short name that stands for
-another command, or an ambiguous prefix (``npm p``), keeps its own decision.
+commands (``docker image push`` is ``docker push``, ``docker container rm`` is ``docker rm``). Rules written for
+the full name (``Bash(npm publish:*)``, ``Bash(helm uninstall:*)``) apply to every spelling; a short name that
+stands for another command, or an ambiguous prefix (``npm p``), keeps its own decision.
 """
 
 from __future__ import annotations
