@@ -3,7 +3,8 @@
 npm runs ``npm i x`` as ``npm install x``, ``npm rm x`` as ``npm uninstall x``, and takes any unambiguous prefix of
 a command (``npm pub`` is ``npm publish``; it also accepts misspellings such as ``npm isntall``); pnpm, cargo,
 helm and yarn have aliases (``pnpm rm``, ``cargo r``, ``helm del``), and docker, podman and nerdctl management
-commands (``docker image push`` is ``docker push``, ``docker container rm`` is ``docker rm``). Rules written for
+commands (``docker image push`` is ``docker push``, ``docker container rm`` is ``docker rm``); ``git send-pack``,
+``git http-push``, ``git subtree push`` and ``git lfs push`` push as ``git push`` does. Rules written for
 the full name (``Bash(npm publish:*)``, ``Bash(helm uninstall:*)``) apply to every spelling; a short name that
 stands for another command, or an ambiguous prefix (``npm p``), keeps its own decision.
 """
@@ -21,7 +22,8 @@ RULES = Rules(
     allow=(*ALLOW, "Bash(helm:*)", "Bash(podman:*)"),
     ask=("Bash(npm publish:*)", "Bash(npm install:*)", "Bash(npm uninstall:*)", "Bash(pnpm remove:*)",
          "Bash(cargo publish:*)", "Bash(cargo run:*)", "Bash(helm uninstall:*)", "Bash(yarn remove:*)",
-         "Bash(docker push:*)", "Bash(docker rm:*)", "Bash(docker rmi:*)", "Bash(podman push:*)"),
+         "Bash(docker push:*)", "Bash(docker rm:*)", "Bash(docker rmi:*)", "Bash(podman push:*)",
+         "Bash(git push:*)"),
     deny=("Bash(rm:*)",),
 )  # fmt: skip
 
@@ -49,6 +51,10 @@ ASKED = [
     "docker container remove c",
     "docker image rm app",
     "podman image push app",
+    "git send-pack origin HEAD:main",
+    "git http-push https://example.com/r.git main",
+    "git subtree push --prefix d origin main",
+    "git lfs push origin main",
 ]
 ALLOWED = [
     "npm test",
@@ -63,6 +69,8 @@ ALLOWED = [
     "docker image ls",
     "docker container ls",
     "docker ps",
+    "git stash push -m wip",
+    "git status",
 ]
 
 CASES = [Case(c, "ask", RULES) for c in ASKED] + [Case(c, "allow", RULES) for c in ALLOWED]

@@ -263,7 +263,10 @@ _SUBCOMMAND_ALIASES: Final[dict[str, dict[str, str]]] = {
     "helm": {"delete": "uninstall", "del": "uninstall", "un": "uninstall", "ls": "list", "fetch": "pull",
              "inspect": "show"},
     "yarn": {"rm": "remove", "i": "install", "ls": "list"},
+    # git's plumbing and extensions that push too: rules for `git push` are about sending commits to a remote.
+    "git": {"send-pack": "push", "http-push": "push"},
 }  # fmt: skip
+_GIT_PUSHES: Final = frozenset({("subtree", "push"), ("lfs", "push")})
 
 
 # docker's (podman's, nerdctl's) management commands: `docker image push` is `docker push`.
@@ -290,6 +293,8 @@ def canonical_words(program: str, words: Words, sub: int) -> Words | None:
         short = _CONTAINER_MANAGEMENT.get((word, str(words[sub + 1])))
         if short is not None:
             return (short, *words[sub + 2 :])
+    if program == "git" and sub + 1 < len(words) and (word, words[sub + 1]) in _GIT_PUSHES:
+        return ("push", *words[sub + 2 :])
     full = canonical_subcommand(program, word)
     return None if full is None else (full, *words[sub + 1 :])
 
