@@ -209,8 +209,8 @@ _LOOPS: Final = frozenset({"while_statement", "for_statement", "c_style_for_stat
 _SUBSHELLS: Final = frozenset({"subshell", "command_substitution", "process_substitution"})
 # Kinds no branch of `_Analyser.visit_node` but the last handles (and not ERROR): their children are visited.
 _GENERIC: Final = frozenset(
-    {"program", "list", "pipeline", "command_name", "string", "concatenation", "simple_expansion", "expansion",
-     "do_group", "if_statement", "elif_clause", "else_clause", "case_statement", "case_item", "negated_command"}
+    {"program", "list", "pipeline", "command_name", "string", "concatenation", "simple_expansion", "do_group",
+     "if_statement", "elif_clause", "else_clause", "case_statement", "case_item", "negated_command"}
 )  # fmt: skip
 _REDIRECT_KINDS: Final = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _COMMAND_IDS: Final = _kinds("command")
@@ -566,6 +566,10 @@ class _Analyser:
             inner = node_text(node).removeprefix("$").lstrip("([").rstrip(")]")
             if not _SAFE_ARITHMETIC.fullmatch(inner):
                 self.unknown_program("arithmetic on variables (bash evaluates array subscripts in it)")
+            self.visit_children(node)
+        elif kind == "expansion":
+            if node_text(node).endswith("@P}"):  # `${x@P}`: prompt expansion runs the `$(…)` in x's value
+                self.unknown_program("a prompt expansion (${…@P}) of a value only known at run time")
             self.visit_children(node)
         elif kind == "subscript":
             index = node.child_by_field_id(_INDEX)

@@ -107,7 +107,7 @@ _LOOP_IDS: Final = kinds("while_statement", "for_statement", "c_style_for_statem
 VISITED: Final = frozenset(
     {"command", "redirected_statement", "variable_assignment", "declaration_command", "unset_command",
      "function_definition", "file_redirect", "heredoc_redirect", "herestring_redirect", "test_command",
-     "arithmetic_expansion", "compound_statement", "subscript", "subshell", "command_substitution",
+     "arithmetic_expansion", "expansion", "compound_statement", "subscript", "subshell", "command_substitution",
      "process_substitution", "while_statement", "for_statement", "c_style_for_statement", "select_statement"}
 )  # fmt: skip
 """The kinds for which ``_Analyser.visit_node`` does more than check that the node is not missing and visit its

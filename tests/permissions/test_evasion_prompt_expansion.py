@@ -1,0 +1,46 @@
+"""Red-team corpus: ``${x@P}`` — bash's prompt expansion of a variable's value runs the ``$(…)`` in it.
+
+``x='$(touch pwned)'; echo ${x@P}`` runs ``touch``: the analysis sees only a quoted string and an ``echo``, so the
+program is only known at run time and every deny rule matches (as for ``eval "$x"``). Other ``@`` operators
+(``@Q``, ``@E``, ``@A`` …) do not run anything; a quoted ``'${x@P}'`` is text.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from permissions.evasion_harness import Case, Rules, check_case
+
+RULES = Rules()
+
+DENIED = [
+    "x='$(touch pwned)'; echo ${x@P}",
+    "x='$(touch pwned)'; echo \"${x@P}\"",
+    "printf -v y '%s' '$(touch pwned)'; echo ${y@P}",
+    "a=(z); a[0]='$(touch pwned)'; echo ${a[0]@P}",
+    "x='$(touch pwned)'; echo ${u:-${x@P}}",
+    "x='`touch pwned`'; echo ${x@P}",
+]
+ALLOWED = [
+    "echo '${x@P}'",
+    "echo ${x@Q}",
+    "echo ${HOME}",
+    "echo ${x:-default}",
+]
+
+CASES = [Case(c, "deny", RULES) for c in DENIED] + [Case(c, "allow", RULES) for c in ALLOWED]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.command for case in CASES])
+def test_a_prompt_expansion_runs_a_program_only_known_at_run_time(case: Case, workspace: Path) -> None:
+    check_case(case, workspace)
+
+
+@pytest.mark.parametrize("command", DENIED)
+def test_each_denied_command_really_runs_the_substitution(command: str, tmp_path: Path) -> None:
+    """The attacks are real: bash runs the `touch` hidden in the value."""
+    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert (tmp_path / "pwned").exists(), (command, done.stdout, done.stderr)
