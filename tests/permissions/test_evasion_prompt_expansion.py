@@ -1,4 +1,4 @@
-"""Red-team corpus: ``${x@P}`` — bash's prompt expansion of a variable's value runs the ``$(…)`` in it.
+"""Red-team corpus: ``${x@P}`` and variable names with subscripts — places where bash runs a ``$(…)`` from a value.
 
 ``x='$(touch pwned)'; echo ${x@P}`` runs ``touch``: the analysis sees only a quoted string and an ``echo``, so the
 program is only known at run time and every deny rule matches (as for ``eval "$x"``). Other ``@`` operators
@@ -42,5 +42,40 @@ def test_a_prompt_expansion_runs_a_program_only_known_at_run_time(case: Case, wo
 @pytest.mark.parametrize("command", DENIED)
 def test_each_denied_command_really_runs_the_substitution(command: str, tmp_path: Path) -> None:
     """The attacks are real: bash runs the `touch` hidden in the value."""
+    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert (tmp_path / "pwned").exists(), (command, done.stdout, done.stderr)
+
+
+SUBSCRIPT_DENIED = [
+    "printf -v 'a[$(touch pwned)]' x",
+    "read 'a[$(touch pwned)]' <<< x",
+    "read -r 'a[`touch pwned`]' <<< x",
+    "declare 'a[$(touch pwned)]=1'",
+]
+SUBSCRIPT_ALLOWED = [
+    "printf '[$HOME]\\n'",
+    "printf -v out '%s' x",
+    "read -r line <<< x",
+    "read -rp 'Name [$USER]: ' n <<< x",
+    "declare x='[$y]'",
+    "unset 'a[1]'",
+]
+SUBSCRIPT_RULES = Rules(allow=("Bash(printf:*)", "Bash(read:*)", "Bash(declare:*)", "Bash(unset:*)"))
+SUBSCRIPT_CASES = [Case(c, "deny", SUBSCRIPT_RULES) for c in SUBSCRIPT_DENIED] + [
+    Case(c, "allow", SUBSCRIPT_RULES) for c in SUBSCRIPT_ALLOWED
+]
+
+
+@pytest.mark.parametrize("case", SUBSCRIPT_CASES, ids=[case.command for case in SUBSCRIPT_CASES])
+def test_a_variable_name_with_a_subscript_to_evaluate_runs_a_program_only_known_at_run_time(
+    case: Case, workspace: Path
+) -> None:
+    """``read``, ``printf -v``, ``declare`` … evaluate an array subscript in the name they are given, running the
+    ``$(…)`` in it even from a quoted literal; a prompt or format string is not a name."""
+    check_case(case, workspace)
+
+
+@pytest.mark.parametrize("command", SUBSCRIPT_DENIED)
+def test_each_subscript_attack_really_runs(command: str, tmp_path: Path) -> None:
     done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, check=False)
     assert (tmp_path / "pwned").exists(), (command, done.stdout, done.stderr)

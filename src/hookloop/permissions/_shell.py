@@ -337,6 +337,46 @@ def _unparsed_backquotes(text: str) -> list[str | None]:
     return found
 
 
+# Builtins that take variable names (`read 'a[$(cmd)]'`, `printf -v 'a[…]'`, `declare 'a[…]=1'`): bash evaluates an
+# array subscript in a name as arithmetic, and runs the `$(…)` or backquotes in it, also from a quoted literal.
+_NAME_TAKERS: Final = frozenset(
+    {"read", "printf", "declare", "typeset", "local", "export", "readonly", "mapfile", "readarray", "getopts",
+     "wait", "unset", "let", "test", "["}
+)  # fmt: skip
+_RUNS_IN_SUBSCRIPT: Final = re.compile(r"\[[^\]]*(?:\$|`)")
+
+
+def _evaluated_subscript(base: str, words: Words) -> bool:
+    """Whether a literal variable name (or, for declare and the like, an assignment) among ``words`` holds an
+    array subscript with an expansion in it (``printf``: only the name after ``-v``)."""
+    if base == "read":  # the names are the words after the options (`-p PROMPT` … take a value; `-a NAME` a name)
+        names: list[str | None] = []
+        index = 1
+        while index < len(words):
+            word = words[index]
+            if word is not None and word[:1] == "-" and len(word) > 1 and word != "--":
+                index += 2 if word[-1] in "pdtnNui" else 1  # `-p PROMPT`, `-rp PROMPT`: its value is no name
+                continue
+            names.append(word)
+            index += 1
+        return any(word is not None and _RUNS_IN_SUBSCRIPT.search(word) is not None for word in names)
+    if base in {"declare", "typeset", "local", "export", "readonly"}:  # the names, before any `=`
+        return any(
+            word is not None and word[:1] != "-" and _RUNS_IN_SUBSCRIPT.search(word.split("=", 1)[0]) is not None
+            for word in words[1:]
+        )
+    if base == "printf":
+        for index, word in enumerate(words[1:-1], start=1):
+            if word == "-v":
+                following = words[index + 1]
+                return following is not None and _RUNS_IN_SUBSCRIPT.search(following) is not None
+            if word is None or not word.startswith("-v") or word.startswith("--"):
+                continue
+            return _RUNS_IN_SUBSCRIPT.search(word[2:]) is not None
+        return False
+    return any(word is not None and _RUNS_IN_SUBSCRIPT.search(word) is not None for word in words[1:])
+
+
 class _Analyser:
     """Walks one syntax tree; nested strings (``bash -c``, ``eval``) get child analysers one level deeper."""
 
@@ -734,6 +774,8 @@ class _Analyser:
                     self.dangerous(value_text.split("=", 1)[0], f"{words[0]} of {value_text} changes what runs")
         if any(word is not None and word.startswith("-") and "i" in word[1:] for word in words[1:]):
             self.unknown_program("an integer declaration (bash evaluates array subscripts in its values)")
+        if words and words[0] is not None and _evaluated_subscript(words[0], tuple(words)):
+            self.unknown_program("a variable name whose array subscript bash evaluates (it runs what is in it)")
         self.commands.append(tuple(words))
 
     def command(
@@ -884,6 +926,8 @@ class _Analyser:
             self.dirs = None  # it may be `cd`
             return
         base = posixpath.basename(head) if "/" in head else head
+        if base in _NAME_TAKERS and _evaluated_subscript(base, words):
+            self.unknown_program("a variable name whose array subscript bash evaluates (it runs what is in it)")
         if fold(base) in _EDITORS:
             self.editor = True
         trusted = "/" not in head or posixpath.dirname(head) in SYSTEM_DIRS
