@@ -681,16 +681,18 @@ class _ToolBatch(_RunBase):
             c.lone = single
             return answer  # type: ignore[no-any-return]
         if answer is not _PLAIN:  # else it passed, and nothing changed the result: nothing to rebuild
-            edits, decided = _post_answer(single, answer)
-            self._post_apply(c, result, result.content, result.is_error, result.parts, None, edits, decided)
+            c.lone = single
+            self._posted(c, answer)
         return None
 
     def _posted(self, c: _Call, answer: object) -> None:
-        """The answer of the lone async post_tool_call hook whose coroutine :meth:`_post` returned."""
+        """The answer of the lone post_tool_call hook ``c.lone`` (sync, or async: the coroutine :meth:`_post`
+        returned), no interceptor having changed the result: its edits or decision."""
         single, c.lone = c.lone, None
-        assert single is not None
         result = c.result
-        if answer is not _PLAIN and result is not None:
+        assert single is not None
+        assert result is not None
+        if answer is not _PLAIN:
             edits, decided = _post_answer(single, answer)
             self._post_apply(c, result, result.content, result.is_error, result.parts, None, edits, decided)
 

@@ -22,6 +22,7 @@ twenty decisions per case.
 
 from __future__ import annotations
 
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
@@ -40,6 +41,7 @@ __all__ = [
     "check_case",
     "distinct_commands",
     "expected_behavior",
+    "run_in_bash",
 ]
 
 Expected = Literal["deny", "ask", "unmatched", "allow"]
@@ -129,3 +131,10 @@ def check_case(case: Case, workspace: Path) -> None:
 def distinct_commands(cases: list[Case]) -> int:
     """How many distinct command strings the cases hold."""
     return len({case.command for case in cases})
+
+
+def run_in_bash(command: str, cwd: Path) -> str:
+    """Run ``command`` with the real bash in ``cwd`` (to show an attack of a corpus really runs what it hides);
+    its output, for the assertion message."""
+    done = subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True, check=False)
+    return done.stdout + done.stderr

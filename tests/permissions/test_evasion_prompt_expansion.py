@@ -7,12 +7,11 @@ program is only known at run time and every deny rule matches (as for ``eval "$x
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from permissions.evasion_harness import Case, Rules, check_case
+from permissions.evasion_harness import Case, Rules, check_case, run_in_bash
 
 RULES = Rules()
 
@@ -42,8 +41,8 @@ def test_a_prompt_expansion_runs_a_program_only_known_at_run_time(case: Case, wo
 @pytest.mark.parametrize("command", DENIED)
 def test_each_denied_command_really_runs_the_substitution(command: str, tmp_path: Path) -> None:
     """The attacks are real: bash runs the `touch` hidden in the value."""
-    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, check=False)
-    assert (tmp_path / "pwned").exists(), (command, done.stdout, done.stderr)
+    output = run_in_bash(command, tmp_path)
+    assert (tmp_path / "pwned").exists(), (command, output)
 
 
 SUBSCRIPT_DENIED = [
@@ -77,5 +76,5 @@ def test_a_variable_name_with_a_subscript_to_evaluate_runs_a_program_only_known_
 
 @pytest.mark.parametrize("command", SUBSCRIPT_DENIED)
 def test_each_subscript_attack_really_runs(command: str, tmp_path: Path) -> None:
-    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, check=False)
-    assert (tmp_path / "pwned").exists(), (command, done.stdout, done.stderr)
+    output = run_in_bash(command, tmp_path)
+    assert (tmp_path / "pwned").exists(), (command, output)

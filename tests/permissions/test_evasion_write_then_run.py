@@ -9,13 +9,12 @@ a path the command does not write (``./gradlew build > build.log``) keeps its de
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from hookloop.permissions._shell import analyse
-from permissions.evasion_harness import Case, Rules, check_case
+from permissions.evasion_harness import Case, Rules, check_case, run_in_bash
 
 RULES = Rules()
 
@@ -60,8 +59,8 @@ def test_a_program_the_same_command_writes_matches_every_deny_rule(case: Case, w
 @pytest.mark.parametrize("command", DENIED)
 def test_each_denied_command_really_runs_what_it_wrote(command: str, tmp_path: Path) -> None:
     """The attacks are real: bash runs the written program (here, a harmless `touch`)."""
-    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, check=False)
-    assert list(tmp_path.rglob("pwned")), (command, done.stdout, done.stderr)
+    output = run_in_bash(command, tmp_path)
+    assert list(tmp_path.rglob("pwned")), (command, output)
 
 
 NETWORK = [
