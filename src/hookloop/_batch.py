@@ -57,7 +57,7 @@ from hookloop.items import ContentPart, Item, TextPart, ToolCall, ToolResult, ad
 from hookloop.outcome import Outcome, Paused
 from hookloop.stream import Usage
 from hookloop.timeline import HookDecision
-from hookloop.tools._base import Tool, ToolContext, ToolFailure, ToolInputError, ToolOutput, render_output
+from hookloop.tools._base import Tool, ToolContext, ToolFailure, ToolInputError, ToolMeta, ToolOutput, render_output
 
 __all__: list[str] = []
 
@@ -117,6 +117,7 @@ class _Call:
         "executed",
         "input_edited_by",
         "lone",
+        "meta",
         "reason",
         "result",
         "seconds",
@@ -129,6 +130,9 @@ class _Call:
     def __init__(self, call: ToolCall, tool: Tool | None) -> None:
         self.call = call
         self.tool = tool
+        self.meta: ToolMeta = tool.meta if tool is not None else None  # type: ignore[assignment]
+        """The tool's metadata, read once for the call (a tool's ``meta`` may be a property); None only for an
+        unknown tool, a call that fails before it is planned."""
         self.args: FrozenDict = call.arguments
         self.validated: Mapping[str, object] | None = None
         self.state = "ready"
@@ -223,7 +227,7 @@ class _ToolBatch(_RunBase):
                 async with asyncio.TaskGroup() as group:
                     chains: dict[str, list[_Call]] = {}
                     for c in ready:
-                        meta = c.tool.meta  # type: ignore[union-attr]  # ready calls have a tool
+                        meta = c.meta
                         if meta.sequential:
                             chains.setdefault(meta.server, []).append(c)
                         else:
@@ -289,12 +293,13 @@ class _ToolBatch(_RunBase):
         votes: list[tuple[str, str, str]] | tuple[()] | None = ()
         if chain:
             call, policy = c.call, w.permissions
-            meta = c.tool.meta  # type: ignore[union-attr]  # a planned call has a tool
-            values = (  # noqa: RUF005 - a tuple concatenation is one C call; unpacking builds a list first
+            meta = c.meta
+            values = (
                 call.call_id, call.name, c.args,
                 self.meta_snapshot if meta is self.meta_of_snapshot else self._snapshot(meta),
                 self.turn, None if policy is None else policy._mode,  # (an exact str, without the property)
-            ) + self.info_fields  # fmt: skip  # the order of hooks._tool_inputs.ORDER
+                self.run_id, self.session_id, self.agent_id, self.agent_type,
+            )  # fmt: skip  # the order of hooks._tool_inputs.ORDER
             if len(chain) == 1:
                 single = chain[0]
                 fn = single.fn  # (a slot read: calling `single.fn(…)` would look the attribute up as a method)
@@ -352,7 +357,7 @@ class _ToolBatch(_RunBase):
         w = self.w
         call, tool = c.call, c.tool
         assert tool is not None
-        meta = tool.meta
+        meta = c.meta
         if w._interceptors.pre_tool_call:
             view = ToolCallView(
                 call_id=call.call_id,
@@ -368,11 +373,12 @@ class _ToolBatch(_RunBase):
         votes: list[tuple[str, str, str]] | tuple[()] | None = ()
         if chain:
             policy = w.permissions
-            values = (  # noqa: RUF005 - as in _plan
+            values = (  # as in _plan
                 call.call_id, call.name, c.args,
                 self.meta_snapshot if meta is self.meta_of_snapshot else self._snapshot(meta),
                 self.turn, None if policy is None else policy._mode,
-            ) + self.info_fields  # fmt: skip
+                self.run_id, self.session_id, self.agent_id, self.agent_type,
+            )  # fmt: skip
             if w.timeline.subscribers:  # each hook's decision also becomes a HookDecision on the timeline
                 edits: list[tuple[Handler, Any]] = []
                 fresh = partial(_make, values)
@@ -582,7 +588,7 @@ class _ToolBatch(_RunBase):
         assert c.validated is not None
         policy = w.permissions
         timeline = w.timeline
-        meta = tool.meta
+        meta = c.meta
         ctx = tool_context(
             self.run_id,
             self.session_id,
@@ -698,7 +704,7 @@ class _ToolBatch(_RunBase):
 
     def _post_info(self, c: _Call, result: ToolResult, content: str, is_error: bool) -> PostToolCallInfo:
         """The post_tool_call input for ``c`` (``content`` and ``is_error`` as the interceptors left them)."""
-        tool_meta = c.tool.meta  # type: ignore[union-attr]  # an executed call has a tool
+        tool_meta = c.meta
         return post_tool_call_info(
             self.run_id,
             self.session_id,

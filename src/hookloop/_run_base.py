@@ -11,7 +11,7 @@ from hookloop.errors import (
     HookError,
 )
 from hookloop.hooks._dispatch import Handler, run_chain
-from hookloop.hooks._tool_inputs import MetaSnapshot, run_fields, tool_meta_snapshot
+from hookloop.hooks._tool_inputs import MetaSnapshot, tool_meta_snapshot
 from hookloop.hooks.events import (
     HookEvent,
 )
@@ -117,8 +117,6 @@ class _RunBase:
         frame = current_agent.get()  # a subagent's Worker runs inside its frame (agents._run)
         self.agent_id = None if frame is None else frame.agent_id
         self.agent_type = None if frame is None else frame.agent_type
-        self.info_fields = run_fields(self.run_id, self.session_id, self.agent_id, self.agent_type)
-        """What every pre_tool_call hook input of this run ends with (see hooks._tool_inputs.ORDER)."""
 
     # -- hooks -----------------------------------------------------------------------------------------
 

@@ -40,7 +40,6 @@ __all__ = [
     "make",
     "meta_view",
     "refs_when_unshared",
-    "run_fields",
     "tool_meta_snapshot",
     "tool_meta_view",
 ]
@@ -132,8 +131,7 @@ ORDER = (
     "agent_type",
 )  # fmt: skip
 """Where each field is held in the tuple: what changes per call first, then per turn, then what is fixed for the
-run — so the Worker builds an input as ``(per-call and per-turn values) + run_fields`` (see
-:func:`run_fields`)."""
+run (the Worker builds the values as one tuple display in this order, then :func:`make`)."""
 META_INDEX = ORDER.index("meta")
 
 if not TYPE_CHECKING:
@@ -231,11 +229,6 @@ if not TYPE_CHECKING:
 make: Callable[[tuple[object, ...]], PreToolCallInfo] = type.__call__.__get__(PreToolCallInfo)
 """``make(values)``: a PreToolCallInfo holding ``values`` (in :data:`ORDER`; the metadata as a
 :func:`tool_meta_snapshot`), built by tuple's own constructor (no Python frame)."""
-
-
-def run_fields(run_id: str, session_id: str, agent_id: str | None, agent_type: str | None) -> tuple[object, ...]:
-    """The tail of every input of one run (what :data:`ORDER` keeps last)."""
-    return (run_id, session_id, agent_id, agent_type)
 
 
 def refs_when_unshared() -> int | None:
