@@ -20,9 +20,8 @@ policy holds a realistic settings file's rules (allows for the everyday programs
   of whole commands), so the first decision splits into the parse, the analysis beyond it, and the rule and
   file matching beyond the analysis.
 - parse only — ``tree_sitter`` parsing the command, for reference: the part no Python code can make faster.
-  On this class of machine it alone takes longer than the 200 µs target, so the first decision cannot meet the
-  target while it parses with tree-sitter; "beyond the parse" (first decision minus parse, medians of the same
-  run) is the part the analysis and the rule matching add.
+  On this class of machine it alone takes about half of the 200 µs target; "beyond the parse" (first decision
+  minus parse, medians of the same run) is the part the analysis and the rule matching add.
 """
 
 from __future__ import annotations
