@@ -407,6 +407,21 @@ async def test_cline_scripts_get_the_cline_payload(project: Path, write_script: 
         await run_all([cline_hook(cline)], PAYLOAD, project_dir=project)
 
 
+async def test_command_hooks_run_with_claudecode_set_as_under_claude_code(
+    project: Path, write_script: WriteScript
+) -> None:
+    # Claude Code sets CLAUDECODE=1 for its hooks; public scripts test it. Cline's scripts do not get it.
+    show = write_script("PreToolUse", 'echo "claudecode=${CLAUDECODE-unset}"')
+    outcomes = await run_all(
+        [command_hook(str(show)), cline_hook(show)],
+        PAYLOAD,
+        cline_payload={"hookName": "PreToolUse"},
+        project_dir=project,
+        options=FAST,
+    )
+    assert [o.stdout_text.strip() for o in outcomes] == ["claudecode=1", "claudecode=unset"]
+
+
 async def test_cline_script_without_a_shebang_runs_through_sh(project: Path, write_script: WriteScript) -> None:
     script = write_script("PreToolUse", "echo '{\"cancel\": false}'", shebang=None)
     outcome = await run_hook(cline_hook(script), {"hookName": "PreToolUse"}, project_dir=project, options=FAST)

@@ -8,8 +8,9 @@
 2. minus every **secret** (:func:`is_secret_name`), unless a user-level settings file passes it by name in
    ``commandHookAllowedEnvVars`` (exact names, or a prefix ending in ``*``);
 3. plus the protocol variables, which no setting can override: ``CLAUDE_PROJECT_DIR``,
-   ``HOOKLOOP_PROJECT_DIR``, ``CLAUDE_CODE_SESSION_ID``/``HOOKLOOP_SESSION_ID``, ``CLAUDE_ENV_FILE`` (see below)
-   and, for plugin hooks, ``CLAUDE_PLUGIN_ROOT`` / ``CLAUDE_PLUGIN_DATA``.
+   ``HOOKLOOP_PROJECT_DIR``, ``CLAUDE_CODE_SESSION_ID``/``HOOKLOOP_SESSION_ID``, ``CLAUDE_ENV_FILE`` (see below),
+   ``CLAUDECODE=1`` for command hooks (not Cline scripts), as Claude Code sets it, and, for plugin hooks,
+   ``CLAUDE_PLUGIN_ROOT`` / ``CLAUDE_PLUGIN_DATA``.
 
 **The secret rule** — a variable is withheld from hooks when its name, upper-cased,
 

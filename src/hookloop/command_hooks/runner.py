@@ -17,9 +17,10 @@ Process contract (Unix):
   where pidfd is missing or refused, through asyncio's subprocess machinery. The contract below is the same.
 * Each hook leads a new session and process group (``start_new_session``), has no controlling terminal, stdin is
   a pipe, cwd is the project directory; the environment is hookloop's with the settings ``env`` block applied
-  and secrets withheld, plus ``HOOKLOOP_PROJECT_DIR``, ``CLAUDE_PROJECT_DIR`` and (plugins)
-  ``CLAUDE_PLUGIN_ROOT`` / ``CLAUDE_PLUGIN_DATA`` — the rule is in :mod:`hookloop.command_hooks.environment`
-  (Cline's classic hooks document no variables of their own).
+  and secrets withheld, plus ``HOOKLOOP_PROJECT_DIR``, ``CLAUDE_PROJECT_DIR``, ``CLAUDECODE=1`` (command hooks,
+  as Claude Code sets it; scripts test it to know they run under an agent) and (plugins) ``CLAUDE_PLUGIN_ROOT`` /
+  ``CLAUDE_PLUGIN_DATA`` — the rule is in :mod:`hookloop.command_hooks.environment` (Cline's classic hooks
+  document no variables of their own, and get none of these but the project directories).
 * The JSON payload is written to stdin, then stdin is closed. Writes are buffered by the event loop, so a hook
   that never reads stdin cannot block us; a broken pipe is ignored.
 * stdout and stderr are drained concurrently as data arrives. Each keeps at most ``output_cap`` bytes (1 MiB).
@@ -712,6 +713,8 @@ def _hook_env(
     folder), and a lazy view of everything it sees before the secret filter (placeholders in exec form and
     HTTP header variables read it); see :mod:`hookloop.command_hooks.environment` for the whole rule."""
     overrides = {**(extra_env or {}), "HOOKLOOP_PROJECT_DIR": project, "CLAUDE_PROJECT_DIR": project}
+    if type(hook.handler) is CommandHandler:  # Claude Code's command hooks run with CLAUDECODE=1 (Cline's: no)
+        overrides["CLAUDECODE"] = "1"
     source = hook.source
     if source.plugin_root is not None:
         overrides["CLAUDE_PLUGIN_ROOT"] = source.plugin_root
