@@ -201,8 +201,8 @@ def remnants(pgid: int, token: bytes, since: int) -> tuple[list[int], list[int]]
     With the subreaper these are our children — everything the call left is one of them or below one: those in
     its group or carrying its token are ``known``; ``maybe`` are our children started since the call whose
     environment cannot be read right now (mid-``exec``, or cleared): look again later. Without the subreaper,
-    every process carrying the token (or in the group with an unreadable environment), none ``maybe``. Zombies
-    of ours in the call's group are reaped on the way. Linux only: ``([], [])`` elsewhere."""
+    every process in the group or carrying the token, none ``maybe``. Only processes started since the call
+    count. Zombies of ours in the call's group are reaped on the way. Linux only: ``([], [])`` elsewhere."""
     if not _LINUX:
         return [], []
     needle = ENV_VAR.encode() + b"=" + token
@@ -225,11 +225,11 @@ def remnants(pgid: int, token: bytes, since: int) -> tuple[list[int], list[int]]
                 with contextlib.suppress(ChildProcessError):
                     os.waitpid(pid, os.WNOHANG)
             continue
-        if subreaper and group == pgid:
+        if group == pgid:
             known.append(pid)  # the group's number is taken while it has a member: it is still the call's
             continue
         carries = _carries(pid, needle)
-        if carries or (carries is None and group == pgid):
+        if carries:
             known.append(pid)
         elif carries is None and subreaper:
             maybe.append(pid)

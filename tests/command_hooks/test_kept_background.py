@@ -256,6 +256,40 @@ async def test_release_waits_until_the_deadline_for_kept_processes_to_finish(
     assert state(child) is None
 
 
+LOGGER = """
+trap 'echo flushed >> "$LOG"; exit 0' TERM
+sh "$CHILD" &
+wait
+"""
+LOGGERS_CHILD = """
+trap 'echo child >> "$LOG"; exit 0' TERM
+echo $$ > "$READY"
+sleep 1000 &
+wait
+"""
+
+
+async def test_release_sends_sigterm_first_also_to_what_a_dying_process_hands_over(tmp_path: Path) -> None:
+    """A kept logger (an escapee) flushes on SIGTERM; the child it leaves when it exits is found and told
+    too, before any SIGKILL (the grace is longer than the test's deadline)."""
+    keeper = KeptProcesses(kill_grace=3600)
+    (tmp_path / "logger.sh").write_text(LOGGER)
+    (tmp_path / "child.sh").write_text(LOGGERS_CHILD)
+    log, ready = tmp_path / "log", tmp_path / "ready"
+    command = (
+        f"export LOG={log} CHILD={tmp_path / 'child.sh'} READY={ready}\n"
+        f"setsid sh {tmp_path / 'logger.sh'} >/dev/null 2>&1 &\n"
+        'echo "logger $!"\n'
+        f'while [ ! -s {ready} ]; do sleep 0.01; done; echo "child $(cat {ready})"'
+    )
+    found = pids((await run(command, keeper)).stdout_text)
+    assert keeper.pids == {found["logger"]}  # the child is the logger's, not ours (yet)
+    await asyncio.wait_for(keeper.release(), DEADLINE)
+    assert log.read_text().split() == ["flushed", "child"]
+    assert state(found["logger"]) is None
+    assert state(found["child"]) is None
+
+
 @pytest.mark.parametrize("how", ["keepBackground false", "keep_background 0", "no keeper"])
 async def test_the_strict_behaviour_can_be_chosen(tmp_path: Path, how: str) -> None:
     keeper = KeptProcesses(kill_grace=0.2)

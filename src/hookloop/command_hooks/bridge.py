@@ -77,10 +77,11 @@ the protocol's, per hook (:func:`~hookloop.command_hooks._events.context_blocks`
 Fire-and-forget hooks (Notification, StopFailure, and handlers marked ``async``) run in tasks the installation
 owns; at session_end each run waits for them up to ``background_grace`` seconds, then cancels them, which kills
 their process groups — none outlives the run. What a hook that answered left running (``afplay … &``,
-``nohup … &``) is kept until the same deadline, then ended (:mod:`hookloop.command_hooks.kept`). ``async`` handlers never decide anything; their context reaches
-the model through ``worker.notify``; an ``asyncRewake`` handler's exit 2 wakes the model at the turn end, or
-starts the next run (:mod:`hookloop.command_hooks.rewake`). PostToolBatch maps to ``post_tool_batch``: block or
-``continue: false`` finishes the run before the next model request; context follows the batch's last result.
+``nohup … &``) is kept until the same deadline, then ended (:mod:`hookloop.command_hooks.kept`). ``async``
+handlers never decide anything; their context reaches the model through ``worker.notify``; an ``asyncRewake``
+handler's exit 2 wakes the model at the turn end, or starts the next run (:mod:`hookloop.command_hooks.rewake`).
+PostToolBatch maps to ``post_tool_batch``: block or ``continue: false`` finishes the run before the next model
+request; context follows the batch's last result.
 
 Observability: each handler's outcome becomes a :class:`~hookloop.timeline.HookDecision` (``event`` = the
 command-hook event, ``hook`` = the command, script path or URL, ``source`` = ``"<label>: <settings file>"``), a

@@ -84,6 +84,8 @@ class _Kept:
     """Not watched (no pidfd): alive while its group exists (or, on Linux, while it has remnants)."""
     gone: asyncio.Future[None] | None = None
     """Set when no known process is left (made while the session end waits for it)."""
+    signalled: signal.Signals | None = None
+    """The signal it is being ended with: sent to each process found from then on too."""
 
 
 class KeptProcesses:
@@ -151,6 +153,11 @@ class KeptProcesses:
     def _rescan(self, kept: _Kept) -> None:
         """Watch what of ``kept`` runs now (a dying process hands its children to us: they are found here)."""
         found, maybe = _reaper.remnants(kept.pgid, kept.token, kept.since)
+        if kept.signalled is not None:  # being ended: what a dying process handed to us is told too
+            for pid in found:
+                if pid not in kept.known:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, kept.signalled)
         kept.known.update(found)
         for pid in (*found, *maybe):
             if pid in kept.watched:
@@ -277,6 +284,7 @@ class KeptProcesses:
             _signal_group(kept.pgid, signal.SIGKILL)
 
     def _signal(self, kept: _Kept, sig: signal.Signals) -> None:
+        kept.signalled = sig
         if kept.blind and not _LINUX:
             if _reaper.group_exists(kept.pgid):
                 _signal_group(kept.pgid, sig)
