@@ -53,6 +53,7 @@ __all__ = [
     "guard_descendants",
     "is_subreaper",
     "kill_kept",
+    "reap_killed",
     "register",
     "release",
     "release_kept",
@@ -245,12 +246,33 @@ async def release_kept(pgid: int, token: bytes, since: int, alive: Sequence[int]
         await _finish(ENV_VAR.encode() + b"=" + token, pgid, since, killed)
 
 
-def kill_kept(pgid: int, token: bytes, since: int, alive: Sequence[int]) -> None:
+def kill_kept(pgid: int, token: bytes, since: int, alive: Sequence[int]) -> dict[int, int]:
     """:func:`release_kept` without waiting: one round of kills, nothing reaped unless already dead (for the
-    interpreter's exit, or a cancelled release)."""
+    interpreter's exit, or a cancelled release). Returns the processes killed that are still to be reaped, each
+    with its start (clock ticks), for :func:`reap_killed`."""
     killed = _kill_kept(pgid, alive)
     if _LINUX:
         _sweep(ENV_VAR.encode() + b"=" + token, pgid, since, killed, patient=False)
+    starts: dict[int, int] = {}
+    for pid in killed:
+        stat = _stat(pid)
+        if stat is not None:
+            starts[pid] = stat[3]
+    return starts
+
+
+def reap_killed(killed: dict[int, int]) -> None:
+    """Reap the processes of ``killed`` (pid → start, from :func:`kill_kept`) that are now our zombies, and forget
+    those gone; a pid now naming another process (a different start) is forgotten, never reaped."""
+    me = os.getpid()
+    for pid, started in list(killed.items()):
+        stat = _stat(pid)
+        if stat is None or stat[3] != started:
+            del killed[pid]
+        elif stat[0] in (b"Z", b"X") and stat[1] == me:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+            del killed[pid]
 
 
 def _kill_kept(pgid: int, alive: Sequence[int]) -> set[int]:

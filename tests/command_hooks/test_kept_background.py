@@ -290,6 +290,25 @@ async def test_release_sends_sigterm_first_also_to_what_a_dying_process_hands_ov
     assert state(found["child"]) is None
 
 
+@pytest.mark.parametrize("turns", [1, 5])
+async def test_a_cancelled_release_kills_at_once_and_reaps_later(tmp_path: Path, turns: int) -> None:
+    """Cancelled (before its end began, or during the grace of a process that ignores SIGTERM), the release
+    SIGKILLs what is kept; the zombie is reaped by the next release."""
+    keeper = KeptProcesses(kill_grace=3600)
+    outcome = await run("trap '' TERM; sleep 1000 >/dev/null 2>&1 & echo \"child $!\"", keeper)
+    child = pids(outcome.stdout_text)["child"]
+    ending = asyncio.ensure_future(keeper.release())
+    for _ in range(turns):
+        await asyncio.sleep(0)  # let the release get this far (no time passes)
+    ending.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await ending
+    await exited(child)
+    assert len(keeper) == 0
+    await keeper.release()
+    assert state(child) is None
+
+
 @pytest.mark.parametrize("how", ["keepBackground false", "keep_background 0", "no keeper"])
 async def test_the_strict_behaviour_can_be_chosen(tmp_path: Path, how: str) -> None:
     keeper = KeptProcesses(kill_grace=0.2)

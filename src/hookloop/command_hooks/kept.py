@@ -99,8 +99,10 @@ class KeptProcesses:
         self.limit = max(1, limit)
         self.kill_grace = kill_grace
         self._kept: dict[int, _Kept] = {}  # by group id, oldest first
-        self._ending: set[asyncio.Task[None]] = set()
+        self._ending: set[asyncio.Task[None]] = set()  # ending the oldest, beyond the limit
+        self._leaving: set[_Kept] = set()  # being ended (until their end is over)
         self._idle: asyncio.Future[None] | None = None
+        self._killed: dict[int, int] = {}  # SIGKILLed without waiting, to reap: pid → start (clock ticks)
         _ALL.add(self)
 
     def __len__(self) -> int:
@@ -127,6 +129,8 @@ class KeptProcesses:
         if record is None:
             return False
         kept = _Kept(pgid, record[0], record[1], name, asyncio.get_running_loop())
+        if self._killed:
+            _reaper.reap_killed(self._killed)
         try:
             self._look_at_blind()
             if _watchable():
@@ -136,15 +140,14 @@ class KeptProcesses:
                 kept.blind = True
                 alive = self._blind_alive(kept)
         except BaseException:
-            for pid in list(kept.watched):
-                self._unwatch(kept, pid)
-            _reaper.kill_kept(pgid, kept.token, kept.since, sorted(kept.known))
+            self._kill(kept)
             raise
         if not alive:
             return False
         self._kept[pgid] = kept
         while len(self._kept) > self.limit:
             oldest = self._kept.pop(next(iter(self._kept)))
+            self._leaving.add(oldest)
             task = kept.loop.create_task(self._end(oldest, grace=True))
             self._ending.add(task)
             task.add_done_callback(self._ending.discard)
@@ -226,6 +229,7 @@ class KeptProcesses:
         try:
             if deadline is not None:
                 await self._wait_idle(loop, deadline)
+            self._leaving.update(self._kept.values())
             ending, self._kept = list(self._kept.values()), {}
             await asyncio.gather(*(self._end(kept, grace=True) for kept in ending))
             if self._ending:
@@ -233,6 +237,8 @@ class KeptProcesses:
         except asyncio.CancelledError:
             self.kill_now()
             raise
+        if self._killed:
+            _reaper.reap_killed(self._killed)
 
     async def wait(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109 -- the answer says if it expired
         """Wait up to ``timeout`` seconds (``None``: as long as it takes) for every kept process to exit on its
@@ -257,7 +263,17 @@ class KeptProcesses:
                 self._idle = None
 
     async def _end(self, kept: _Kept, *, grace: bool) -> None:
-        """SIGTERM what ``kept`` has running, give it ``kill_grace`` seconds, then SIGKILL and reap the rest."""
+        """SIGTERM what ``kept`` has running, give it ``kill_grace`` seconds, then SIGKILL and reap the rest.
+        Cancelled, it SIGKILLs the rest at once."""
+        try:
+            await self._ending_of(kept, grace=grace)
+        except BaseException:
+            self._kill(kept)
+            raise
+        finally:
+            self._leaving.discard(kept)
+
+    async def _ending_of(self, kept: _Kept, *, grace: bool) -> None:
         loop = asyncio.get_running_loop()
         same_loop = kept.loop is loop
         if same_loop and not kept.blind:
@@ -305,20 +321,25 @@ class KeptProcesses:
 
     def kill_now(self) -> None:
         """SIGKILL every kept process now — with what runs below it, its group and whatever carries its hook's
-        token — without waiting (a cancelled session end, the interpreter's exit). Their zombies are reaped by a
-        later :meth:`release`, or go with this process."""
-        ending, self._kept = list(self._kept.values()), {}
+        token — without waiting (a cancelled session end, the interpreter's exit). Their zombies are reaped at the
+        next :meth:`keep` or :meth:`release`, or go with this process."""
+        ending, self._kept = [*self._kept.values(), *self._leaving], {}
+        self._leaving.clear()  # an end not started yet (cancelled with the release) would never kill them
         for kept in ending:
-            for pid in list(kept.watched):
-                self._unwatch(kept, pid)
-            with contextlib.suppress(OSError):
-                if _LINUX:
-                    found, _ = _reaper.remnants(kept.pgid, kept.token, kept.since)
-                    _reaper.kill_kept(kept.pgid, kept.token, kept.since, sorted({*kept.known, *found}))
-                elif _reaper.group_exists(kept.pgid):
-                    _signal_group(kept.pgid, signal.SIGKILL)
-            kept.known.clear()
+            self._kill(kept)
         self._check_idle()
+
+    def _kill(self, kept: _Kept) -> None:
+        for pid in list(kept.watched):
+            self._unwatch(kept, pid)
+        with contextlib.suppress(OSError):
+            if _LINUX:
+                found, _ = _reaper.remnants(kept.pgid, kept.token, kept.since)
+                alive = sorted({*kept.known, *found})
+                self._killed.update(_reaper.kill_kept(kept.pgid, kept.token, kept.since, alive))
+            elif _reaper.group_exists(kept.pgid):
+                _signal_group(kept.pgid, signal.SIGKILL)
+        kept.known.clear()
 
 
 def _watchable() -> bool:
