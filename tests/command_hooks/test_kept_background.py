@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from hookloop import Finished, ScriptedClient, Text, ToolUse, Worker, _spawn, tool
+from hookloop import Finished, ScriptedClient, Text, ToolUse, Worker, _reaper, _spawn, tool
 from hookloop.command_hooks.bridge import CommandHooks
 from hookloop.command_hooks.config import parse_settings
 from hookloop.command_hooks.kept import KeptProcesses
@@ -205,6 +205,25 @@ async def test_kept_children_finish_on_their_own_and_nothing_stays_behind(
     assert len((tmp_path / "log").read_text().split()) == 240  # every child did its work
     assert our_zombies() <= zombies
     assert len(os.listdir("/proc/self/fd")) <= descriptors
+
+
+async def test_a_long_session_of_hooks_that_leave_nothing_does_not_grow(tmp_path: Path) -> None:
+    keeper = KeptProcesses()
+    options = replace(OPTIONS, kept=keeper)
+    hooks = [command_hook("cat >/dev/null; exit 0"), command_hook("( : ) & exit 0")]  # a child gone at once
+    state_of = _reaper._state
+    await run_hook(hooks[1], PAYLOAD, project_dir=tmp_path, options=options)  # opens what stays open for good
+    assert await keeper.wait(DEADLINE)
+    before = (len(state_of.leaders), len(state_of.started), len(os.listdir("/proc/self/fd")), our_zombies())
+    for _ in range(250):
+        outcomes = await asyncio.gather(*(run_hook(h, PAYLOAD, project_dir=tmp_path, options=options) for h in hooks))
+        assert all(o.ok for o in outcomes)
+    assert await keeper.wait(DEADLINE)
+    assert len(keeper) == 0
+    assert keeper.descriptors == 0
+    after = (len(state_of.leaders), len(state_of.started), len(os.listdir("/proc/self/fd")), our_zombies())
+    assert after[:3] <= before[:3]
+    assert after[3] <= before[3]
 
 
 async def test_beyond_the_limit_the_oldest_hooks_leftovers_are_ended(tmp_path: Path) -> None:

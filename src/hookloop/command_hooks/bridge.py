@@ -134,7 +134,8 @@ class CommandHooks:
         project_dir: where hooks run (``cwd``, ``CLAUDE_PROJECT_DIR``, ``HOOKLOOP_PROJECT_DIR``).
         options: runner knobs (timeouts, kill grace, output cap …); the configuration's HTTP allowlists fill
             the ones left unset.
-        background_grace: seconds a run's end waits for fire-and-forget hooks still running before killing them.
+        background_grace: seconds a run's end waits for fire-and-forget hooks still running, and for what hooks
+            left running after they answered (:mod:`hookloop.command_hooks.kept`), before ending them.
         diagnostics: extra diagnostics to report with the configuration's own.
         transcript_dir: where the Claude Code–format transcripts hooks receive as ``transcript_path`` are written
             (``<session id>.jsonl``); default beside the Worker's own transcript, else a private temporary
