@@ -1,6 +1,6 @@
 """Processes a command hook leaves running after it answered: kept until the session ends, then ended.
 
-Claude Code and Cline kill only a hook's own process, and only on a timeout; whatever it started in the
+Claude Code and Cline kill at most a hook's own process (on a timeout or an abort); whatever it started in the
 background lives on — and hook collections rely on it: a Notification hook plays ``afplay done.aiff &``, a
 logger runs ``(sleep 2; curl -d @log …) &`` or ``nohup notify-send … &`` and answers at once. hookloop keeps such
 processes too, within SPEC's "no orphans": they are **kept** by the session and **ended at its end**.
@@ -40,9 +40,11 @@ that stay running) are not concerned: they live for the run already.
 
 Limits: on systems without pidfds (not Linux, or a kernel before 5.3) the leftovers are not watched: a hook
 whose group still exists is kept until the session ends, where its group is killed (escapees are found only on
-Linux). A process that leaves the group *and* clears its environment is not found (as for every call, see
-:mod:`hookloop._reaper`); one that leaves the group and exits before anything of its hook exits (a grandchild a
-dying parent hands to us) stays a zombie until the session ends — its environment can no longer be read.
+Linux; elsewhere a group that emptied and whose number a new group took meanwhile would be hit). A process that
+leaves the group *and* clears its environment (or runs a setuid program) is not found (as for every call, see
+:mod:`hookloop._reaper`). One that leaves the group, is handed to us when its parent dies while the hook's other
+processes still run, and exits before any of them does stays a zombie entry until this process exits: its
+environment can no longer be read, so it cannot be told from a child someone else started.
 """
 
 from __future__ import annotations
