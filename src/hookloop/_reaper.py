@@ -17,6 +17,11 @@ process started some other way (it carries no token). Without the subreaper (oth
 :func:`guard_descendants` (the CLI calls it at start) also starts a watchdog: a small process that waits for this
 one to die — in any way, SIGKILL included — and then kills every process still carrying one of our tokens.
 
+A call whose caller keeps what it left running (a command hook that exited on its own,
+:mod:`hookloop.command_hooks.kept`) is :func:`detach`-ed instead: :func:`remnants` finds what of it still runs
+(our children in its group or carrying its token, with the subreaper), and :func:`release_kept` ends it later —
+its group while a live member holds the group's number, everything carrying its token, reaped.
+
 What remains possible (not guaranteed): a process that clears or rewrites its environment *and* leaves the
 group survives its call (with the subreaper it stays our child, so the watchdog's sweep misses it too); a
 process that has something outside our tree start code for it (``systemd-run``, ``at``, an ssh to localhost,
@@ -37,17 +42,22 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
     "ENV_VAR",
+    "detach",
     "discard",
     "group_exists",
     "guard_descendants",
     "is_subreaper",
+    "kill_kept",
+    "reap_killed",
     "register",
     "release",
+    "release_kept",
+    "remnants",
     "with_token",
 ]
 
@@ -161,15 +171,124 @@ async def release(pid: int) -> None:
     leader = _state.leaders.pop(pid, None)
     if leader is None or not _LINUX:
         return
-    needle, since = ENV_VAR.encode() + b"=" + leader[0], leader[1]
-    killed: set[int] = set()
+    await _finish(ENV_VAR.encode() + b"=" + leader[0], pid, leader[1], set())
+
+
+async def _finish(needle: bytes, pgid: int, since: int, killed: set[int]) -> None:
     loop = asyncio.get_running_loop()
     start = loop.time()
     # Polling: the processes are not our children (or not yet), so nothing notifies us when they go.
-    while _sweep(needle, pid, since, killed, patient=loop.time() < start + _PATIENCE):
+    while _sweep(needle, pgid, since, killed, patient=loop.time() < start + _PATIENCE):
         if loop.time() > start + _SWEEP_BUDGET:
             break
         await asyncio.sleep(_POLL)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Calls whose leftovers are kept (command hooks' background processes)
+# ---------------------------------------------------------------------------------------------------------
+
+
+def detach(pid: int) -> tuple[bytes, int] | None:
+    """The call led by ``pid`` is over (its leader reaped) and its caller keeps what it left running instead of
+    releasing it (:mod:`hookloop.command_hooks.kept`): ``pid`` is no longer a live leader. Returns the call's
+    token and start (clock ticks), for :func:`remnants` and :func:`release_kept`; None for an unknown ``pid``."""
+    return _state.leaders.pop(pid, None)
+
+
+def remnants(pgid: int, token: bytes, since: int) -> tuple[list[int], list[int]]:
+    """What the finished call led by ``pgid`` (its leader gone) still has running: ``(known, maybe)``.
+
+    With the subreaper these are our children — everything the call left is one of them or below one: those in
+    its group or carrying its token are ``known``; ``maybe`` are our children started since the call whose
+    environment cannot be read right now (mid-``exec``, or cleared): look again later. Without the subreaper,
+    every process in the group or carrying the token, none ``maybe``. Only processes started since the call
+    count. Zombies of ours in the call's group are reaped on the way. Linux only: ``([], [])`` elsewhere."""
+    if not _LINUX:
+        return [], []
+    needle = ENV_VAR.encode() + b"=" + token
+    subreaper = bool(_state.subreaper)
+    me = os.getpid()
+    watchdog = _state.watchdog.pid if _state.watchdog is not None else None
+    known: list[int] = []
+    maybe: list[int] = []
+    for pid in _our_children() if subreaper else _all_pids():
+        if pid in _state.leaders or pid == watchdog:
+            continue
+        stat = _stat(pid)
+        if stat is None:
+            continue
+        state, ppid, group, started = stat
+        if started < since:
+            continue  # older than the call
+        if state in (b"Z", b"X"):
+            if ppid == me and group == pgid:
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, os.WNOHANG)
+            continue
+        if group == pgid:
+            known.append(pid)  # the group's number is taken while it has a member: it is still the call's
+            continue
+        carries = _carries(pid, needle)
+        if carries:
+            known.append(pid)
+        elif carries is None and subreaper:
+            maybe.append(pid)
+    return known, maybe
+
+
+async def release_kept(pgid: int, token: bytes, since: int, alive: Sequence[int]) -> None:
+    """End a call :func:`detach` kept: SIGKILL ``alive`` (its processes known to be running, each with the
+    processes below it), its group while one of them is in it, and everything carrying its token; then reap what
+    is ours (bounded, as :func:`release`)."""
+    killed = _kill_kept(pgid, alive)
+    if _LINUX:
+        await _finish(ENV_VAR.encode() + b"=" + token, pgid, since, killed)
+
+
+def kill_kept(pgid: int, token: bytes, since: int, alive: Sequence[int]) -> dict[int, int]:
+    """:func:`release_kept` without waiting: one round of kills, nothing reaped unless already dead (for the
+    interpreter's exit, or a cancelled release). Returns the processes killed that are still to be reaped, each
+    with its start (clock ticks), for :func:`reap_killed`."""
+    killed = _kill_kept(pgid, alive)
+    if _LINUX:
+        _sweep(ENV_VAR.encode() + b"=" + token, pgid, since, killed, patient=False)
+    starts: dict[int, int] = {}
+    for pid in killed:
+        stat = _stat(pid)
+        if stat is not None:
+            starts[pid] = stat[3]
+    return starts
+
+
+def reap_killed(killed: dict[int, int]) -> None:
+    """Reap the processes of ``killed`` (pid → start, from :func:`kill_kept`) that are now our zombies, and forget
+    those gone; a pid now naming another process (a different start) is forgotten, never reaped."""
+    me = os.getpid()
+    for pid, started in list(killed.items()):
+        stat = _stat(pid)
+        if stat is None or stat[3] != started:
+            del killed[pid]
+        elif stat[0] in (b"Z", b"X") and stat[1] == me:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+            del killed[pid]
+
+
+def _kill_kept(pgid: int, alive: Sequence[int]) -> set[int]:
+    killed: set[int] = set()
+    for pid in alive:
+        stat = _stat(pid)
+        if stat is not None and stat[2] == pgid:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)  # a live member holds the group's number: it is the call's
+            break
+    for pid in alive:
+        for victim in _tree(pid) if _LINUX else [pid]:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(victim, signal.SIGKILL)
+            killed.add(victim)
+    return killed
 
 
 # ---------------------------------------------------------------------------------------------------------

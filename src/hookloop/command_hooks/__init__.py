@@ -10,6 +10,7 @@ Layers, each usable on its own::
     discovery.py  Cline script discovery and the per-platform launcher
     trust.py      project-configuration digest and the trust store
     runner.py     spawning, draining, timeouts, process-group kills, parallel run_all
+    kept.py       what a hook leaves running after it answered: kept for the session, then ended
     http_hooks.py HTTP handlers: allowlists, header interpolation, POST in a worker thread
     translate.py  pure (event, exit code, stdout, stderr) → CommandDecision, and merge_decisions
     payloads.py   pure builders of each event's stdin (Claude Code snake_case, Cline camelCase)

@@ -454,7 +454,9 @@ class EventHooks(WatchedEvents):
 
     async def session_end(self, info: SessionEndInfo) -> None:
         """SessionEnd / TaskComplete / TaskCancel, then the background hooks of the run are drained: waited for
-        up to ``background_grace`` seconds from now, then cancelled (their process groups killed)."""
+        up to ``background_grace`` seconds from now, then cancelled (their process groups killed); the processes
+        hooks left running after they answered (:mod:`hookloop.command_hooks.kept`) get the same deadline, then
+        are ended (SIGTERM, ``kill_grace``, SIGKILL) and reaped."""
         deadline = asyncio.get_running_loop().time() + self.background_grace
         try:
             reason = wire_in.session_end_reason(info.reason)
@@ -477,8 +479,12 @@ class EventHooks(WatchedEvents):
             finally:
                 if info.reason != "paused":  # a paused call's PreToolUse context is delivered when it resumes
                     self.pending_context.clear()
-                if self.processes is not None:
-                    await self.processes.close()  # hook processes live for one run (they restart lazily)
+                try:
+                    if self.processes is not None:
+                        await self.processes.close()  # hook processes live for one run (they restart lazily)
+                finally:
+                    if self.kept is not None:
+                        await self.kept.release(deadline)  # what hooks left running ends with the session
 
 
 class PermissionRequestApprover:

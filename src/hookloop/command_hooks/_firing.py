@@ -28,9 +28,11 @@ from hookloop.timeline import HookDecision, HookOutputLine, HookStarted
 from . import payloads as wire_in
 from .config import HookConfig, dedupe
 from .environment import ENV_FILE_EVENTS, SessionEnvFiles
+from .kept import KeptProcesses
 from .matchers import matcher_matches
 from .model import (
     TOOL_EVENTS,
+    ClineScript,
     CommandHandler,
     ConfiguredHook,
     HookOutcome,
@@ -139,6 +141,13 @@ class Firing:
         if any(isinstance(hook.handler, ProcessHandler) for hook in config.hooks):
             self.processes = ProcessPool(output_cap=options.output_cap, kill_grace=options.kill_grace)
             options = dataclasses.replace(options, processes=self.processes)
+        self.kept: KeptProcesses | None = None
+        """What command hooks left running after they answered (released at each run's end)."""
+        spawns = any(isinstance(hook.handler, (CommandHandler, ClineScript)) for hook in config.hooks)
+        if options.keep_background > 0 and spawns:
+            self.kept = KeptProcesses(limit=options.keep_background, kill_grace=options.kill_grace)
+        if options.kept is not self.kept:
+            options = dataclasses.replace(options, kept=self.kept)
         self.options = options
         self.project_dir = project_dir
         self.background_grace = background_grace

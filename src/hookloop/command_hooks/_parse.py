@@ -33,6 +33,7 @@ _TYPE_NAMES = '"command", "http", "prompt", "agent", "mcp_tool" (or hookloop\'s 
 _COMMAND_FIELDS = frozenset(
     {"type", "command", "args", "timeout", "if", "failClosed", "async", "asyncRewake", "shell", "statusMessage"}
     | {"rewakeMessage", "rewakeSummary"}  # asyncRewake's message prefix; the summary is display-only
+    | {"keepBackground"}  # hookloop's own: false kills what the hook leaves running when it exits
 )
 _HTTP_FIELDS = frozenset({"type", "url", "headers", "allowedEnvVars", "timeout", "if", "failClosed", "statusMessage"})
 _GROUP_FIELDS = frozenset({"matcher", "hooks"})
@@ -248,7 +249,8 @@ class Parser:
         common = self.common(entry, path)
         run_async = self.flag(entry, "async", path)
         rewake = self.flag(entry, "asyncRewake", path)
-        if common is None or run_async is None or rewake is None or not ok:
+        keep_background = self.flag(entry, "keepBackground", path, default=True)
+        if common is None or run_async is None or rewake is None or keep_background is None or not ok:
             return None
         timeout, condition, fail_closed, status = common
         prefix = entry.get("rewakeMessage")
@@ -268,6 +270,7 @@ class Parser:
             rewake_message=prefix if isinstance(prefix, str) else None,
             shell=shell_kind,
             status_message=status,
+            keep_background=keep_background,
         )
 
     def http(self, entry: Mapping[str, object], path: str) -> HttpHandler | None:
@@ -318,8 +321,8 @@ class Parser:
             status_message=status,
         )
 
-    def flag(self, entry: Mapping[str, object], key: str, path: str) -> bool | None:
-        value = entry.get(key, False)
+    def flag(self, entry: Mapping[str, object], key: str, path: str, *, default: bool = False) -> bool | None:
+        value = entry.get(key, default)
         if isinstance(value, bool):
             return value
         self.expected(child(path, key), "a boolean", value)

@@ -76,10 +76,12 @@ the protocol's, per hook (:func:`~hookloop.command_hooks._events.context_blocks`
 
 Fire-and-forget hooks (Notification, StopFailure, and handlers marked ``async``) run in tasks the installation
 owns; at session_end each run waits for them up to ``background_grace`` seconds, then cancels them, which kills
-their process groups — none outlives the run. ``async`` handlers never decide anything; their context reaches
-the model through ``worker.notify``; an ``asyncRewake`` handler's exit 2 wakes the model at the turn end, or
-starts the next run (:mod:`hookloop.command_hooks.rewake`). PostToolBatch maps to ``post_tool_batch``: block or
-``continue: false`` finishes the run before the next model request; context follows the batch's last result.
+their process groups — none outlives the run. What a hook that answered left running (``afplay … &``,
+``nohup … &``) is kept until the same deadline, then ended (:mod:`hookloop.command_hooks.kept`). ``async``
+handlers never decide anything; their context reaches the model through ``worker.notify``; an ``asyncRewake``
+handler's exit 2 wakes the model at the turn end, or starts the next run (:mod:`hookloop.command_hooks.rewake`).
+PostToolBatch maps to ``post_tool_batch``: block or ``continue: false`` finishes the run before the next model
+request; context follows the batch's last result.
 
 Observability: each handler's outcome becomes a :class:`~hookloop.timeline.HookDecision` (``event`` = the
 command-hook event, ``hook`` = the command, script path or URL, ``source`` = ``"<label>: <settings file>"``), a
@@ -132,7 +134,8 @@ class CommandHooks:
         project_dir: where hooks run (``cwd``, ``CLAUDE_PROJECT_DIR``, ``HOOKLOOP_PROJECT_DIR``).
         options: runner knobs (timeouts, kill grace, output cap …); the configuration's HTTP allowlists fill
             the ones left unset.
-        background_grace: seconds a run's end waits for fire-and-forget hooks still running before killing them.
+        background_grace: seconds a run's end waits for fire-and-forget hooks still running, and for what hooks
+            left running after they answered (:mod:`hookloop.command_hooks.kept`), before ending them.
         diagnostics: extra diagnostics to report with the configuration's own.
         transcript_dir: where the Claude Code–format transcripts hooks receive as ``transcript_path`` are written
             (``<session id>.jsonl``); default beside the Worker's own transcript, else a private temporary

@@ -233,6 +233,9 @@ class CommandHandler:
     """``rewakeMessage``: the prefix of an asyncRewake wake-up message (the hook's output follows it)."""
     shell: Literal["bash", "powershell"] | None = None
     status_message: str | None = None
+    keep_background: bool = True
+    """``keepBackground`` (hookloop's own field): what the hook leaves running when it exits on its own is kept
+    until the session ends (:mod:`hookloop.command_hooks.kept`); ``false`` kills it when the hook exits."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -33,12 +33,15 @@ Process contract (Unix):
 * **Timeout**: SIGTERM to the whole group, up to ``kill_grace`` seconds for every member to exit, then SIGKILL to
   the group, then wait for it. The outcome's ``error`` names the hook and the timeout.
 * **Leader exits, leftovers remain**: once the leader has exited we wait up to ``drain_window`` seconds for
-  stdout/stderr to reach EOF (so output from background children is not lost), then any process still in the
-  group — a ``sleep 1000 &`` holding the pipe, or a daemon that let go of it — is terminated the same way
-  (SIGTERM, grace, SIGKILL). Nothing a hook starts outlives it, and a grandchild holding the pipe open cannot
-  make us wait forever. A process that left the group (its own ``setsid`` or ``setpgid``) is found by the
-  call's token in its environment and killed and reaped when the hook ends (:mod:`hookloop._reaper`); if it
-  held the pipe we stopped reading after a short wait.
+  stdout/stderr to reach EOF (so output from background children is not lost), then close our ends of the
+  pipes — a grandchild holding them open cannot make us wait. What the hook left running is then either
+  **kept** (``keep``, which a Worker's command hooks pass unless ``keep_background`` is 0 or the handler says
+  ``keepBackground: false``): it runs on, watched and reaped, and is ended at the session's end
+  (:mod:`hookloop.command_hooks.kept`) — as Claude Code and Cline let a hook's ``afplay … &`` or ``nohup … &``
+  finish; or, without ``keep`` (``run_process`` / ``run_all`` called on their own), **killed**: any process
+  still in the group — a ``sleep 1000 &`` holding the pipe, or a daemon that let go of it — is terminated the
+  same way (SIGTERM, grace, SIGKILL), and a process that left the group (its own ``setsid`` or ``setpgid``) is
+  found by the call's token in its environment and killed and reaped (:mod:`hookloop._reaper`).
 * **Cancellation**: the running groups are terminated (SIGTERM, grace, SIGKILL — all hooks at once, since each
   runs in its own task) and waited for, then :class:`asyncio.CancelledError` propagates. A second cancellation
   during that cleanup sends SIGKILL immediately.
@@ -81,6 +84,7 @@ from hookloop.effects import perform as perform_effect
 from .discovery import is_windows, launcher_for
 from .environment import SessionEnvFiles, hook_environment_bytes
 from .http_hooks import run_http
+from .kept import DEFAULT_LIMIT, KeptProcesses
 from .model import (
     OUTPUT_CAP,
     ClineScript,
@@ -213,6 +217,16 @@ class RunnerOptions:
     processes: ProcessPool | None = None
     """The running hook processes of ``process`` handlers (set by the Worker's command hooks); ``None``: such
     handlers cannot run (outside a Worker) and are a hook error."""
+    keep_background: int = DEFAULT_LIMIT
+    """How many hooks' background processes a Worker's session keeps at once (see
+    :mod:`hookloop.command_hooks.kept`): a hook that exits on its own may leave processes running (``afplay … &``,
+    ``nohup … &``); they are ended at the session's end, and keeping one more than this ends the oldest's.
+    ``0``: none is kept — what a hook leaves is killed when it exits (hookloop's former, strict behaviour). A
+    handler's ``keepBackground: false`` does the same for that hook."""
+    kept: KeptProcesses | None = None
+    """Where the background processes of hooks are kept: set by the Worker's command hooks (one per Worker,
+    released at each session end); ``None`` (``run_all`` / ``run_hook`` called directly): what a hook leaves is
+    killed when it exits. A caller passing its own must :meth:`~KeptProcesses.release` it."""
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -532,12 +546,16 @@ async def run_process(
     name: str | None = None,
     via_shell: bool = False,
     shell_fallback: bool = False,
+    keep: KeptProcesses | None = None,
 ) -> HookOutcome:
     """Run one program to completion under the process contract in the module docstring.
 
     ``via_shell`` says ``argv`` is a shell running the hook (so 128+N means "child died of signal N");
-    ``shell_fallback`` retries a file without a shebang (ENOEXEC) through ``/bin/sh``. Never raises for hook
-    failures — they are outcomes; raises :class:`asyncio.CancelledError` after cleanup when cancelled.
+    ``shell_fallback`` retries a file without a shebang (ENOEXEC) through ``/bin/sh``. ``keep``: when the program
+    exits on its own, what it leaves running is handed to it instead of being killed
+    (:mod:`hookloop.command_hooks.kept`); a timeout, an stdout over the cap or a cancellation still kill
+    everything. Never raises for hook failures — they are outcomes; raises :class:`asyncio.CancelledError`
+    after cleanup when cancelled.
     """
     if not argv:
         raise ValueError("run_process needs a non-empty argv")
@@ -571,12 +589,14 @@ async def run_process(
                 on_line=on_line,
                 name=label,
                 via_shell=True,
+                keep=keep,
             )
         outcome = _spawn_failure(label, argv, cwd, exc)
         return _with(outcome, timeout=timeout, duration=loop.time() - started)
 
     pgid = transport.get_pid()
     timed_out = False
+    kept = False
     try:
         _feed_stdin(transport, stdin)
         if not await protocol.wait_exited(timeout):
@@ -586,12 +606,15 @@ async def run_process(
             # The pipes usually close before the exit is reported: then there is nothing to wait for.
             if not protocol.closed.done():
                 await asyncio.wait([protocol.closed], timeout=drain_window)
-            if _group_alive(pgid):
+            if keep is not None and not protocol.overflowed:
+                kept = True  # what it left runs on; our ends of the pipes are closed below
+            elif _group_alive(pgid):
                 await _terminate_group(pgid, protocol, kill_grace)
-        if not protocol.closed.done():
+        if not kept and not protocol.closed.done():
             await _reaper.release(pgid)  # a process that left the group may hold the pipes: it dies now
             await asyncio.wait([protocol.closed], timeout=_PIPE_CLOSE_WAIT)
     except asyncio.CancelledError:
+        kept = False
         try:
             await _terminate_group(pgid, protocol, kill_grace)
         except asyncio.CancelledError:
@@ -602,7 +625,8 @@ async def run_process(
         for capture in protocol.captures.values():
             capture.finish()
         transport.close()
-        await _reaper.release(pgid)  # what left the group (setsid …): killed and reaped too
+        if not (kept and keep is not None and _handed_over(keep, pgid, label)):
+            await _reaper.release(pgid)  # what left the group (setsid …): killed and reaped too
 
     returncode = transport.get_returncode()
     out, err = protocol.captures[1], protocol.captures[2]
@@ -653,6 +677,16 @@ async def run_process(
         duration=loop.time() - started,
         pid=pgid,
     )
+
+
+def _handed_over(keep: KeptProcesses, pgid: int, label: str) -> bool:
+    """Give what the hook led by ``pgid`` left running to ``keep``; False if that failed (then it is killed)."""
+    try:
+        keep.keep(pgid, label)
+    except Exception:
+        _log.exception("hook %s: its background processes could not be kept; they are killed", label)
+        return False
+    return True
 
 
 def _size(count: int) -> str:
@@ -882,7 +916,13 @@ async def _run_hook_process(
         name=hook.name,
         via_shell=via_shell,
         shell_fallback=fallback,
+        keep=opts.kept if opts.keep_background > 0 and _keeps_background(hook) else None,
     )
+
+
+def _keeps_background(hook: ConfiguredHook) -> bool:
+    handler = hook.handler
+    return not isinstance(handler, CommandHandler) or handler.keep_background
 
 
 async def _run_sandboxed(
