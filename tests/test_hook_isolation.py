@@ -49,6 +49,7 @@ from hookloop.permissions import PermissionPolicy
 from hookloop.stream import TextDelta, UsageEvent
 from hookloop.timeline import ItemAppended
 from hookloop.tools import ToolMeta
+from hookloop.worker import estimate_tokens
 
 pytestmark = pytest.mark.anyio
 
@@ -271,6 +272,40 @@ async def test_new_items_copied_on_first_read_are_the_items_of_that_request_and_
     object.__setattr__(second, "new_items", ())  # forced onto this input only
     assert second.new_items == ()
     assert dataclasses.replace(first).new_items == first.new_items
+
+
+async def test_token_estimates_counted_on_first_read_are_those_of_the_history_when_the_input_was_made() -> None:
+    """pre_llm_request's token_estimate is counted when a hook first reads it, for the history as it was when the
+    input was made: an input kept and read after the run, after later inputs were read, and after the history
+    was replaced (a rewrite) gives what the Worker said at that moment, every way it can be read."""
+    worker = Worker(
+        ScriptedClient([[ToolUse("add", {"a": 1, "b": 2})], [ToolUse("add", {"a": 3, "b": 40})], [Text("done")]]),
+        tools=[add],
+    )
+    kept: list[Any] = []
+    worker.add_hook(PRE_LLM_REQUEST, lambda info: (kept.append(info), Continue())[1])  # alone: nothing reads it
+    await worker.run("go")
+    history = list(worker.history)  # it only grew during the run: each request's history is a prefix of it
+    said = [sum(estimate_tokens(item) for item in history[: info.item_count]) for info in kept]
+    assert len(kept) == 3
+    assert said[0] < said[1] < said[2]
+    assert worker.token_estimate > said[2]  # the final answer was appended after the last request
+    assert kept[1].token_estimate == said[1]  # counted up to the second request's history
+    assert kept[2].token_estimate == said[2]  # then further
+    worker.set_history([Message.user("another history " * 40)])  # a rewrite
+    assert worker.token_estimate not in said
+    for info, estimate in zip(kept, said, strict=True):
+        readings = [
+            info.token_estimate,
+            dataclasses.replace(info).token_estimate,
+            copy.copy(info).token_estimate,
+            pickle.loads(pickle.dumps(info)).token_estimate,
+            dataclasses.asdict(info)["token_estimate"],
+        ]
+        assert readings == [estimate] * 5
+        assert type(info.token_estimate) is int
+        assert f"token_estimate={estimate}," in repr(info)
+    assert dataclasses.replace(kept[0], token_estimate=7).token_estimate == 7  # set explicitly: what was set
 
 
 async def test_item_appended_events_read_after_the_run_hold_copies_of_the_items_they_announced() -> None:

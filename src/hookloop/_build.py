@@ -18,7 +18,7 @@ from typing import Any
 
 from hookloop._frozen import FrozenDict
 from hookloop.hooks._tool_inputs import MetaSnapshot
-from hookloop.hooks.summaries import PostToolCallInfo, PreLlmRequestInfo
+from hookloop.hooks.summaries import PendingTokens, PostToolCallInfo, PreLlmRequestInfo
 from hookloop.items import (
     ContentPart,
     Item,
@@ -219,11 +219,12 @@ def pre_llm_request_info(
     turn: int,
     model: str | None,
     item_count: int,
-    token_estimate: int,
+    token_estimate: int | PendingTokens,
     new_items: tuple[Item, ...],
 ) -> PreLlmRequestInfo:
     """``PreLlmRequestInfo(run_id=…, session_id=…, turn=…, model=…, item_count=…, token_estimate=…,
-    new_items=…)``."""
+    new_items=…)``; a :class:`~hookloop.hooks.summaries.PendingTokens` ``token_estimate`` is counted when first
+    read, an :class:`~hookloop.hooks.summaries.Undetached` ``new_items`` copied when first read."""
     new: Any = _PreLlmRequestInfo()
     new.run_id = run_id
     new.session_id = session_id

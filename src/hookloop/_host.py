@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from hookloop.timeline import Timeline
     from hookloop.tools._base import Tool
     from hookloop.tools._registry import ToolRegistry
-    from hookloop.worker import Approver, DenialObserver
+    from hookloop.worker import Approver, DenialObserver, TokenCount
 
 __all__ = ["RunHost"]
 
@@ -62,6 +62,8 @@ class RunHost(Protocol):
     """Delivers :meth:`hookloop.Worker.notify` texts; the run reports what it delivered."""
     _locked_prefix: int
     """How many leading items are cache-locked (sent as the request's cache prefix)."""
+    _count: TokenCount
+    """The history's token count (what :attr:`token_estimate` reads; pre_llm_request inputs read it later)."""
 
     @property
     def token_estimate(self) -> int:

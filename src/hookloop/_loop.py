@@ -46,6 +46,7 @@ from hookloop.hooks.results import (
 )
 from hookloop.hooks.summaries import (
     NotificationInfo,
+    PendingTokens,
     PostCompactInfo,
     PreCompactInfo,
     PromptSubmitInfo,
@@ -192,7 +193,7 @@ class _Run(_StreamStep, _ToolBatch):
                 self.turn,
                 w.model,
                 len(items),
-                w.token_estimate,
+                PendingTokens((w._count, len(history))),  # counted if a hook reads it
                 Undetached(history[self.last_sent :]),  # copied if a hook reads them
             )
             if len(chain) == 1 and not w.timeline.subscribers:  # one hook, nobody watching: as run_chain

@@ -147,6 +147,35 @@ def estimate_tokens(item: Item) -> int:
     return 4 + len(item.text) // 4
 
 
+class TokenCount:
+    """The token estimate of a history between two rewrites, counted incrementally as it is read: what
+    :attr:`Worker.token_estimate` reads, and a :class:`~hookloop.hooks.PreLlmRequestInfo`'s ``token_estimate``
+    (counted when a hook first reads it, for the history as it was when the input was made)."""
+
+    __slots__ = ("counted", "history", "tokens")
+
+    def __init__(self, history: list[Item]) -> None:
+        self.history = history
+        self.tokens = 0
+        """The estimate of the first ``counted`` items."""
+        self.counted = 0
+
+    def upto(self, n: int) -> int:
+        """The estimate of the first ``n`` items."""
+        counted = self.counted
+        if counted == n:
+            return self.tokens
+        if counted < n:
+            self.tokens += sum([estimate_tokens(item) for item in self.history[counted:n]])
+            self.counted = n
+            return self.tokens
+        return self.tokens - sum([estimate_tokens(item) for item in self.history[n:counted]])
+
+    def detach(self) -> None:
+        """The history is about to be rewritten: keep its items as they are for what still reads this count."""
+        self.history = list(self.history)
+
+
 class _HistoryView(Sequence[Item]):
     """A read-only, zero-copy view of the Worker's history (what requests carry)."""
 
@@ -254,9 +283,8 @@ class Worker:
         self._system = system
         self._history: list[Item] = []
         self._view = _HistoryView(self._history)
-        self._tokens = 0
-        """The token estimate of the history's first ``_counted`` items (the rest is counted when read)."""
-        self._counted = 0
+        self._count = TokenCount(self._history)
+        """The token estimate of the history, counted as it is read (a new count after each rewrite)."""
         self._locked_prefix = 0
         self._state: WorkerState = "mutable"
         self._interceptors = InterceptorChain()
@@ -371,11 +399,7 @@ class Worker:
     def token_estimate(self) -> int:
         """Estimated tokens of the history, kept incrementally (never a re-scan): the items appended since the
         last read are counted when it is read, so a run nobody asks costs nothing."""
-        history = self._history
-        if self._counted != len(history):
-            self._tokens += sum([estimate_tokens(item) for item in history[self._counted :]])
-            self._counted = len(history)
-        return self._tokens
+        return self._count.upto(len(self._history))
 
     @property
     def tools(self) -> tuple[Tool, ...]:
@@ -416,8 +440,7 @@ class Worker:
         classes, frozen mappings): changing the given objects later changes nothing; a non-item raises
         :class:`ItemError` naming its index."""
         self._require_mutable("replace the history")
-        self._history[:] = [adopt(item, where=f"history[{i}]") for i, item in enumerate(items)]
-        self._tokens = self._counted = 0
+        self._rewrite_history([adopt(item, where=f"history[{i}]") for i, item in enumerate(items)])
         self._paused = None
 
     def add_tool(self, tool: Tool | ToolServer) -> None:
@@ -430,8 +453,14 @@ class Worker:
 
     def _replace_history(self, items: list[Item]) -> None:
         """Install a compacted history (privileged; the compaction path only)."""
+        self._rewrite_history(items)
+
+    def _rewrite_history(self, items: list[Item]) -> None:
+        """Replace the history's items: the old count keeps what it counted (hook inputs of before still read
+        their estimate from it), and a new one starts."""
+        self._count.detach()
         self._history[:] = items
-        self._tokens = self._counted = 0
+        self._count = TokenCount(self._history)
         if self._state == "cache_locked":
             self._locked_prefix = len(items)
 
@@ -626,8 +655,7 @@ class Worker:
         if effects is None:  # a durable backend consumes the pause once in its own store (and replays it)
             consume(checkpoint.nonce, run_id=run_id, ledger=self.checkpoint_ledger, fork=fork)
         self.session_id = checkpoint.session_id
-        self._history[:] = list(checkpoint.history)
-        self._tokens = self._counted = 0
+        self._rewrite_history(list(checkpoint.history))
         self._system = checkpoint.system
         self._paused = None
         run = _Run(

@@ -151,6 +151,18 @@ class Undetached(tuple):  # type: ignore[type-arg]
 CopiedOnRead(PreLlmRequestInfo, "new_items", Undetached, lambda items: tuple([detached(item) for item in items]))
 
 
+class PendingTokens(tuple):  # type: ignore[type-arg]
+    """``(count, n)``, as :func:`pre_llm_request_info <hookloop._build.pre_llm_request_info>` stores it in
+    ``token_estimate``: the estimate of the first ``n`` items of the history ``count`` (a
+    ``hookloop.worker.TokenCount``) counts, which :attr:`PreLlmRequestInfo.token_estimate` counts on its first read
+    (a hook that never reads it costs no count)."""
+
+    __slots__ = ()
+
+
+CopiedOnRead(PreLlmRequestInfo, "token_estimate", PendingTokens, lambda pending: pending[0].upto(pending[1]))
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PostToolCallInfo:
     """post_tool_call: one finished call and its result (after interceptors), in call order."""
