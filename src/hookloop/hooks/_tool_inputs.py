@@ -13,7 +13,7 @@ reference); otherwise it builds a new one.
 
 Building one is a single C call: the keyword constructor is the metaclass's ``__call__``, so the class keeps
 tuple's own ``__new__`` and :data:`make` is ``type.__call__`` bound to it. The fields are held in
-:data:`ORDER` — per call, per turn, then per run — so the Worker adds a run's fixed tail to each call's values.
+:data:`ORDER` — per call, per turn, then per run — which the Worker's one tuple display of a call's values follows.
 
 The tool's metadata is kept inside as a tuple of exact built-in values; :attr:`PreToolCallInfo.meta` builds a
 new :class:`~hookloop.tools.ToolMeta` from it on every read, so what a hook does to that copy reaches nobody.
