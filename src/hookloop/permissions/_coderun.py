@@ -72,6 +72,7 @@ def _i(
 
 
 _PYTHON = _i("-c", "-W -X -Q", "-m")
+_MODULE_OPTIONS: Final = frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader", "--preload"})
 _NODE = _i("-e --eval -p --print", "-r --require --import --loader --experimental-loader -C --conditions --title")
 _INTERPRETERS: Final[dict[str, _Interpreter]] = {
     "python": _PYTHON, "python2": _PYTHON, "python3": _PYTHON, "pypy": _PYTHON, "pypy3": _PYTHON,
@@ -228,9 +229,12 @@ def _interpreter(spec: _Interpreter, words: Words) -> Code:
             if code is None:
                 return Code(tuple(triggers), "program text only known at run time", False)
             return Code((*triggers, code), None, False)
-        if lowered in spec.stops:
-            return Code(tuple(triggers), None, False)
+        if lowered in spec.stops:  # `python3 -m "$M"`: a module only known at run time
+            unknown = "a module only known at run time" if _at(words, index + 1) is None else None
+            return Code(tuple(triggers), unknown, False)
         if lowered in spec.with_arg:
+            if lowered in _MODULE_OPTIONS and "=" not in word and _at(words, index + 1) is None:
+                return Code(tuple(triggers), "a module only known at run time", False)  # `node -r "$X"`
             index += 1 if "=" in word else 2
             continue
         if not word.startswith("--") and len(word) > 2:
@@ -619,3 +623,125 @@ def program_code(base: str, words: Words) -> Code:
             found += tuple(w for w in words[1:] if w and w[0] == "+" and w[1:2] and not w[1:].isdigit() and w[1] != "/")
         return Code(found, None, False)
     return NONE
+
+
+_SCRIPT_SHELLS: Final = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "posh", "yash", "fish"})
+_SHELL_WITH_ARG: Final = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+# Options whose value names a file the interpreter loads and runs before its script (node -r ./x.js, ruby -r ./x).
+_LOADS: Final[dict[str, frozenset[str]]] = {
+    "node": frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader"}),
+    "nodejs": frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader"}),
+    "bun": frozenset({"-r", "--preload"}),
+    "ruby": frozenset({"-r"}),
+    "php": frozenset({"-f"}),
+}
+# Files a build tool or test runner reads from the directory it runs in and whose contents it runs: the
+# project's recipes, lifecycle scripts, build scripts and test plugins.
+_PROJECT_FILES: Final[dict[str, frozenset[str]]] = {
+    "make": frozenset({"Makefile", "makefile", "GNUmakefile"}),
+    "gmake": frozenset({"Makefile", "makefile", "GNUmakefile"}),
+    **dict.fromkeys(
+        ("npm", "pnpm", "yarn", "bun", "npx"),
+        frozenset({"package.json", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs"}),
+    ),
+    "cargo": frozenset({"build.rs", "Cargo.toml", "config.toml"}),
+    "pytest": frozenset({"conftest.py", "pytest.ini"}),
+    "py.test": frozenset({"conftest.py", "pytest.ini"}),
+    "just": frozenset({"justfile", "Justfile", ".justfile"}),
+    "rake": frozenset({"Rakefile", "rakefile"}),
+    "pip": frozenset({"setup.py", "pyproject.toml"}),
+    "pip3": frozenset({"setup.py", "pyproject.toml"}),
+    "tox": frozenset({"tox.ini", "setup.py"}),
+    "gradle": frozenset({"build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts"}),
+    "mvn": frozenset({"pom.xml"}),
+}
+
+
+def files_run(base: str, words: Words) -> frozenset[str] | None:
+    """The names (basenames) of the files whose contents this command runs as code, besides its own program:
+    a shell's or an interpreter's script (``bash s.sh``, ``python3 s.py``, ``node x.js``), what ``source`` reads,
+    awk's and sed's ``-f`` programs, modules loaded by option (``node -r ./x.js``, ``python3 -m mod``: ``mod.py``),
+    and the project files a build tool or test runner runs (``make``: ``Makefile``, ``npm``: ``package.json``).
+    ``None`` when such a name is only known at run time. ``base`` is the folded basename of ``words[0]``."""
+    if base in {"source", "."}:
+        args = [w for w in words[1:] if w != "--"]
+        return _names(args[:1])
+    if base in _SCRIPT_SHELLS:
+        index = 1
+        while index < len(words):
+            word = words[index]
+            if word is None:
+                return None
+            if word in {"--", "-"}:
+                index += 1
+                break
+            if word in _SHELL_WITH_ARG:
+                index += 2
+                continue
+            if not word.startswith(("-", "+")):
+                break
+            if not word.startswith("--") and ("c" in word[1:] or "s" in word[1:]):
+                return frozenset()  # a command string or standard input: the analysis reads those
+            index += 1
+        return _names(words[index : index + 1])
+    if base in _AWKS or base in {"sed", "gsed"}:
+        found: list[str | None] = []
+        for index, word in enumerate(words[1:], start=1):
+            if word is not None and (long_option(word, ("--file",)) == "--file" or word[:2] == "-f"):
+                found.append(_option_value(words, index))
+        return _names(found)
+    names: set[str] = set(_PROJECT_FILES.get(base, ()))
+    spec = _INTERPRETERS.get(base)
+    if spec is None and base.startswith(("python", "pypy")) and base.rstrip("0123456789.") in {"python", "pypy"}:
+        spec = _INTERPRETERS["python3"]
+    if spec is not None:
+        loads = _LOADS.get(base, frozenset())
+        index = 1
+        while index < len(words):
+            word = words[index]
+            if word is None:
+                return None
+            if word == "--":
+                index += 1
+                break
+            if word == "-" or not word.startswith("-"):
+                break
+            name = option_name(word) if word.startswith("--") else word
+            if name in spec.code:
+                return frozenset(names)  # code in the text: the analysis reads it
+            if spec is _INTERPRETERS["python3"] and word.startswith("-") and not word.startswith("--"):
+                at = word.find("m", 1)
+                if at != -1 and "c" not in word[1:at]:
+                    module = word[at + 1 :] or _at(words, index + 1)
+                    if module is None:
+                        return None
+                    top = module.split(".", 1)[0]
+                    return frozenset({*names, f"{top}.py", "__init__.py", "__main__.py"})
+            if name in loads or (word[:2] in loads and len(word) > 2 and not word.startswith("--")):
+                value = _option_value(words, index) if (len(word) > 2 or "=" in word) else _at(words, index + 1)
+                if value is None:
+                    return None
+                names.add(posixpath.basename(value.rstrip("/")))
+            if name in spec.with_arg or name in loads:
+                index += 1 if ("=" in word or (len(word) > 2 and not word.startswith("--"))) else 2
+                continue
+            index += 1
+        script = _at(words, index) if index < len(words) else ""
+        if script is None:
+            return None
+        if script:
+            names.add(posixpath.basename(script.rstrip("/")))
+    if base in {"make", "gmake"}:
+        for index, word in enumerate(words[1:], start=1):
+            if word is not None and (long_option(word, _MAKEFILE) in _MAKEFILE or word[:2] == "-f"):
+                value = _option_value(words, index) if word.startswith("--") or len(word) > 2 else _at(words, index + 1)
+                if value is None:
+                    return None
+                names.add(posixpath.basename(value))
+    return frozenset(names)
+
+
+def _names(words: Sequence[str | None]) -> frozenset[str] | None:
+    if any(word is None for word in words):
+        return None
+    return frozenset(posixpath.basename(word.rstrip("/")) for word in words if word)

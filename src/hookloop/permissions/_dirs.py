@@ -38,6 +38,7 @@ __all__ = [
     "operand_targets",
     "redirect_target",
     "tee_targets",
+    "unknown_destination",
     "word_target",
 ]
 
@@ -531,3 +532,18 @@ def operand_targets(base: str, words: Sequence[str | None], dirs: DirState) -> l
     elif base in _DESTINATION and len(operands) > 1:
         found.extend(_operand(operands[-1], dirs))
     return found
+
+
+_UNKNOWN: Final = "\x00"  # stands for a word only known at run time in `unknown_destination` (no word holds one)
+
+
+def unknown_destination(base: str, words: Sequence[str | None]) -> int:
+    """1 when a program of :data:`WRITERS` may write a file whose name is only known at run time through its
+    arguments (``cp a "$f"``, ``curl -o "$d/x" …``, ``cp x *.sh``), else 0: :func:`operand_targets` of the words
+    with each run-time or glob word standing for a name of its own."""
+    if all(word is not None and _GLOB.search(word) is None for word in words[1:]):
+        return 0
+    if base == "dd" and None in words[1:]:
+        return 1  # `of="$f"`: the whole word is only known at run time
+    marked = [words[0], *(_UNKNOWN if w is None or _GLOB.search(w) else w for w in words[1:])]
+    return int(any(r.write and r.target and _UNKNOWN in r.target for r in operand_targets(base, marked, START)))

@@ -61,7 +61,7 @@ from typing import Final, Literal, NamedTuple
 
 import tree_sitter
 
-from hookloop.permissions import _programs, _shellwalk
+from hookloop.permissions import _coderun, _programs, _shellwalk
 from hookloop.permissions._byprogram import ByProgram
 from hookloop.permissions._coderun import ssh_commands
 from hookloop.permissions._dirs import (
@@ -77,6 +77,7 @@ from hookloop.permissions._dirs import (
     operand_targets,
     redirect_target,
     tee_targets,
+    unknown_destination,
 )
 from hookloop.permissions._gitcode import git_code
 from hookloop.permissions._shellnodes import ARGUMENT as _ARGUMENT
@@ -253,6 +254,8 @@ class _Classified(NamedTuple):
     """Nothing but ``commands``: the other lists empty, no flag set, the directory state unchanged."""
     editor: bool
     """It runs an editor (see :meth:`_Analyser.fed_editors`)."""
+    fed: tuple[Words, ...]
+    """What it appended to :attr:`_Analyser.fed`."""
 
 
 _Memo = dict[tuple[Words | str, DirState, bool, int, int], _Classified]
@@ -265,6 +268,40 @@ command is remembered by its words, and a plain one (:func:`_shellwalk.plain_wor
 
 def _dangerous_variable(name: str) -> bool:
     return name in _DANGEROUS_VARS or name.startswith(_DANGEROUS_PREFIXES)
+
+
+_WritesAndRuns = tuple[frozenset[str], int, frozenset[str] | None, bool]
+_WRITES_AND_RUNS: Final[dict[Words, _WritesAndRuns]] = {}  # the memo of `_writes_and_runs` (emptied when full)
+
+
+def _writes_and_runs(words: Words) -> _WritesAndRuns:
+    """What :meth:`_Analyser.runs_what_it_writes` needs of one command, memoised (agents repeat their commands):
+    the names (basenames) of the files it creates or fills through its arguments (``cp``, ``curl -o`` …), 1 if it
+    may write one whose name is only known at run time (else 0), the names of the files whose contents it runs
+    (:func:`_coderun.files_run`, and the program itself when named by a path; ``None`` when only known at run
+    time), and whether a write to a run-time file may be one of those (not a program named by a path in a
+    system directory)."""
+    head = words[0] if words else None
+    if head is None:
+        return frozenset(), 0, frozenset(), False
+    base = posixpath.basename(head) if "/" in head else head
+    created: frozenset[str] = frozenset()
+    unknown = 0
+    if base in _CREATORS:
+        targets = operand_targets(base, words, START)
+        created = frozenset(posixpath.basename(r.target.rstrip("/")) for r in targets if r.write and r.target)
+        unknown = unknown_destination(base, words)
+    names = _coderun.files_run(fold(posixpath.basename(head.rstrip("/")) or head), words)
+    exposed = names is None or bool(names)
+    if "/" in head:
+        exposed = exposed or posixpath.dirname(head) not in SYSTEM_DIRS
+        names = None if names is None else names | {posixpath.basename(head.rstrip("/"))}
+    found = (created, unknown, names, exposed)
+    if sum(len(word) for word in words if word is not None) <= _MEMO_CHARS:  # keep the memo small
+        if len(_WRITES_AND_RUNS) >= _MEMO_SIZE:
+            _WRITES_AND_RUNS.clear()
+        _WRITES_AND_RUNS[words] = found
+    return found
 
 
 def _names_editor(node: tree_sitter.Node) -> bool:
@@ -396,6 +433,7 @@ class _Analyser:
         self.stdin_static = False  # the command being classified reads a literal here-doc/here-string/file
         self.changes_directory = False
         self.dirs: DirState = START
+        self.fed: list[Words] = []  # per write to a run-time file by redirection: the command whose output it is
 
     # -- results ---------------------------------------------------------------------------------------------
     def result(self) -> ShellAnalysis:
@@ -420,26 +458,45 @@ class _Analyser:
             self.unsafe.append(reason)
 
     def runs_what_it_writes(self) -> None:
-        """A program run by its path whose file the same command creates or fills (``printf … > s.sh; chmod +x
-        s.sh; ./s.sh``, ``cp x ./tool && ./tool``, ``curl -o t …; ./t``): what it runs is only known at run time,
-        as for ``bash s.sh``. Files are recognised by name (the directory may change between the write and the
-        run), so a file of the same name written elsewhere counts too. Not counted: writes to a name only known
-        at run time, and what only deletes or changes a file's metadata (``rm``, ``chmod +x build.sh &&
-        ./build.sh`` runs what was there)."""
-        runs = [
-            words[0] for words in self.commands if words and words[0] is not None and "/" in words[0]
-        ]  # (not the deny-only readings: every suffix of a command is one of those)
+        """A program whose file the same command creates or fills, run by its path (``printf … > s.sh; chmod +x
+        s.sh; ./s.sh``, ``cp x ./tool && ./tool``, ``curl -o t …; ./t``) or as the code of a shell, interpreter or
+        build tool (``printf … > s.py; python3 s.py``, ``bash s.sh``, ``printf … > Makefile; make``, see
+        :func:`_coderun.files_run`): what it runs is only known at run time, as for ``bash "$f"``. Files are
+        recognised by name (the directory may change between the write and the run), so a file of the same name
+        written elsewhere counts too. A write to a file only known at run time (``> "$f"``, ``tee "$f"``,
+        ``cp a "$d/"``, an archive extracted) counts for every such run except the run whose own output it is
+        (``./build.sh > "$LOG"``): that file may be the one run. Not counted: what only deletes or changes a
+        file's metadata (``rm``, ``chmod +x build.sh && ./build.sh`` runs what was there), and programs run from
+        the system directories by an unknown write."""
+        found: set[str] = set()
+        unknown = 0
+        runs: list[tuple[Words, frozenset[str], bool]] = []
+        facts = _WRITES_AND_RUNS
+        for words in self.commands:  # (not the deny-only readings: every suffix of a command is one of those)
+            fact = facts.get(words)
+            if fact is None:
+                fact = _writes_and_runs(words)
+            created, unknown_created, names, exposed = fact
+            if created:
+                found.update(created)
+            unknown += unknown_created
+            if names:  # (None: a script or module only known at run time, already a program only known then)
+                runs.append((words, names, exposed))
         if not runs:
             return
-        written = {r.target for r in self.redirects if r.write and r.target and not r.operand}
-        for words in self.commands:
-            head = words[0] if words else None
-            base = posixpath.basename(head) if head else ""
-            if base in _CREATORS:
-                written.update(r.target for r in operand_targets(base, words, START) if r.write and r.target)
-        names = {posixpath.basename(target.rstrip("/")) for target in written}
-        if any(posixpath.basename(head.rstrip("/")) in names for head in runs):
-            self.unknown_program("a program the same command writes")
+        for r in self.redirects:
+            if r.write and not r.operand:
+                if r.target is None:
+                    unknown += 1
+                elif r.target:
+                    found.add(posixpath.basename(r.target.rstrip("/")))
+        for words, names, exposed in runs:
+            if not names.isdisjoint(found):
+                self.unknown_program("a program the same command writes")
+                return
+            if exposed and unknown > self.fed.count(words):
+                self.unknown_program("a program run after a write to a file only known at run time")
+                return
 
     def unknown_program(self, reason: str) -> None:
         """Record that what runs is only known at run time: never allowed, matched by every deny/ask rule."""
@@ -455,6 +512,7 @@ class _Analyser:
             self.unsafe.extend(other.unsafe)
             self.changes_directory = self.changes_directory or other.changes_directory
         self.deny_commands.extend(other.deny_commands)
+        self.fed.extend(other.fed)
         if deny_only:
             # Files opened behind a wrapper (sudo, xargs, watch, trap …) still count, in a directory that may differ.
             self.redirects.extend(replace(r, dirs=None) for r in other.redirects)
@@ -659,7 +717,7 @@ class _Analyser:
     def redirected(self, node: tree_sitter.Node) -> None:
         body = node.child_by_field_id(_BODY)
         redirects = node.children_by_field_id(_REDIRECT)
-        before = self.dirs
+        before, count = self.dirs, len(self.commands)
         # A file redirection's destinations, read once (by field: a few µs each) for the extra words and below.
         destinations = [r.children_by_field_id(_DESTINATION) if r.type == "file_redirect" else None for r in redirects]
         extra = tuple(
@@ -679,8 +737,18 @@ class _Analyser:
         opened = before
         if body is not None and body.type not in _OPENS_BEFORE:
             opened = None if before is None or self.dirs is None else before | self.dirs
+        mark = len(self.redirects)
         for redirect, found in zip(redirects, destinations, strict=True):
             self.redirect(redirect, opened, found)
+        if body is not None and body.type == "command":
+            self.output_of_last(count, mark)
+
+    def output_of_last(self, count: int, mark: int) -> None:
+        """Note the writes to run-time files among ``redirects[mark:]`` (a statement's own redirections) as the
+        output of the command it ran: the last of ``commands[count:]`` (its arguments' substitutions ran first)."""
+        if len(self.commands) > count and len(self.redirects) > mark:
+            owner = self.commands[-1]
+            self.fed.extend(owner for r in self.redirects[mark:] if r.write and r.target is None)
 
     def redirect(
         self,
@@ -895,7 +963,7 @@ class _Analyser:
         return _Classified(
             tuple(sub.commands), tuple(sub.deny_commands), tuple(sub.redirects), tuple(sub.unsafe),
             tuple(sub.unknown), sub.runs_code, sub.changes_directory, sub.dirs,
-            only and not sub.changes_directory and sub.dirs == self.dirs, sub.editor,
+            only and not sub.changes_directory and sub.dirs == self.dirs, sub.editor, tuple(sub.fed),
         )  # fmt: skip
 
     def apply(self, found: _Classified) -> None:
@@ -903,8 +971,12 @@ class _Analyser:
         if found.only_commands:
             self.commands.extend(found.commands)
             return
-        commands, deny_commands, redirects, unsafe, unknown, runs_code, changes_directory, self.dirs, _, editor = found
+        commands, deny_commands, redirects, unsafe, unknown, runs_code, changes_directory, self.dirs, _, editor, fed = (
+            found
+        )
         self.editor = self.editor or editor
+        if fed:
+            self.fed.extend(fed)
         if commands:
             self.commands.extend(commands)
         if deny_commands:

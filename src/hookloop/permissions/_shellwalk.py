@@ -250,7 +250,7 @@ def _redirected(analyser: _Analyser, node: tree_sitter.Node) -> bool:
     # What the general path records: the command's arguments that are not leaves (visited in order), the
     # command (its input is literal when the first `<` reads a literal file that is not standard input), then
     # each redirection, opened where the command starts.
-    before = analyser.dirs
+    before, count = analyser.dirs, len(analyser.commands)
     for argument in inner:
         analyser.visit(argument)
     stdin = next((text for operator, _, text in redirects if operator == "<"), None)
@@ -264,10 +264,12 @@ def _redirected(analyser: _Analyser, node: tree_sitter.Node) -> bool:
             analyser.classify(words)
     finally:
         analyser.stdin_static = False
+    mark = len(analyser.redirects)
     for operator, number, text in redirects:
         writes, reads = file_opens(operator, number, text)
         if writes or reads:
             analyser.opens(*word_target(text), writes, reads, before)
+    analyser.output_of_last(count, mark)
     return True
 
 
