@@ -12,7 +12,7 @@ from typing import Final, Protocol, cast
 from hookloop.permissions import _shell
 from hookloop.permissions._files import PROTECTED_DIRS, PROTECTED_FILES, names_protected, protected_reason
 from hookloop.permissions._merge import merge
-from hookloop.permissions._paths import Links, PathPattern, ResolvedPath, realpath, within
+from hookloop.permissions._paths import ANY_BELOW, Links, PathPattern, ResolvedPath, realpath, within
 from hookloop.permissions._readrules import ReadRules
 from hookloop.permissions._rules import (
     EDIT_TOOLS,
@@ -506,6 +506,12 @@ class PermissionPolicy:
             if not access.write:
                 continue
             for path in access.paths:
+                if path.lexical.endswith(ANY_BELOW):
+                    where = path.real[: -len(ANY_BELOW)].rstrip("/") or "/"
+                    return "protected path", (
+                        f"the command unpacks an archive or applies a patch into {where}: the files it writes are "
+                        "named only inside it and may be under a protected path (.git, .claude …)"
+                    )
                 name = protected_reason(path, self._protected_extra)
                 if name is not None and not self._names(name, "Write", path):
                     why = f"the command writes {path.real}, under the protected path {name}; no allow rule names it"

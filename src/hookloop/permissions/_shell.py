@@ -66,6 +66,7 @@ from hookloop.permissions._byprogram import ByProgram
 from hookloop.permissions._coderun import ssh_commands
 from hookloop.permissions._dirs import (
     DESTINATION_WRITERS,
+    EXTRACTORS,
     OUTPUT_OPTION_WRITERS,
     START,
     WRITERS,
@@ -73,6 +74,7 @@ from hookloop.permissions._dirs import (
     Redirect,
     Step,
     after_directory_change,
+    extracted,
     file_opens,
     operand_targets,
     redirect_target,
@@ -80,6 +82,7 @@ from hookloop.permissions._dirs import (
     unknown_destination,
 )
 from hookloop.permissions._gitcode import git_code
+from hookloop.permissions._paths import ANY_BELOW
 from hookloop.permissions._shellnodes import ARGUMENT as _ARGUMENT
 from hookloop.permissions._shellnodes import BODY as _BODY
 from hookloop.permissions._shellnodes import DESTINATION as _DESTINATION
@@ -434,6 +437,7 @@ class _Analyser:
         self.changes_directory = False
         self.dirs: DirState = START
         self.fed: list[Words] = []  # per write to a run-time file by redirection: the command whose output it is
+        # (or a command it runs: `python3 -m zipfile -e …` owns what `zipfile -e …` writes)
 
     # -- results ---------------------------------------------------------------------------------------------
     def result(self) -> ShellAnalysis:
@@ -486,7 +490,7 @@ class _Analyser:
             return
         for r in self.redirects:
             if r.write and not r.operand:
-                if r.target is None:
+                if r.target is None or r.target.endswith(ANY_BELOW):
                     unknown += 1
                 elif r.target:
                     found.add(posixpath.basename(r.target.rstrip("/")))
@@ -494,7 +498,7 @@ class _Analyser:
             if not names.isdisjoint(found):
                 self.unknown_program("a program the same command writes")
                 return
-            if exposed and unknown > self.fed.count(words):
+            if exposed and unknown > sum(1 for fed in self.fed if words[len(words) - len(fed) :] == fed):
                 self.unknown_program("a program run after a write to a file only known at run time")
                 return
 
@@ -1005,6 +1009,13 @@ class _Analyser:
         trusted = "/" not in head or posixpath.dirname(head) in SYSTEM_DIRS
         if base in WRITERS:  # in the directory the command starts in (`source` may change it afterwards)
             self.redirects.extend(operand_targets(base, words, self.dirs))
+        if base in EXTRACTORS:
+            # The files an archive or a patch holds, below the directory it unpacks into: the protected-path guard
+            # asks about them even behind a hook's allow, Edit deny and ask rules for files there match them, and
+            # a program the command runs by its path may be one of them.
+            found = extracted(base, words, self.dirs)
+            self.redirects.extend(found)
+            self.fed.extend(words for _ in found)  # (what this command itself unpacks is not a program it runs)
         if base in _DIRECTORY_CHANGERS:
             self.changes_directory = True
             self.dirs = after_directory_change(self.dirs, base, words)
