@@ -191,6 +191,19 @@ _DANGEROUS_PREFIXES: Final = (
     "PNPM_", "YARN_", "BUN_", "DENO_", "COMPOSER_", "CGO_", "DOTNET_", "JAVA_", "KUBE", "HELM_", "TF_", "MAKE",
 )  # fmt: skip
 _PROGRAM_VARS: Final = frozenset({"PATH", "IFS", "ENV", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND"})
+# Variables whose value a program runs as a command line (git's ssh, editor, pager, diff and askpass programs; the
+# pagers, editors and browsers of other programs; less's input filters; compiler wrappers; git configuration
+# given in the environment, whose values may be `core.pager` and the like).
+_COMMAND_VARS: Final = frozenset(
+    {
+        "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PROXY_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR",
+        "GIT_PAGER", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "PAGER", "MANPAGER", "SYSTEMD_PAGER",
+        "PSQL_PAGER", "EDITOR", "VISUAL", "SYSTEMD_EDITOR", "BROWSER", "LESSOPEN", "LESSCLOSE", "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER", "RUSTC", "RUSTDOC", "CC", "CXX", "CPP", "LD", "AR", "FC", "MAKESHELL",
+        "NPM_CONFIG_SCRIPT_SHELL", "npm_config_script_shell", "CARGO_BUILD_RUSTC_WRAPPER", "GIT_EXEC_PATH",
+    }
+)  # fmt: skip
+_COMMAND_VAR_PATTERN: Final = re.compile(r"GIT_CONFIG_VALUE_\d+|GIT_CONFIG_PARAMETERS|CARGO_TARGET_\w+_RUNNER")
 _PROGRAM_PREFIXES: Final = ("LD_", "DYLD_", "BASH_FUNC_")
 _SAFE_ARITHMETIC: Final = re.compile(r"[\d\s+\-*/%()<>=!&|^~?:,]*")
 _ARITHMETIC_TESTS: Final = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "-R"})
@@ -827,7 +840,22 @@ class _Analyser:
         name = node.child_by_field_id(_NAME)
         if name is not None and name.type == "variable_name" and _dangerous_variable(node_text(name)):
             self.dangerous(node_text(name), f"assignment to {node_text(name)} changes what runs")
+            value = node.child_by_field_id(_VALUE)
+            self.command_variable(node_text(name), "" if value is None else literal(value))
         self.visit_children(node)
+
+    def command_variable(self, name: str, value: str | None) -> None:
+        """A variable whose value a program runs as a command line (``GIT_SSH_COMMAND``, ``PAGER``, ``EDITOR``,
+        ``LESSOPEN`` …, :data:`_COMMAND_VARS`): a value only known at run time is a program only known then (git
+        runs ``GIT_SSH_COMMAND="$C"``); a literal one is read as a script, for deny and ask rules (``$(…)`` in it
+        runs when the program hands it to a shell)."""
+        if name not in _COMMAND_VARS and not _COMMAND_VAR_PATTERN.fullmatch(name):
+            return
+        if value is None:
+            self.unknown_program(f"{name} holds a command only known at run time")
+        elif value:
+            self.runs_code = True
+            self.deny_only(partial(_Analyser.script, source=value.lstrip("|")))  # LESSOPEN='|cmd %s'
 
     def declaration(self, node: tree_sitter.Node) -> None:
         words: list[str | None] = [node_text(node.children[0])] if node.children else []
@@ -1187,6 +1215,7 @@ class _Analyser:
             while index < len(words) and (word := words[index]) is not None and (split := split_assignment(word)):
                 if _dangerous_variable(split[0]):
                     self.dangerous(split[0], f"env assignment to {split[0]} changes what runs")
+                    self.command_variable(*split)
                 index += 1
         if has_operand:
             index += 1  # timeout's duration
