@@ -10,9 +10,11 @@ into* (the current one, ``tar -C DIR``, ``unzip -d DIR``, ``patch -d DIR``; anyw
 keep absolute or ``..`` names or write from the top of the repository: ``cpio``, ``pax``, ``7z``, ``jar``,
 ``git apply``/``am`` …). So
 
-* the protected-path guard asks about it even behind an allow rule for the program, a hook's allow, a whole-tool
-  ``Bash`` allow and in ``bypassPermissions`` (denied in ``dontAsk``): only a person can know what the archive
-  holds;
+* when that directory is one where protected paths are read — the workspace, the home directory, an additional
+  directory or a directory above one of them, or one under a protected path — the protected-path guard asks
+  about it even behind an allow rule for the program, a hook's allow, a whole-tool ``Bash`` allow and in
+  ``bypassPermissions`` (denied in ``dontAsk``): only a person can know what the archive holds. Below the
+  workspace (``tar xf a.tar -C build``) a ``.git`` would only be a nested repository's, and the decision stays;
 * an Edit deny or ask rule for a file that may be below that directory matches it (``Edit(./.env)`` denies
   ``tar xf a.tar`` in the workspace, not ``tar xf a.tar -C build``);
 * a program the command then runs by its path may be one it unpacked (``tar xzf pkg.tgz && ./pkg/configure``):
@@ -28,9 +30,20 @@ from pathlib import Path
 
 import pytest
 
-from hookloop.permissions import PermissionMode, PermissionPolicy
+from hookloop.permissions import PermissionPolicy
 from hookloop.permissions._shell import analyse
-from permissions.evasion_harness import ALLOW, ASK, DENY, HOOK_ALLOW, MODES, Case, Rules, check_case, run_in_bash
+from permissions.evasion_harness import (
+    ALLOW,
+    ASK,
+    DENY,
+    HOOK_ALLOW,
+    MODES,
+    Case,
+    Rules,
+    check_case,
+    check_guarded,
+    run_in_bash,
+)
 
 EXTRACTING = Rules(
     allow=(*ALLOW, "Bash(unzip:*)", "Bash(cpio:*)", "Bash(patch:*)", "Bash(7z:*)", "Bash(bsdtar:*)", "Bash(jar:*)",
@@ -41,19 +54,14 @@ EXTRACTING = Rules(
 
 UNPACKING = [
     "tar xf a.tar",
-    "tar -xzf x.tgz -C build",
-    "tar xzf x.tgz --directory=out",
     "tar --extract --file=a.tar",
     "tar --ext -f a.tar",
     "tar -x -f a.tar",
-    "tar -C out -xvf a.tar",
-    "tar xf a.tar -C /tmp/unpacked",
     "tar -xPf a.tar",
     "bsdtar -xf a.tar",
     "busybox tar xf a.tar",
     "unzip a.zip",
     "unzip -o a.zip",
-    "unzip -oq a.zip -d out",
     "busybox unzip a.zip",
     "cpio -idm < a.cpio",
     "cpio --extract < a.cpio",
@@ -72,8 +80,21 @@ UNPACKING = [
     "git am < p.mbox",
     "patch -p1 < p.diff",
     "patch -p1 -i p.diff",
-    "patch -d sub -p1 < p.diff",
     "python3 -m zipfile -e a.zip .",
+]
+UNPACKING_ELSEWHERE = [  # below the workspace, or outside it: no protected path there is one that is read
+    "tar -xzf x.tgz -C build",
+    "tar xzf x.tgz --directory=out",
+    "tar -C out -xvf a.tar",
+    "unzip -oq a.zip -d out",
+    "patch -d sub -p1 < p.diff",
+]
+UNPACKING_INTO_LIVE = [  # the workspace by its path, its parent, the home directory: asked about
+    "tar xf a.tar -C {workspace}",
+    "tar xf a.tar -C {workspace}/..",
+    "unzip a.zip -d ~",
+    "cd build && tar xf ../a.tar -C ..",
+    "tar -C .git -xf a.tar",
 ]
 LISTING_ALLOWED = [
     "tar tf a.tar",
@@ -102,24 +123,23 @@ LISTING_ALLOWED = [
 ]
 
 
-def _expected(mode: PermissionMode, *, allowed: bool) -> str:
-    """What the guard makes of a command writing files only the archive names: asked wherever something would
-    allow it, denied in dontAsk; plan mode's default (deny) stands when nothing allows it."""
-    if mode == "dontAsk" or (mode == "plan" and not allowed):
-        return "deny"
-    return "ask"
-
-
 @pytest.mark.parametrize("command", UNPACKING)
 def test_unpacking_is_asked_about_behind_every_allow(command: str, workspace: Path) -> None:
-    for whole_tool in (False, True):
-        allow = (*EXTRACTING.allow, "Bash") if whole_tool else EXTRACTING.allow
-        for mode in MODES:
-            policy = PermissionPolicy(allow=allow, ask=ASK, deny=DENY, mode=mode, workspace=workspace)
-            for hooks in ((), (HOOK_ALLOW,)):
-                outcome = policy.decide("Bash", {"command": command}, hooks=hooks)
-                allowed = bool(hooks) or whole_tool or policy.check("Bash", {"command": command}) is not None
-                assert outcome.behavior == _expected(mode, allowed=allowed), (command, mode, whole_tool, hooks, outcome)
+    check_guarded(command, workspace, EXTRACTING)
+
+
+@pytest.mark.parametrize("command", UNPACKING_INTO_LIVE)
+def test_unpacking_into_the_workspace_home_or_above_by_any_spelling_is_asked_about(
+    command: str, workspace: Path
+) -> None:
+    check_guarded(command.format(workspace=workspace), workspace, EXTRACTING)
+
+
+@pytest.mark.parametrize("command", UNPACKING_ELSEWHERE)
+def test_unpacking_into_a_directory_below_the_workspace_keeps_its_decision(command: str, workspace: Path) -> None:
+    """``build/.git/hooks`` would be a nested repository's: the workspace's own protected paths are not below."""
+    check_case(Case(command, "allow", EXTRACTING), workspace)
+    check_case(Case("tar xf a.tar -C /tmp/unpacked", "unmatched", EXTRACTING), workspace)  # outside: the mode decides
 
 
 @pytest.mark.parametrize("command", LISTING_ALLOWED)
@@ -129,9 +149,9 @@ def test_listing_testing_and_printing_keep_their_decision(command: str, workspac
 
 def test_the_guard_says_why(workspace: Path) -> None:
     policy = PermissionPolicy(allow=("Bash(tar:*)",), mode="bypassPermissions", workspace=workspace)
-    outcome = policy.decide("Bash", {"command": "tar -xf a.tar -C build"}, hooks=(HOOK_ALLOW,))
+    outcome = policy.decide("Bash", {"command": "tar -xf a.tar"}, hooks=(HOOK_ALLOW,))
     assert outcome.behavior == "ask"
-    assert f"unpacks an archive or applies a patch into {workspace / 'build'}" in outcome.reason
+    assert f"writes files below {workspace} that it does not name" in outcome.reason
 
 
 EDIT_DENIED = [
@@ -147,7 +167,6 @@ EDIT_DENIED = [
 ]
 EDIT_NOT_MATCHED = [
     ("tar xf a.tar -C build", "Edit(./.env)"),
-    ("tar xf a.tar", "Edit(//etc/**)"),
     ("unzip a.zip -d out", "Write(~/.bashrc)"),
     ("patch -d sub -p1 < p.diff", "Edit(./src/**)"),
 ]
@@ -163,11 +182,11 @@ def test_an_edit_deny_rule_for_a_file_below_the_directory_denies_unpacking(
 
 
 @pytest.mark.parametrize(("command", "rule"), EDIT_NOT_MATCHED)
-def test_an_edit_deny_rule_elsewhere_leaves_it_to_the_guard(command: str, rule: str, workspace: Path) -> None:
+def test_an_edit_deny_rule_elsewhere_does_not_match(command: str, rule: str, workspace: Path) -> None:
     policy = PermissionPolicy(allow=EXTRACTING.allow, deny=(rule,), workspace=workspace)
     match = policy.check("Bash", {"command": command})
     assert match is None or match.behavior == "allow", match
-    assert policy.decide("Bash", {"command": command}, hooks=(HOOK_ALLOW,)).behavior == "ask"
+    assert policy.decide("Bash", {"command": command}, hooks=(HOOK_ALLOW,)).behavior == "allow"
 
 
 RUNS_WHAT_IT_UNPACKED = [

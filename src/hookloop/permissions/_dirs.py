@@ -534,6 +534,63 @@ def operand_targets(base: str, words: Sequence[str | None], dirs: DirState) -> l
             found.extend(_operand(word, dirs))
     elif base in _DESTINATION and len(operands) > 1:
         found.extend(_operand(operands[-1], dirs))
+    if base in _TREE_COPIERS:
+        found.extend(_copied_into(base, words, operands, dirs))
+    return found
+
+
+_TREE_COPIERS: Final = frozenset({"cp", "install", "ln", "rsync", "scp"})
+
+
+def _remote(word: str) -> bool:
+    """``host:path`` (scp, rsync): not a local file."""
+    head, colon, _ = word.partition(":")
+    return bool(colon) and "/" not in head
+
+
+def _copied_into(base: str, words: Sequence[str | None], operands: list[str | None], dirs: DirState) -> list[Redirect]:
+    """What a copy writes *inside* a destination directory: ``cp -r evil/.git .`` writes ``./.git``, ``cp
+    x/.bashrc ~`` writes ``~/.bashrc`` (each source's name below the destination, as candidates), and a copy of a
+    directory's contents (``cp -r src/. .``, ``rsync -a src/ .``, ``cp -rT src .``) writes files it does not name
+    below it (:data:`ANY_BELOW`). Sources only known at run time or globs are left to the sandbox, as operands
+    are."""
+    target: str | None = ""
+    for index, word in enumerate(words[1:], start=1):
+        if word is None:
+            continue
+        name = long_option(word, ("--target-directory", "--no-target-directory"))
+        if word == "-t" or name == "--target-directory":
+            target = word.split("=", 1)[1] if "=" in word else (words[index + 1] if index + 1 < len(words) else None)
+        elif word.startswith("-t") and not word.startswith("--") and base != "scp":
+            target = word[2:]
+    if target != "":
+        destination, sources = target, operands
+    elif len(operands) > 1:
+        destination, sources = operands[-1], operands[:-1]
+    else:
+        return []
+    if destination is None or _GLOB.search(destination) or _remote(destination):
+        return []
+    letters = "".join(w[1:] for w in words[1:] if w and w.startswith("-") and not w.startswith("--"))
+    longs = {long_option(w, ("--recursive", "--archive", "--no-target-directory")) for w in words[1:] if w}
+    recursive = base == "rsync" or bool(set(letters) & set("rRa")) or bool({"--recursive", "--archive"} & longs)
+    whole = base not in {"scp", "rsync"} and ("T" in letters or "--no-target-directory" in longs)
+    found: list[Redirect] = []
+    for source in sources:
+        if source is None or _GLOB.search(source) or _UNKNOWN in source:  # (see `unknown_destination`)
+            continue
+        path = source.split(":", 1)[1] if _remote(source) else source
+        contents = whole or path == "." or path.endswith("/.") or (base == "rsync" and path.endswith("/"))
+        if contents:
+            if recursive:
+                found.extend(
+                    replace(r, target=posixpath.join(r.target or ".", ANY_BELOW), operand=False)
+                    for r in _operand(destination, dirs)
+                )
+            continue
+        name = posixpath.basename(path.rstrip("/"))
+        if name and name != "..":
+            found.extend(replace(r, target=posixpath.join(r.target or "", name)) for r in _operand(destination, dirs))
     return found
 
 
