@@ -379,6 +379,10 @@ def _git_operand_targets(words: Sequence[str | None], dirs: DirState) -> list[Re
         chosen = [operands[1]]
     elif sub == "submodule" and len(operands) >= 3 and operands[0] == "add":
         chosen = [operands[-1]]
+    elif sub in {"checkout", "restore", "checkout-index"}:
+        # `git checkout evil -- .claude/settings.json`, `git restore -s evil .claude`: the files named are written
+        # from another commit or the index (the first word of `checkout` may be a branch: a harmless candidate).
+        chosen = [w for w in operands if not (sub == "restore" and w in _restore_sources(rest))]
     found = [r for word in chosen for r in _operand(word, dirs)]
     if sub in {"init", "clone"} and any(
         word is not None and (word.startswith("--template") or "templatedir" in word.lower()) for word in words
@@ -386,6 +390,11 @@ def _git_operand_targets(words: Sequence[str | None], dirs: DirState) -> list[Re
         where = chosen[0] if chosen else "."
         found.extend(_operand(None if where is None else posixpath.join(where, ".git", "hooks"), dirs))
     return found
+
+
+def _restore_sources(words: Sequence[str | None]) -> set[str | None]:
+    """The values of ``git restore -s/--source`` (they are commits, not paths)."""
+    return {words[i + 1] for i in range(len(words) - 1) if words[i] in {"-s", "--source"}}
 
 
 def _tar_clusters(words: Sequence[str | None], dirs: DirState) -> list[Redirect]:
