@@ -17,7 +17,17 @@ from typing import Final
 
 from hookloop.permissions._text import OPAQUE
 
-__all__ = ["NONE", "Code", "long_option", "option_name", "program_code", "reads_script_from_stdin"]
+__all__ = [
+    "BIN_WRITTEN",
+    "NONE",
+    "Code",
+    "files_run",
+    "in_bin_directory",
+    "long_option",
+    "option_name",
+    "program_code",
+    "reads_script_from_stdin",
+]
 
 Words = tuple[str | None, ...]
 
@@ -657,6 +667,23 @@ _PROJECT_FILES: Final[dict[str, frozenset[str]]] = {
 }
 
 
+BIN_WRITTEN: Final = "\x02bin"
+"""Stands, among the names of :func:`files_run`, for any program in a directory of programs (``node_modules/.bin``,
+a virtual environment's ``bin``): the build tools, test runners and runners that put those directories first on
+their ``PATH`` (``npm test`` runs ``jest`` from ``node_modules/.bin``, ``uv run pytest`` from ``.venv/bin``) run
+whatever was written there. See :func:`in_bin_directory`."""
+_BIN_DIRS: Final = frozenset({".bin", "bin", "Scripts"})
+_BIN_RUNNERS: Final = frozenset(
+    {"npm", "pnpm", "yarn", "bun", "npx", "bunx", "pnpx", "make", "gmake", "just", "rake", "tox", "nox", "uv", "uvx",
+     "poetry", "pipenv", "pdm", "hatch", "rye", "pixi", "bundle", "conda", "mamba", "micromamba"}
+)  # fmt: skip
+
+
+def in_bin_directory(path: str) -> bool:
+    """Whether ``path`` is a file in a directory of programs (a ``bin``, ``.bin`` or ``Scripts`` segment)."""
+    return ("bin" in path or "Scripts" in path) and any(part in _BIN_DIRS for part in path.split("/")[:-1])
+
+
 def files_run(base: str, words: Words) -> frozenset[str] | None:
     """The names (basenames) of the files whose contents this command runs as code, besides its own program:
     a shell's or an interpreter's script (``bash s.sh``, ``python3 s.py``, ``node x.js``), what ``source`` reads,
@@ -691,6 +718,8 @@ def files_run(base: str, words: Words) -> frozenset[str] | None:
                 found.append(_option_value(words, index))
         return _names(found)
     names: set[str] = set(_PROJECT_FILES.get(base, ()))
+    if base in _BIN_RUNNERS:
+        names.add(BIN_WRITTEN)
     spec = _INTERPRETERS.get(base)
     if spec is None and base.startswith(("python", "pypy")) and base.rstrip("0123456789.") in {"python", "pypy"}:
         spec = _INTERPRETERS["python3"]

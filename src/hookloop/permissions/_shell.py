@@ -304,8 +304,10 @@ def _writes_and_runs(words: Words) -> _WritesAndRuns:
     created: frozenset[str] = frozenset()
     unknown = 0
     if base in _CREATORS:
-        targets = operand_targets(base, words, START)
-        created = frozenset(posixpath.basename(r.target.rstrip("/")) for r in targets if r.write and r.target)
+        targets = [r.target for r in operand_targets(base, words, START) if r.write and r.target]
+        created = frozenset(posixpath.basename(target.rstrip("/")) for target in targets)
+        if any(_coderun.in_bin_directory(target) for target in targets):
+            created |= {_coderun.BIN_WRITTEN}
         unknown = unknown_destination(base, words)
     names = _coderun.files_run(fold(posixpath.basename(head.rstrip("/")) or head), words)
     exposed = names is None or bool(names)
@@ -507,6 +509,8 @@ class _Analyser:
                     unknown += 1
                 elif r.target:
                     found.add(posixpath.basename(r.target.rstrip("/")))
+                    if _coderun.in_bin_directory(r.target):
+                        found.add(_coderun.BIN_WRITTEN)
         for words, names, exposed in runs:
             if not names.isdisjoint(found):
                 self.unknown_program("a program the same command writes")
