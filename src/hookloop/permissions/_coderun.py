@@ -61,6 +61,36 @@ def _abbreviated(name: str, known: tuple[frozenset[str] | tuple[str, ...], ...])
     return name
 
 
+# Code that starts other programs, or builds code or names at run time, per language: what it starts is then known
+# only when the interpreter runs (`os.system("t"+"ouch x")`, `getattr(__import__("os"), "sys"+"tem")`), so a
+# deny rule cannot be matched against its text: such code may run any program.
+_PYTHON_SPAWNS: Final = (
+    r"\b(?:system|popen|subprocess|spawn\w*|exec[lv]\w*|posix_spawn\w*|pty|Popen|check_output|check_call|"
+    r"getoutput|getstatusoutput|__import__|importlib|exec|eval|getattr|globals|vars|__builtins__|"
+    r"__dict__|__globals__|__subclasses__|ctypes|fork|breakpoint|pdb|runpy|webbrowser|startfile)\b|"
+    r"(?<![.\w])compile\s*\(|\bcode\.interact"
+)
+_NODE_SPAWNS: Final = (
+    r"child_process|\b(?:exec|execSync|execFile\w*|spawn\w*|fork|eval|Function|dlopen|binding|"
+    r"runInThisContext|runInNewContext|compileFunction|Worker|constructor|mainModule)\b|\bimport\s*\(|"
+    r"require\s*\(\s*(?![\"'][\w./@:-]*[\"']\s*\))|globalThis\s*\[|process\s*\["
+)
+_PERL_SPAWNS: Final = (
+    r"\b(?:system|exec|qx|fork|eval|do|require|syscall|pipe|readpipe|can|UNIVERSAL|CORE)\b|`|"
+    r"\bopen\d?\b[^;]*\||&\s*\{|\*\s*\{|&\$|\$\w+\s*->\s*\(|->\s*\$|\bs(\W).*\1[a-z]*e[a-z]*\b"
+)
+_RUBY_SPAWNS: Final = (
+    r"\b(?:system|exec|spawn|popen\w*|Open3|PTY|fork|eval|instance_eval|class_eval|module_eval|send|__send__|"
+    r"public_send|const_get|Kernel|binding|syscall)\b|`|%x|\bopen\s*\(?\s*[\"']\|"
+)
+_PHP_SPAWNS: Final = (
+    r"\b(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|pcntl_fork|eval|assert|"
+    r"create_function|call_user_func\w*|include|require|include_once|require_once|mail|putenv|dl|"
+    r"ReflectionFunction|array_map|array_filter|usort|preg_replace_callback)\b|`|\$\w+\s*\(|[\"']\s*\("
+)
+_LUA_SPAWNS: Final = r"\b(?:os\.execute|io\.popen|load|loadstring|dofile|loadfile|require|package|_G|_ENV|debug)\b"
+
+
 @dataclass(frozen=True, slots=True)
 class _Interpreter:
     code: frozenset[str]  # options whose value is the program text
@@ -70,34 +100,46 @@ class _Interpreter:
     numeric: str  # single-letter options followed by an optional number, then more options (perl -l, -0)
     info: frozenset[str]  # options that only print something (--version)
     stdin: bool  # reads its program from standard input when no script is named
+    spawns: re.Pattern[str] | None = None  # code that starts other programs (see _PYTHON_SPAWNS)
 
 
 def _i(
-    code: str, with_arg: str = "", stops: str = "", attached: str = "", numeric: str = "", stdin: bool = True
+    code: str,
+    with_arg: str = "",
+    stops: str = "",
+    attached: str = "",
+    numeric: str = "",
+    stdin: bool = True,
+    spawns: str | None = None,
 ) -> _Interpreter:
     info = frozenset({"--version", "-V", "--help", "-h", "-v", "-version", "--v8-options"})
     return _Interpreter(
-        frozenset(code.split()), frozenset(with_arg.split()), frozenset(stops.split()), attached, numeric, info, stdin
-    )
+        frozenset(code.split()), frozenset(with_arg.split()), frozenset(stops.split()), attached, numeric, info, stdin,
+        None if spawns is None else re.compile(spawns),
+    )  # fmt: skip
 
 
-_PYTHON = _i("-c", "-W -X -Q", "-m")
+_PYTHON = _i("-c", "-W -X -Q", "-m", spawns=_PYTHON_SPAWNS)
 _MODULE_OPTIONS: Final = frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader", "--preload"})
-_NODE = _i("-e --eval -p --print", "-r --require --import --loader --experimental-loader -C --conditions --title")
+_NODE = _i(
+    "-e --eval -p --print",
+    "-r --require --import --loader --experimental-loader -C --conditions --title",
+    spawns=_NODE_SPAWNS,
+)
 _INTERPRETERS: Final[dict[str, _Interpreter]] = {
     "python": _PYTHON, "python2": _PYTHON, "python3": _PYTHON, "pypy": _PYTHON, "pypy3": _PYTHON,
     "node": _NODE, "nodejs": _NODE,
-    "perl": _i("-e -E", "", "", "MmIxidDFC", "l0"),
-    "ruby": _i("-e", "-r -I -C -E -W -x -i", "", "rICEWxi"),
-    "php": _i("-r -B -R -E", "-f -F -c -d -z -t", "", "fFcdzt"),
-    "lua": _i("-e", "-l"), "luajit": _i("-e", "-l -j -O -b"),
+    "perl": _i("-e -E", "", "", "MmIxidDFC", "l0", spawns=_PERL_SPAWNS),
+    "ruby": _i("-e", "-r -I -C -E -W -x -i", "", "rICEWxi", spawns=_RUBY_SPAWNS),
+    "php": _i("-r -B -R -E", "-f -F -c -d -z -t", "", "fFcdzt", spawns=_PHP_SPAWNS),
+    "lua": _i("-e", "-l", spawns=_LUA_SPAWNS), "luajit": _i("-e", "-l -j -O -b", spawns=_LUA_SPAWNS),
     "rscript": _i("-e", "", "", "", stdin=False), "r": _i("-e", "", "", "", stdin=False),
     "tclsh": _i(""), "wish": _i(""),
     "osascript": _i("-e", "-l -s"),
     "pwsh": _i("-c -command -commandwithargs -cwa", "-f -file -wd -workingdirectory -executionpolicy -ep"),
     "powershell": _i("-c -command", "-f -file -executionpolicy -ep"),
     "deno": _i("", "", "", "", stdin=False),
-    "bun": _i("-e --eval -p --print", "-r --preload", "", "", stdin=False),
+    "bun": _i("-e --eval -p --print", "-r --preload", "", "", stdin=False, spawns=_NODE_SPAWNS),
     "jshell": _i(""), "irb": _i(""), "ghci": _i("-e"), "runghc": _i(""), "guile": _i("-c", "-l -L -e"),
     "sbcl": _i("--eval", "--load --script"), "clojure": _i("-e", "-M -X -A -T -i"),
     "erl": _i("-eval", "-s -run -pa -pz", "", "", stdin=False), "elixir": _i("-e", "-r -pa -pz"),
@@ -196,6 +238,16 @@ _AWK_CODE_OPTIONS: Final = frozenset(
 )
 _AWK_W_CODE: Final = ("exec", "file", "source", "include", "load")  # what `-W NAME` runs (any prefix)
 _AWK_RISKY: Final = re.compile(r"system|\||>|getline|@|ENVIRON|PROCINFO|close|fflush")
+_AWK_LITERAL_COMMANDS: Final = re.compile(
+    r'\bsystem\s*\(\s*"[^"\\]*"\s*\)|\|\s*"[^"\\]*"\s*(?=[;}\n)]|$)|"[^"\\]*"\s*\|\s*getline\b'
+)
+_AWK_SPAWNS: Final = re.compile(r"\bsystem\s*\(|\|\s*&|\|\s*getline|\bprintf?\b[^;{}]*(?<!\|)\|(?!\|)")
+# sed's `e` command without an argument and the `e` flag of `s`: they run the pattern space (text from the input)
+# as a command (`e COMMAND` runs COMMAND, which is in the text).
+_SED_EXECUTES: Final = re.compile(
+    r"(?:^|[;\n{}])\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/)?(?:,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/))?\s*!?\s*e\s*(?:[;\n}]|$)"
+    r"|s(.)(?:(?!\1)[^\\]|\\.)*\1(?:(?!\1)[^\\]|\\.)*\1[gpiIMm0-9w]*e"
+)
 _SED_IN_PLACE: Final = re.compile(r"-[A-Za-hj-z]*i.*|--in-place(=.*)?")
 _SED_LONG: Final = ("--in-place", "--expression", "--file", "--line-length")
 _SED_WITH_ARG: Final = frozenset({"-e", "--expression", "-f", "--file", "-l", "--line-length"})
@@ -238,7 +290,7 @@ def _interpreter(spec: _Interpreter, words: Words) -> Code:
             code = word.split("=", 1)[1] if "=" in word and word.startswith("--") else _at(words, index + 1)
             if code is None:
                 return Code(tuple(triggers), "program text only known at run time", False)
-            return Code((*triggers, code), None, False)
+            return Code((*triggers, code), _spawning(spec, code, words[index + 2 :]), False)
         if lowered in spec.stops:  # `python3 -m "$M"`: a module only known at run time
             unknown = "a module only known at run time" if _at(words, index + 1) is None else None
             return Code(tuple(triggers), unknown, False)
@@ -258,7 +310,7 @@ def _interpreter(spec: _Interpreter, words: Words) -> Code:
                     code = rest if rest else _at(words, index + 1)
                     if code is None:
                         return Code(tuple(triggers), "program text only known at run time", False)
-                    return Code((*triggers, code), None, False)
+                    return Code((*triggers, code), _spawning(spec, code, words[index + 1 :]), False)
                 if f"-{letter}" in spec.stops:
                     return Code(tuple(triggers), None, False)
                 if letter in spec.numeric:
@@ -273,6 +325,24 @@ def _interpreter(spec: _Interpreter, words: Words) -> Code:
     if script == "" or reads_script_from_stdin(script):
         return Code(tuple(triggers), None, spec.stdin)
     return Code(tuple(triggers), None, False)
+
+
+def _spawning(spec: _Interpreter, code: str, after: Words) -> str | None:
+    """Why ``code`` may run any program (it starts programs, or builds code or names at run time:
+    :data:`_PYTHON_SPAWNS` and the like), or ``None``. The words ``after`` it are looked at too (``perl -e 1 -e
+    'system …'``), leaning towards yes."""
+    if spec.spawns is None:
+        return None
+    if spec.spawns.search(code) or any(word is not None and spec.spawns.search(word) for word in after):
+        return "interpreter code that starts other programs or builds code at run time"
+    return None
+
+
+def spawns(base: str, text: str) -> bool:
+    """Whether ``text``, the program the interpreter ``base`` reads from a here-document or here-string, may start
+    other programs (see :func:`_spawning`)."""
+    spec = _INTERPRETERS.get(base) or (_INTERPRETERS["python3"] if base.startswith(("python", "pypy")) else None)
+    return spec is not None and spec.spawns is not None and spec.spawns.search(text) is not None
 
 
 def _at(words: Words, index: int) -> str | None:
@@ -315,6 +385,10 @@ def _awk(words: Words) -> Code:
         return Code((*triggers, OPAQUE), None, False)
     if _AWK_RISKY.search(program):
         triggers.append(program)
+        # `system("t" "ouch x")`, `print | cmd`, `c | getline`: a command built at run time (a plain string literal
+        # without escapes, `print | "sort"`, stays text the deny rules scan).
+        if _AWK_SPAWNS.search(_AWK_LITERAL_COMMANDS.sub(" ", program)):
+            return Code(tuple(triggers), "awk code that starts other programs", False)
     return Code(tuple(triggers), None, False)
 
 
@@ -382,6 +456,8 @@ def _sed(words: Words) -> Code:
             return Code((*triggers, OPAQUE), None, False)
         if _sed_runs_or_writes(script):
             triggers.append(script)
+            if _SED_EXECUTES.search(script):  # the command comes from the input: only known at run time
+                return Code(tuple(triggers), "a sed script that runs its input as a command", False)
     return Code(tuple(triggers), None, False)
 
 

@@ -519,6 +519,15 @@ class _Analyser:
                 self.unknown_program("a program run after a write to a file only known at run time")
                 return
 
+    def stdin_program(self, words: Words, text: str) -> None:
+        """An interpreter reading its program from a here-document or here-string in ``text`` (``python3 <<'EOF'
+        … os.system("t"+"ouch x") … EOF``): code that starts other programs is a program only known at run
+        time (see :func:`_coderun.spawns`)."""
+        head = words[0] if words else None
+        base = None if head is None else fold(posixpath.basename(head))
+        if base is not None and _programs.reads_program_from_stdin(words) and _coderun.spawns(base, text):
+            self.unknown_program("interpreter code that starts other programs or builds code at run time")
+
     def unknown_program(self, reason: str) -> None:
         """Record that what runs is only known at run time: never allowed, matched by every deny/ask rule."""
         self.unsafe.append(reason)
@@ -894,11 +903,13 @@ class _Analyser:
                 words, inner = found
                 for arg in inner:
                     self.visit(arg)
-                self.stdin_static = _static_stdin(redirects) if redirects else False
+                static = self.stdin_static = _static_stdin(redirects) if redirects else False
                 try:
                     self.classify(words)
                 finally:
                     self.stdin_static = False
+                if static:
+                    self.stdin_program(words, " ".join(node_text(r) for r in redirects))
                 return
         name = node.child_by_field_id(_NAME)
         arg_nodes: list[tree_sitter.Node] = list(node.children_by_field_id(_ARGUMENT))
@@ -936,11 +947,15 @@ class _Analyser:
         for arg in arg_nodes:
             if arg.type not in _LEAVES:
                 self.visit(arg)
-        self.stdin_static = _static_stdin((*named, *redirects))
+        static = self.stdin_static = _static_stdin((*named, *redirects))
+        words = _words(name, arg_nodes)
         try:
-            self.classify(_words(name, arg_nodes))
+            self.classify(words)
         finally:
             self.stdin_static = False
+        if static:
+            text = " ".join(node_text(r) for r in (*named, *redirects) if r.type in _REDIRECT_KINDS)
+            self.stdin_program(words, text)
 
     # -- what a simple command runs --------------------------------------------------------------------------
     def classify(self, words: Words) -> None:

@@ -202,6 +202,9 @@ def _command(analyser: _Analyser, node: tree_sitter.Node, base: int, depth: int)
             analyser.classify_plain(herestring[1])
         finally:
             analyser.stdin_static = False
+        words = plain_words(herestring[1])
+        if words is not None:
+            analyser.stdin_program(words, text[herestring.end(1) :])
         return None
     found = simple_words(node, source, ())
     if found is None:
