@@ -116,6 +116,7 @@ MAX_DEPTH: Final = 6
 
 
 _INDEX: Final = _field("index")
+_VARIABLE: Final = _field("variable")
 _NAME: Final = _field("name")
 _VALUE: Final = _field("value")
 
@@ -401,6 +402,45 @@ _NAME_TAKERS: Final = frozenset(
 _RUNS_IN_SUBSCRIPT: Final = re.compile(r"\[[^\]]*(?:\$|`)")
 
 
+_ASSIGNERS: Final = frozenset({"read", "printf", "mapfile", "readarray", "getopts"})
+_ASSIGNING_EXPANSION: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?:?=")
+_MAPFILE_VALUED: Final = frozenset("dnOsuCc")
+
+
+def _assigned_names(base: str, words: Words) -> list[str | None]:
+    """The variables ``read``, ``printf -v``, ``mapfile``/``readarray`` and ``getopts`` assign (``None``: a name
+    only known at run time)."""
+    if base == "printf":
+        for index, word in enumerate(words[1:-1], start=1):
+            if word == "-v":
+                return [words[index + 1]]
+            if word is None or word == "--" or not word.startswith("-"):
+                return [None] if word is None and index == 1 else []
+            if word.startswith("-v"):
+                return [word[2:]]
+        return []
+    if base == "getopts":
+        return list(words[2:3])
+    names: list[str | None] = []
+    index = 1
+    while index < len(words):
+        word = words[index]
+        if word is not None and word[:1] == "-" and len(word) > 1 and word != "--":
+            if base == "read" and "a" in word[1:] and word[-1] == "a":
+                names.append(words[index + 1] if index + 1 < len(words) else "")  # `read -a NAME`
+                index += 2
+            elif word[-1] in ("pdtnNui" if base == "read" else _MAPFILE_VALUED):
+                index += 2  # `-p PROMPT`, `-d DELIM` …: a value, not a name
+            else:
+                index += 1
+            continue
+        names.append(word)
+        index += 1
+        if base != "read":
+            break  # mapfile/readarray: one array
+    return names
+
+
 def _evaluated_subscript(base: str, words: Words) -> bool:
     """Whether a literal variable name (or, for declare and the like, an assignment) among ``words`` holds an
     array subscript with an expansion in it (``printf``: only the name after ``-v``)."""
@@ -670,6 +710,7 @@ class _Analyser:
             self.dirs = saved
         elif kind in _LOOPS:
             mark, entry = len(self.redirects), self.dirs
+            self.loop_variable(node)
             self.visit_children(node)
             self.loop_ended(mark, entry)
         elif kind == "command":
@@ -696,8 +737,12 @@ class _Analyser:
                 self.unknown_program("arithmetic on variables (bash evaluates array subscripts in it)")
             self.visit_children(node)
         elif kind == "expansion":
-            if node_text(node).endswith("@P}"):  # `${x@P}`: prompt expansion runs the `$(…)` in x's value
+            text = node_text(node)
+            if text.endswith("@P}"):  # `${x@P}`: prompt expansion runs the `$(…)` in x's value
                 self.unknown_program("a prompt expansion (${…@P}) of a value only known at run time")
+            default = _ASSIGNING_EXPANSION.match(text)
+            if default is not None and _dangerous_variable(default[1]):  # `: ${PATH:=/tmp/x}` assigns PATH
+                self.dangerous(default[1], f"an expansion assigns {default[1]}")
             self.visit_children(node)
         elif kind == "subscript":
             index = node.child_by_field_id(_INDEX)
@@ -710,6 +755,21 @@ class _Analyser:
             if kind == "ERROR" or node.is_missing:
                 self.unknown_program("the command does not parse")
             self.visit_children(node)
+
+    def loop_variable(self, node: tree_sitter.Node) -> None:
+        """``for PATH in /tmp/x; do ls; done`` (``select`` too) assigns its variable like ``PATH=/tmp/x``."""
+        variable = node.child_by_field_id(_VARIABLE)
+        if variable is not None and _dangerous_variable(name := node_text(variable)):
+            self.dangerous(name, f"a loop assigns {name}")
+
+    def assigned(self, base: str, words: Words) -> None:
+        """Builtins that assign the variables they name (``read PATH``, ``printf -v PATH …``, ``mapfile``,
+        ``getopts``): like ``PATH=…`` they change what runs; a name only known at run time may be any."""
+        for name in _assigned_names(base, words):
+            if name is None:
+                self.unknown_program(f"{base} assigns a variable only known at run time")
+            elif _dangerous_variable(variable := name.split("[", 1)[0]):
+                self.dangerous(variable, f"{base} assigns {variable}")
 
     def loop_ended(self, mark: int, entry: DirState) -> None:
         """After a loop's body: a later iteration starts where this one ended (anywhere, if that is not where it
@@ -887,6 +947,17 @@ class _Analyser:
                     self.dangerous(value_text.split("=", 1)[0], f"{words[0]} of {value_text} changes what runs")
         if any(word is not None and word.startswith("-") and "i" in word[1:] for word in words[1:]):
             self.unknown_program("an integer declaration (bash evaluates array subscripts in its values)")
+        options = 1
+        while options < len(words) and (word := words[options]) is not None and re.fullmatch(r"-[A-Za-z]+", word):
+            options += 1
+        if any("n" in str(word) for word in words[1:options]):
+            # `declare -n r=PATH; r=/tmp/x`: a name reference assigns what it refers to
+            for word in words[options:]:
+                target = None if word is None else word.split("=", 1)[1] if "=" in word else ""
+                if target is None:
+                    self.unknown_program("a name reference to a variable only known at run time")
+                elif target and _dangerous_variable(target.split("[", 1)[0]):
+                    self.dangerous(target, f"a name reference to {target}")
         if words and words[0] is not None and _evaluated_subscript(words[0], tuple(words)):
             self.unknown_program("a variable name whose array subscript bash evaluates (it runs what is in it)")
         self.commands.append(tuple(words))
@@ -1051,6 +1122,10 @@ class _Analyser:
         base = posixpath.basename(head) if "/" in head else head
         if base in _NAME_TAKERS and _evaluated_subscript(base, words):
             self.unknown_program("a variable name whose array subscript bash evaluates (it runs what is in it)")
+        if base in _ASSIGNERS:
+            self.assigned(base, words)
+        elif base == "fc" and not any(word in {"-l", "-ln", "-nl"} for word in words[1:]):
+            self.unknown_program("fc runs commands from the history")
         if fold(base) in _EDITORS:
             self.editor = True
         trusted = "/" not in head or posixpath.dirname(head) in SYSTEM_DIRS

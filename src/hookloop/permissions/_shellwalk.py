@@ -151,6 +151,7 @@ def visit_children(analyser: _Analyser, node: tree_sitter.Node) -> None:
                 descend = (depth, _RESTORE, (), analyser.dirs, 0)  # a directory change in a subshell ends with it
             elif kind in _LOOP_IDS:
                 descend = (depth, _LOOP, (), analyser.dirs, len(analyser.redirects))
+                analyser.loop_variable(child)
             else:
                 analyser.nesting = base + depth
                 if kind not in _REDIRECTED_IDS or not _redirected(analyser, child):
