@@ -739,7 +739,26 @@ _PROJECT_FILES: Final[dict[str, frozenset[str]]] = {
     "pip3": frozenset({"setup.py", "pyproject.toml"}),
     "tox": frozenset({"tox.ini", "setup.py"}),
     "gradle": frozenset({"build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts"}),
-    "mvn": frozenset({"pom.xml"}),
+    "mvn": frozenset({"pom.xml", ".mvn"}),
+    "nox": frozenset({"noxfile.py"}),
+    "invoke": frozenset({"tasks.py"}),
+    "inv": frozenset({"tasks.py"}),
+    "fab": frozenset({"fabfile.py"}),
+    "scons": frozenset({"SConstruct", "SConscript"}),
+    "cmake": frozenset({"CMakeLists.txt"}),
+    "meson": frozenset({"meson.build"}),
+    "ant": frozenset({"build.xml"}),
+    "sbt": frozenset({"build.sbt"}),
+    "bundle": frozenset({"Gemfile"}),
+    "composer": frozenset({"composer.json"}),
+    "deno": frozenset({"deno.json", "deno.jsonc"}),
+    "mix": frozenset({"mix.exs"}),
+    "swift": frozenset({"Package.swift"}),
+    "task": frozenset({"Taskfile.yml", "Taskfile.yaml", "taskfile.yml"}),
+    "pre-commit": frozenset({".pre-commit-config.yaml"}),
+    "lefthook": frozenset({"lefthook.yml", ".lefthook.yml", "lefthook.yaml"}),
+    # git runs hooks, and the hook managers installed in them read their configuration from the work tree.
+    "git": frozenset({".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lfsconfig"}),
 }
 
 
@@ -752,6 +771,12 @@ _BIN_DIRS: Final = frozenset({".bin", "bin", "Scripts"})
 _BIN_RUNNERS: Final = frozenset(
     {"npm", "pnpm", "yarn", "bun", "npx", "bunx", "pnpx", "make", "gmake", "just", "rake", "tox", "nox", "uv", "uvx",
      "poetry", "pipenv", "pdm", "hatch", "rye", "pixi", "bundle", "conda", "mamba", "micromamba"}
+)  # fmt: skip
+
+
+_GIT_HOOKED: Final = frozenset(
+    {"commit", "merge", "pull", "push", "rebase", "am", "checkout", "switch", "cherry-pick", "revert", "gc",
+     "worktree", "hook"}
 )  # fmt: skip
 
 
@@ -794,6 +819,8 @@ def files_run(base: str, words: Words) -> frozenset[str] | None:
                 found.append(_option_value(words, index))
         return _names(found)
     names: set[str] = set(_PROJECT_FILES.get(base, ()))
+    if base == "git" and not any(word in _GIT_HOOKED for word in words[1:]):
+        names.clear()  # only the subcommands that run hooks read the hook managers' configuration
     if base in _BIN_RUNNERS:
         names.add(BIN_WRITTEN)
     spec = _INTERPRETERS.get(base)
@@ -821,7 +848,7 @@ def files_run(base: str, words: Words) -> frozenset[str] | None:
                     if module is None:
                         return None
                     top = module.split(".", 1)[0]
-                    return frozenset({*names, f"{top}.py", "__init__.py", "__main__.py"})
+                    return frozenset({*names, *_PROJECT_FILES.get(top, ()), f"{top}.py", "__init__.py", "__main__.py"})
             if name in loads or (word[:2] in loads and len(word) > 2 and not word.startswith("--")):
                 value = _option_value(words, index) if (len(word) > 2 or "=" in word) else _at(words, index + 1)
                 if value is None:

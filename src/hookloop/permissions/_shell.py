@@ -529,6 +529,7 @@ class _Analyser:
         the system directories by an unknown write."""
         found: set[str] = set()
         unknown = 0
+        own: list[Words] = []  # the commands whose own arguments name a file only known at run time
         runs: list[tuple[Words, frozenset[str], bool]] = []
         facts = _WRITES_AND_RUNS
         for words in self.commands:  # (not the deny-only readings: every suffix of a command is one of those)
@@ -538,7 +539,9 @@ class _Analyser:
             created, unknown_created, names, exposed = fact
             if created:
                 found.update(created)
-            unknown += unknown_created
+            if unknown_created:
+                unknown += unknown_created
+                own.append(words)
             if names:  # (None: a script or module only known at run time, already a program only known then)
                 runs.append((words, names, exposed))
         if not runs:
@@ -555,7 +558,7 @@ class _Analyser:
             if not names.isdisjoint(found):
                 self.unknown_program("a program the same command writes")
                 return
-            if exposed and unknown > sum(1 for fed in self.fed if words[len(words) - len(fed) :] == fed):
+            if exposed and unknown > own.count(words) + sum(1 for f in self.fed if words[len(words) - len(f) :] == f):
                 self.unknown_program("a program run after a write to a file only known at run time")
                 return
 
@@ -1238,6 +1241,8 @@ class _Analyser:
                 elif "=" in value:  # core.pager=…, alias.x=!…: settings whose value is a command
                     self.runs_code = True
                     self.deny_only(partial(_Analyser.script, source=value.split("=", 1)[1].lstrip("!")))
+            if program == "git" and any(word is not None and fold(word).startswith("ext::") for word in words):
+                self.unknown_program("git runs the command an ext:: URL names")  # `ext::sh -c t\ouch% x`
             if program == "git" and scan.sub is not None:
                 self.git_commands(words, scan.sub)
             elif program == "uv" and scan.sub is not None and words[scan.sub : scan.sub + 1] == ("pip",):
