@@ -403,6 +403,17 @@ _RUNS_IN_SUBSCRIPT: Final = re.compile(r"\[[^\]]*(?:\$|`)")
 
 
 _ASSIGNERS: Final = frozenset({"read", "printf", "mapfile", "readarray", "getopts"})
+_EVALUATING_EXPANSION: Final = re.compile(r"\$\{(?:[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?|\d+|[@*]):(?![-=+?])")
+_INDIRECT_EXPANSION: Final = re.compile(r"\$\{!(?![A-Za-z_][A-Za-z0-9_]*(?:[*@]|\[[*@]\])\})")
+
+
+def _substring(text: str) -> str:
+    """The offset and length of a substring expansion's text (``${x:1:2}`` → ``1:2``)."""
+    found = _EVALUATING_EXPANSION.match(text)
+    assert found is not None
+    return text[found.end() : -1] if text.endswith("}") else text[found.end() :]
+
+
 _ASSIGNING_EXPANSION: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?:?=")
 _MAPFILE_VALUED: Final = frozenset("dnOsuCc")
 
@@ -743,6 +754,12 @@ class _Analyser:
             text = node_text(node)
             if text.endswith("@P}"):  # `${x@P}`: prompt expansion runs the `$(…)` in x's value
                 self.unknown_program("a prompt expansion (${…@P}) of a value only known at run time")
+            if _EVALUATING_EXPANSION.match(text) and not _SAFE_ARITHMETIC.fullmatch(_substring(text)):
+                # `${x:o}`, `${x:1:n}`: bash evaluates the offset and length as arithmetic, and a variable's value
+                # there may hold an array subscript whose `$(…)` runs (o='a[$(touch y)]').
+                self.unknown_program("a substring offset or length bash evaluates as arithmetic on variables")
+            if _INDIRECT_EXPANSION.match(text):  # `${!x}`: x's value is a name, whose subscript bash evaluates
+                self.unknown_program("an indirect expansion (${!x}) of a name only known at run time")
             default = _ASSIGNING_EXPANSION.match(text)
             if default is not None and _dangerous_variable(default[1]):  # `: ${PATH:=/tmp/x}` assigns PATH
                 self.dangerous(default[1], f"an expansion assigns {default[1]}")
