@@ -877,3 +877,96 @@ def _names(words: Sequence[str | None]) -> frozenset[str] | None:
     if any(word is None for word in words):
         return None
     return frozenset(posixpath.basename(word.rstrip("/")) for word in words if word)
+
+
+def substituted_command(base: str, words: Words) -> Words | None:
+    """For ``xargs -I R``/``-i``/``--replace``, ``parallel`` and ``find -exec`` (``base`` ``"find-exec"``, ``words``
+    the command after ``-exec``): the command they run with every word holding the replacement string (``{}``,
+    ``R``; ``parallel``'s ``{…}``) only known at run time — it is replaced by input lines or file names, so
+    ``xargs -I{} sh -c '{}'`` runs its input as a shell command. ``None`` when nothing is replaced (or no command:
+    see :func:`reads_commands`)."""
+    start, marker = 1, "{}"
+    if base == "xargs":
+        found = _xargs_start(words)
+        if found is None:
+            return None
+        start, replace = found
+        if replace is None:
+            return None
+        marker = replace
+    elif base == "parallel":
+        start = _parallel_start(words)
+    elif base == "find-exec":
+        start = 0
+    command = words[start:]
+    if not command:
+        return None
+    if base == "parallel":
+        out = tuple(None if w is None or ("{" in w and "}" in w) else w for w in command)
+    else:
+        out = tuple(None if w is None or marker in w else w for w in command)
+    return out if out != command else None
+
+
+def reads_commands(base: str, words: Words) -> bool:
+    """``parallel`` without a command (``cat cmds | parallel``, ``parallel ::: CMD…``) runs its input or arguments
+    as commands."""
+    if base != "parallel":
+        return False
+    start = _parallel_start(words)
+    return start >= len(words) or words[start] in {":::", "::::", ":::+", "::::+"}
+
+
+def _parallel_start(words: Words) -> int:
+    index = 1
+    while index < len(words):
+        word = words[index]
+        if word is None or not word.startswith("-") or word in {"-", "--"}:
+            return index + (1 if word == "--" else 0)
+        index += 2 if word in _PARALLEL_WITH_ARG else 1
+    return index
+
+
+_PARALLEL_WITH_ARG: Final = frozenset(
+    {"-j", "--jobs", "-S", "--sshlogin", "-a", "--arg-file", "-d", "--delimiter", "-I", "--colsep", "-C", "-n",
+     "--max-args", "-N", "--max-replace-args", "-L", "--max-lines", "--tmpdir", "--results", "--joblog", "-E",
+     "--workdir", "--wd", "--env", "--timeout", "--delay", "--tag-string", "--tagstring", "-s", "--max-chars"}
+)  # fmt: skip
+
+
+def _xargs_start(words: Words) -> tuple[int, str | None] | None:
+    """Where the command ``xargs`` runs starts, and its replacement string (``None`` without ``-I``/``-i``)."""
+    index = 1
+    replace: str | None = None
+    while index < len(words):
+        word = words[index]
+        if word is None:
+            return None
+        if word == "--":
+            return index + 1, replace
+        if not word.startswith("-") or word == "-":
+            return index, replace
+        name = option_name(word)
+        if word == "-I":
+            value = words[index + 1] if index + 1 < len(words) else None
+            replace = "{}" if value is None else value
+            index += 2
+            continue
+        if word.startswith("-I"):
+            replace, index = word[2:], index + 1
+            continue
+        if word.startswith("-i") and not word.startswith("--"):
+            replace, index = word[2:] or "{}", index + 1
+            continue
+        if name == "--replace":
+            replace, index = (word.split("=", 1)[1] if "=" in word else "{}"), index + 1
+            continue
+        if name in _XARGS_FLAGS:
+            index += 1
+        elif name in _XARGS_WITH_ARG:
+            index += 1 if "=" in word else 2
+        elif word[:2] in _XARGS_WITH_ARG:
+            index += 1
+        else:
+            return index, replace
+    return index, replace

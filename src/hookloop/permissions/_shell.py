@@ -1180,6 +1180,8 @@ class _Analyser:
             # wrappers named by a path outside the system directories: deny rules look behind them.
             self.record(words)
             self.wrapped_suffixes(words)
+            if fold(base) in {"xargs", "parallel"}:
+                self.substitutions(fold(base), words)
         elif base == "find":
             self.find(words)
         elif base == "alias":
@@ -1304,6 +1306,20 @@ class _Analyser:
             if re.search(r"[\s;&|`$()<>]", word):
                 self.deny_only(partial(_Analyser.script, source=word))
 
+    def substitutions(self, base: str, words: Words) -> None:
+        """The command ``xargs -I{}``, ``parallel`` or ``find -exec`` runs, with the words their input replaces only
+        known at run time: if what it runs is then only known at run time (``xargs -I{} sh -c '{}'`` runs its input
+        as a shell command), so is this command's. ``parallel`` without a command runs its input as commands."""
+        if _coderun.reads_commands(base, words):
+            self.unknown_program(f"{base} runs the commands it reads")
+            return
+        command = _coderun.substituted_command(base, words)
+        if command is not None:
+            sub = self.child()
+            sub.classify(command)
+            if sub.unknown:  # (a replaced argument, `ls {}`, is only an argument: only what may run counts)
+                self.unknown_program(f"{base.split('-')[0]} puts its input where a command or its code goes")
+
     def transparent(self, base: str, words: Words) -> None:
         flags, with_arg, has_operand = _TRANSPARENT[base]
         index = 1
@@ -1422,6 +1438,7 @@ class _Analyser:
                 if words[index] in {"-execdir", "-okdir"}:
                     self.dirs = None  # runs in the directory of each file found
                 self.classify(words[index + 1 : end])
+                self.substitutions("find-exec", words[index + 1 : end])
                 self.dirs = saved
                 index = end
             index += 1
