@@ -33,7 +33,11 @@ and ask rules still match its analysable parts, and additionally every word-like
 ``unknown_reasons`` (a subset of the unsafe reasons) lists what makes the *program* only known at run time: a
 command name built at run time, a shell reading standard input or a run-time script, ``eval``/``sh -c`` of a
 run-time string, ``source`` of standard input, an interpreter reading a pipe, an alias definition, ``PATH``-like
-assignments, arithmetic on variables, a parse error. Such a command matches every deny and ask rule.
+assignments (also by ``read``, ``printf -v``, ``for``, ``${PATH:=…}``, name references), a variable a program runs
+as a command set to a run-time value (``GIT_EDITOR="$C"``), interpreter code that starts programs (``os.system``,
+``child_process``, awk ``system()`` of a built string, sed ``s///e``), arithmetic on variables (also ``${x:o}``,
+``${!x}``), a file the command writes and then runs (:meth:`_Analyser.runs_what_it_writes`), input put where a
+command goes (``xargs -I{} sh -c '{}'``), a parse error. Such a command matches every deny and ask rule.
 ``runs_code`` marks commands that run code given as data (interpreters, shells running script files, awk/sed
 programs, ``git -c`` settings; see :mod:`hookloop.permissions._programs`): deny and ask rules also scan their
 text. Multi-command programs add their subcommand behind global options to ``deny_commands`` (``git -C . push``
