@@ -20,13 +20,17 @@ from hookloop.permissions._text import OPAQUE
 __all__ = [
     "BIN_WRITTEN",
     "NONE",
+    "RUNS_FILES",
     "Code",
     "files_run",
     "in_bin_directory",
     "long_option",
     "option_name",
     "program_code",
+    "reads_commands",
     "reads_script_from_stdin",
+    "spawns",
+    "substituted_command",
 ]
 
 Words = tuple[str | None, ...]
@@ -970,3 +974,9 @@ def _xargs_start(words: Words) -> tuple[int, str | None] | None:
         else:
             return index, replace
     return index, replace
+
+
+RUNS_FILES: Final = frozenset(
+    {"source", ".", "sed", "gsed", *_SCRIPT_SHELLS, *_AWKS, *_PROJECT_FILES, *_BIN_RUNNERS, *_INTERPRETERS}
+)
+"""The programs :func:`files_run` may name files for (by their folded names; paths and python3.12 aside)."""

@@ -291,6 +291,10 @@ def _dangerous_variable(name: str) -> bool:
     return name in _DANGEROUS_VARS or name.startswith(_DANGEROUS_PREFIXES)
 
 
+_WRITES_OR_RUNS: Final = _CREATORS | _coderun.RUNS_FILES
+_PLAIN_HEADS: Final[set[str]] = set()
+"""Program names seen that are none of :data:`_WRITES_OR_RUNS` (lower-case ASCII names, which nothing folds into
+another): :meth:`_Analyser.runs_what_it_writes` skips their commands with one look-up."""
 _WritesAndRuns = tuple[frozenset[str], int, frozenset[str] | None, bool]
 _WRITES_AND_RUNS: Final[dict[Words, _WritesAndRuns]] = {}  # the memo of `_writes_and_runs` (emptied when full)
 
@@ -546,8 +550,15 @@ class _Analyser:
         unknown = 0
         own: list[Words] = []  # the commands whose own arguments name a file only known at run time
         runs: list[tuple[Words, frozenset[str], bool]] = []
-        facts = _WRITES_AND_RUNS
+        facts, plain = _WRITES_AND_RUNS, _PLAIN_HEADS
         for words in self.commands:  # (not the deny-only readings: every suffix of a command is one of those)
+            head = words[0] if words else None
+            if head is None or head in plain:
+                continue  # (most commands: their program neither writes a file by its arguments nor runs one)
+            if head not in _WRITES_OR_RUNS and head.isascii() and head.isidentifier() and head.islower():
+                if len(plain) < _MEMO_SIZE:
+                    plain.add(head)
+                continue
             fact = facts.get(words)
             if fact is None:
                 fact = _writes_and_runs(words)
@@ -563,27 +574,34 @@ class _Analyser:
             return
         for r in self.redirects:
             if r.write and not r.operand:
-                if r.target is None or r.target.endswith(ANY_BELOW):
+                target = r.target
+                if target is None or target.endswith(ANY_BELOW):
                     unknown += 1
-                elif r.target:
-                    found.add(posixpath.basename(r.target.rstrip("/")))
-                    if _coderun.in_bin_directory(r.target):
+                elif target:
+                    found.add(target.rstrip("/").rpartition("/")[2])
+                    if _coderun.in_bin_directory(target):
                         found.add(_coderun.BIN_WRITTEN)
         for words, names, exposed in runs:
-            if not names.isdisjoint(found):
+            if found and not names.isdisjoint(found):
                 self.unknown_program("a program the same command writes")
                 return
-            if exposed and unknown > own.count(words) + sum(1 for f in self.fed if words[len(words) - len(f) :] == f):
+            if exposed and unknown and unknown > own.count(words) + self.fed_by(words):
                 self.unknown_program("a program run after a write to a file only known at run time")
                 return
 
-    def stdin_program(self, words: Words, text: str) -> None:
-        """An interpreter reading its program from a here-document or here-string in ``text`` (``python3 <<'EOF'
-        … os.system("t"+"ouch x") … EOF``): code that starts other programs is a program only known at run
-        time (see :func:`_coderun.spawns`)."""
+    def fed_by(self, words: Words) -> int:
+        """How many writes to run-time files are the output of ``words`` (or of a command it runs, a suffix)."""
+        return sum(1 for fed in self.fed if words[len(words) - len(fed) :] == fed)
+
+    def stdin_program(self, words: Words, redirects: Sequence[tree_sitter.Node], text: str = "") -> None:
+        """An interpreter reading its program from a here-document or here-string among ``redirects`` (or in
+        ``text``): ``python3 <<'EOF' … os.system("t"+"ouch x") … EOF``: code that starts other programs is a
+        program only known at run time (see :func:`_coderun.spawns`)."""
         head = words[0] if words else None
-        base = None if head is None else fold(posixpath.basename(head))
-        if base is not None and _programs.reads_program_from_stdin(words) and _coderun.spawns(base, text):
+        if head is None or not _programs.reads_program_from_stdin(words):
+            return
+        text = text or " ".join(node_text(r) for r in redirects if r.type in _REDIRECT_KINDS)
+        if _coderun.spawns(fold(posixpath.basename(head)), text):
             self.unknown_program("interpreter code that starts other programs or builds code at run time")
 
     def unknown_program(self, reason: str) -> None:
@@ -1004,7 +1022,7 @@ class _Analyser:
                 finally:
                     self.stdin_static = False
                 if static:
-                    self.stdin_program(words, " ".join(node_text(r) for r in redirects))
+                    self.stdin_program(words, redirects)
                 return
         name = node.child_by_field_id(_NAME)
         arg_nodes: list[tree_sitter.Node] = list(node.children_by_field_id(_ARGUMENT))
@@ -1049,8 +1067,7 @@ class _Analyser:
         finally:
             self.stdin_static = False
         if static:
-            text = " ".join(node_text(r) for r in (*named, *redirects) if r.type in _REDIRECT_KINDS)
-            self.stdin_program(words, text)
+            self.stdin_program(words, (*named, *redirects))
 
     # -- what a simple command runs --------------------------------------------------------------------------
     def classify(self, words: Words) -> None:

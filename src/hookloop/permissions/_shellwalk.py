@@ -205,7 +205,7 @@ def _command(analyser: _Analyser, node: tree_sitter.Node, base: int, depth: int)
             analyser.stdin_static = False
         words = plain_words(herestring[1])
         if words is not None:
-            analyser.stdin_program(words, text[herestring.end(1) :])
+            analyser.stdin_program(words, (), text[herestring.end(1) :])
         return None
     found = simple_words(node, source, ())
     if found is None:
@@ -268,12 +268,15 @@ def _redirected(analyser: _Analyser, node: tree_sitter.Node) -> bool:
             analyser.classify(words)
     finally:
         analyser.stdin_static = False
-    mark = len(analyser.redirects)
+    mark, unknown = len(analyser.redirects), False
     for operator, number, text in redirects:
         writes, reads = file_opens(operator, number, text)
         if writes or reads:
-            analyser.opens(*word_target(text), writes, reads, before)
-    analyser.output_of_last(count, mark)
+            target, tilde = word_target(text)
+            analyser.opens(target, tilde, writes, reads, before)
+            unknown = unknown or (writes and target is None)
+    if unknown:
+        analyser.output_of_last(count, mark)
     return True
 
 
