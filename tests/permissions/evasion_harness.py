@@ -39,6 +39,7 @@ __all__ = [
     "Expected",
     "Rules",
     "check_case",
+    "check_guarded",
     "distinct_commands",
     "expected_behavior",
     "run_in_bash",
@@ -138,3 +139,21 @@ def run_in_bash(command: str, cwd: Path) -> str:
     its output, for the assertion message."""
     done = subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True, check=False)
     return done.stdout + done.stderr
+
+
+def check_guarded(command: str, workspace: Path, rules: Rules) -> None:
+    """Assert that ``command``, which writes where only the protected-path guard can judge (a protected path, or
+    files below a directory it does not name), is asked about wherever something would allow it — an allow rule,
+    a whole-tool ``Bash`` allow, a hook's allow, ``bypassPermissions`` — and denied in ``dontAsk``; in plan mode
+    with nothing allowing it, plan's default (deny) stands. No deny or ask rule may match it."""
+    tool_input = {"command": command}
+    for whole_tool in (False, True):
+        for mode in MODES:
+            policy = _policy(workspace, rules, mode, whole_tool)
+            match = policy.check("Bash", tool_input)
+            assert match is None or match.behavior == "allow", (command, mode, whole_tool, match)
+            for hooks in ((), (HOOK_ALLOW,)):
+                outcome = policy.decide("Bash", tool_input, hooks=hooks)
+                allowed = bool(hooks) or match is not None
+                want = "deny" if mode == "dontAsk" or (mode == "plan" and not allowed) else "ask"
+                assert outcome.behavior == want, (command, mode, whole_tool, hooks, outcome)

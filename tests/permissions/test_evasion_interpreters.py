@@ -88,13 +88,13 @@ UNMATCHED = [
     "sed 's/x/y/gw out.txt' file",
     "sed -n 'w out.txt' file",
     "sed '1e ls' file",
-    "sed 's/x/ls/e' file",
+    "sed -n 's/x/y/pw out2.txt' file",  # (`s///e` runs the input: test_evasion_interpreter_spawns)
     "sed -e p -e 'w out.txt' file",
     "sed --expression='w out.txt' file",
     "sed 'W out.txt' file",
     "sed '/x/w out.txt' file",
     "sed -f script.sed file",
-    "sed 's/a/b/;e' file",
+    "sed 's/a/b/;e ls' file",  # `e COMMAND` runs COMMAND, which is in the text (a bare `e` runs the input)
     'awk "$P" file',
     'awk "BEGIN{system(\\"$C\\")}"',
     'sed "s/$a/$b/" file',
@@ -194,7 +194,7 @@ ALLOWED = [
     "git diff",
     "git diff --stat",
     "echo a | xargs",
-    "tar -xf a.tar",
+    "tar -tf a.tar",  # (extracting asks about the files the archive holds: test_evasion_archives)
     "rsync -a src dst",
     "sort -u file",
 ]

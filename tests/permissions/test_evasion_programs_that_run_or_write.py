@@ -63,10 +63,10 @@ UNMATCHED = [
     "MAKEFLAGS='--eval=x:;true' make",
     "GOFLAGS=-toolexec=./x go build",
     "CC=./evil make",
-    "TAR_OPTIONS='--to-command=sh' tar -xf x.tar",
+    "TAR_OPTIONS='--to-command=sh' tar -tf x.tar",
     "KUBECONFIG=./evil kubectl get pods",
     "DOCKER_CONFIG=./evil docker pull alpine",
-    "export TAR_OPTIONS=--checkpoint-action=exec=sh; tar -xf x.tar",
+    "export TAR_OPTIONS=--checkpoint-action=exec=sh; tar -tf x.tar",
     "PIP_CONFIG_FILE=./evil pip download x",
 ]
 ALLOWED = [
@@ -81,7 +81,7 @@ ALLOWED = [
     "kubectl get pods",
     "helm install x ./chart",
     "npm config set registry https://registry.example.com",
-    "tar -xzf x.tgz -C build",
+    "tar -czf x.tgz -C build .",  # (extracting asks about the files the archive holds: test_evasion_archives)
     "python3 -m http.server",
     "python3 -m pytest -q",
     "tar -cf out.tar src",

@@ -52,7 +52,7 @@ READS = [  # each only reads the protected file
     "uniq -f 1 .git/config",
     "gzip -c ~/.bashrc",
     "gzip -dc x.gz",
-    "patch -p1 -i fix.diff",
+    "patch -p1 -i .git/fix.diff src.c",
 ]
 
 EDITOR_RULES = Rules(allow=(*ALLOW, "Bash(ed:*)", "Bash(ps:*)"), ask=ASK, deny=DENY)

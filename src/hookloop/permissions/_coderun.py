@@ -17,7 +17,21 @@ from typing import Final
 
 from hookloop.permissions._text import OPAQUE
 
-__all__ = ["NONE", "Code", "long_option", "option_name", "program_code", "reads_script_from_stdin"]
+__all__ = [
+    "BIN_WRITTEN",
+    "NONE",
+    "RUNS_FILES",
+    "Code",
+    "files_run",
+    "in_bin_directory",
+    "long_option",
+    "option_name",
+    "program_code",
+    "reads_commands",
+    "reads_script_from_stdin",
+    "spawns",
+    "substituted_command",
+]
 
 Words = tuple[str | None, ...]
 
@@ -51,6 +65,36 @@ def _abbreviated(name: str, known: tuple[frozenset[str] | tuple[str, ...], ...])
     return name
 
 
+# Code that starts other programs, or builds code or names at run time, per language: what it starts is then known
+# only when the interpreter runs (`os.system("t"+"ouch x")`, `getattr(__import__("os"), "sys"+"tem")`), so a
+# deny rule cannot be matched against its text: such code may run any program.
+_PYTHON_SPAWNS: Final = (
+    r"\b(?:system|popen|subprocess|spawn\w*|exec[lv]\w*|posix_spawn\w*|pty|Popen|check_output|check_call|"
+    r"getoutput|getstatusoutput|__import__|importlib|exec|eval|getattr|globals|vars|__builtins__|"
+    r"__dict__|__globals__|__subclasses__|ctypes|fork|breakpoint|pdb|runpy|webbrowser|startfile)\b|"
+    r"(?<![.\w])compile\s*\(|\bcode\.interact"
+)
+_NODE_SPAWNS: Final = (
+    r"child_process|\b(?:exec|execSync|execFile\w*|spawn\w*|fork|eval|Function|dlopen|binding|"
+    r"runInThisContext|runInNewContext|compileFunction|Worker|constructor|mainModule)\b|\bimport\s*\(|"
+    r"require\s*\(\s*(?![\"'][\w./@:-]*[\"']\s*\))|globalThis\s*\[|process\s*\["
+)
+_PERL_SPAWNS: Final = (
+    r"\b(?:system|exec|qx|fork|eval|do|require|syscall|pipe|readpipe|can|UNIVERSAL|CORE)\b|`|"
+    r"\bopen\d?\b[^;]*\||&\s*\{|\*\s*\{|&\$|\$\w+\s*->\s*\(|->\s*\$|\bs(\W).*\1[a-z]*e[a-z]*\b"
+)
+_RUBY_SPAWNS: Final = (
+    r"\b(?:system|exec|spawn|popen\w*|Open3|PTY|fork|eval|instance_eval|class_eval|module_eval|send|__send__|"
+    r"public_send|const_get|Kernel|binding|syscall)\b|`|%x|\bopen\s*\(?\s*[\"']\|"
+)
+_PHP_SPAWNS: Final = (
+    r"\b(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|pcntl_fork|eval|assert|"
+    r"create_function|call_user_func\w*|include|require|include_once|require_once|mail|putenv|dl|"
+    r"ReflectionFunction|array_map|array_filter|usort|preg_replace_callback)\b|`|\$\w+\s*\(|[\"']\s*\("
+)
+_LUA_SPAWNS: Final = r"\b(?:os\.execute|io\.popen|load|loadstring|dofile|loadfile|require|package|_G|_ENV|debug)\b"
+
+
 @dataclass(frozen=True, slots=True)
 class _Interpreter:
     code: frozenset[str]  # options whose value is the program text
@@ -60,33 +104,46 @@ class _Interpreter:
     numeric: str  # single-letter options followed by an optional number, then more options (perl -l, -0)
     info: frozenset[str]  # options that only print something (--version)
     stdin: bool  # reads its program from standard input when no script is named
+    spawns: re.Pattern[str] | None = None  # code that starts other programs (see _PYTHON_SPAWNS)
 
 
 def _i(
-    code: str, with_arg: str = "", stops: str = "", attached: str = "", numeric: str = "", stdin: bool = True
+    code: str,
+    with_arg: str = "",
+    stops: str = "",
+    attached: str = "",
+    numeric: str = "",
+    stdin: bool = True,
+    spawns: str | None = None,
 ) -> _Interpreter:
     info = frozenset({"--version", "-V", "--help", "-h", "-v", "-version", "--v8-options"})
     return _Interpreter(
-        frozenset(code.split()), frozenset(with_arg.split()), frozenset(stops.split()), attached, numeric, info, stdin
-    )
+        frozenset(code.split()), frozenset(with_arg.split()), frozenset(stops.split()), attached, numeric, info, stdin,
+        None if spawns is None else re.compile(spawns),
+    )  # fmt: skip
 
 
-_PYTHON = _i("-c", "-W -X -Q", "-m")
-_NODE = _i("-e --eval -p --print", "-r --require --import --loader --experimental-loader -C --conditions --title")
+_PYTHON = _i("-c", "-W -X -Q", "-m", spawns=_PYTHON_SPAWNS)
+_MODULE_OPTIONS: Final = frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader", "--preload"})
+_NODE = _i(
+    "-e --eval -p --print",
+    "-r --require --import --loader --experimental-loader -C --conditions --title",
+    spawns=_NODE_SPAWNS,
+)
 _INTERPRETERS: Final[dict[str, _Interpreter]] = {
     "python": _PYTHON, "python2": _PYTHON, "python3": _PYTHON, "pypy": _PYTHON, "pypy3": _PYTHON,
     "node": _NODE, "nodejs": _NODE,
-    "perl": _i("-e -E", "", "", "MmIxidDFC", "l0"),
-    "ruby": _i("-e", "-r -I -C -E -W -x -i", "", "rICEWxi"),
-    "php": _i("-r -B -R -E", "-f -F -c -d -z -t", "", "fFcdzt"),
-    "lua": _i("-e", "-l"), "luajit": _i("-e", "-l -j -O -b"),
+    "perl": _i("-e -E", "", "", "MmIxidDFC", "l0", spawns=_PERL_SPAWNS),
+    "ruby": _i("-e", "-r -I -C -E -W -x -i", "", "rICEWxi", spawns=_RUBY_SPAWNS),
+    "php": _i("-r -B -R -E", "-f -F -c -d -z -t", "", "fFcdzt", spawns=_PHP_SPAWNS),
+    "lua": _i("-e", "-l", spawns=_LUA_SPAWNS), "luajit": _i("-e", "-l -j -O -b", spawns=_LUA_SPAWNS),
     "rscript": _i("-e", "", "", "", stdin=False), "r": _i("-e", "", "", "", stdin=False),
     "tclsh": _i(""), "wish": _i(""),
     "osascript": _i("-e", "-l -s"),
     "pwsh": _i("-c -command -commandwithargs -cwa", "-f -file -wd -workingdirectory -executionpolicy -ep"),
     "powershell": _i("-c -command", "-f -file -executionpolicy -ep"),
     "deno": _i("", "", "", "", stdin=False),
-    "bun": _i("-e --eval -p --print", "-r --preload", "", "", stdin=False),
+    "bun": _i("-e --eval -p --print", "-r --preload", "", "", stdin=False, spawns=_NODE_SPAWNS),
     "jshell": _i(""), "irb": _i(""), "ghci": _i("-e"), "runghc": _i(""), "guile": _i("-c", "-l -L -e"),
     "sbcl": _i("--eval", "--load --script"), "clojure": _i("-e", "-M -X -A -T -i"),
     "erl": _i("-eval", "-s -run -pa -pz", "", "", stdin=False), "elixir": _i("-e", "-r -pa -pz"),
@@ -185,6 +242,16 @@ _AWK_CODE_OPTIONS: Final = frozenset(
 )
 _AWK_W_CODE: Final = ("exec", "file", "source", "include", "load")  # what `-W NAME` runs (any prefix)
 _AWK_RISKY: Final = re.compile(r"system|\||>|getline|@|ENVIRON|PROCINFO|close|fflush")
+_AWK_LITERAL_COMMANDS: Final = re.compile(
+    r'\bsystem\s*\(\s*"[^"\\]*"\s*\)|\|\s*"[^"\\]*"\s*(?=[;}\n)]|$)|"[^"\\]*"\s*\|\s*getline\b'
+)
+_AWK_SPAWNS: Final = re.compile(r"\bsystem\s*\(|\|\s*&|\|\s*getline|\bprintf?\b[^;{}]*(?<!\|)\|(?!\|)")
+# sed's `e` command without an argument and the `e` flag of `s`: they run the pattern space (text from the input)
+# as a command (`e COMMAND` runs COMMAND, which is in the text).
+_SED_EXECUTES: Final = re.compile(
+    r"(?:^|[;\n{}])\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/)?(?:,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/))?\s*!?\s*e\s*(?:[;\n}]|$)"
+    r"|s(.)(?:(?!\1)[^\\]|\\.)*\1(?:(?!\1)[^\\]|\\.)*\1[gpiIMm0-9w]*e"
+)
 _SED_IN_PLACE: Final = re.compile(r"-[A-Za-hj-z]*i.*|--in-place(=.*)?")
 _SED_LONG: Final = ("--in-place", "--expression", "--file", "--line-length")
 _SED_WITH_ARG: Final = frozenset({"-e", "--expression", "-f", "--file", "-l", "--line-length"})
@@ -227,10 +294,13 @@ def _interpreter(spec: _Interpreter, words: Words) -> Code:
             code = word.split("=", 1)[1] if "=" in word and word.startswith("--") else _at(words, index + 1)
             if code is None:
                 return Code(tuple(triggers), "program text only known at run time", False)
-            return Code((*triggers, code), None, False)
-        if lowered in spec.stops:
-            return Code(tuple(triggers), None, False)
+            return Code((*triggers, code), _spawning(spec, code, words[index + 2 :]), False)
+        if lowered in spec.stops:  # `python3 -m "$M"`: a module only known at run time
+            unknown = "a module only known at run time" if _at(words, index + 1) is None else None
+            return Code(tuple(triggers), unknown, False)
         if lowered in spec.with_arg:
+            if lowered in _MODULE_OPTIONS and "=" not in word and _at(words, index + 1) is None:
+                return Code(tuple(triggers), "a module only known at run time", False)  # `node -r "$X"`
             index += 1 if "=" in word else 2
             continue
         if not word.startswith("--") and len(word) > 2:
@@ -244,7 +314,7 @@ def _interpreter(spec: _Interpreter, words: Words) -> Code:
                     code = rest if rest else _at(words, index + 1)
                     if code is None:
                         return Code(tuple(triggers), "program text only known at run time", False)
-                    return Code((*triggers, code), None, False)
+                    return Code((*triggers, code), _spawning(spec, code, words[index + 1 :]), False)
                 if f"-{letter}" in spec.stops:
                     return Code(tuple(triggers), None, False)
                 if letter in spec.numeric:
@@ -259,6 +329,24 @@ def _interpreter(spec: _Interpreter, words: Words) -> Code:
     if script == "" or reads_script_from_stdin(script):
         return Code(tuple(triggers), None, spec.stdin)
     return Code(tuple(triggers), None, False)
+
+
+def _spawning(spec: _Interpreter, code: str, after: Words) -> str | None:
+    """Why ``code`` may run any program (it starts programs, or builds code or names at run time:
+    :data:`_PYTHON_SPAWNS` and the like), or ``None``. The words ``after`` it are looked at too (``perl -e 1 -e
+    'system …'``), leaning towards yes."""
+    if spec.spawns is None:
+        return None
+    if spec.spawns.search(code) or any(word is not None and spec.spawns.search(word) for word in after):
+        return "interpreter code that starts other programs or builds code at run time"
+    return None
+
+
+def spawns(base: str, text: str) -> bool:
+    """Whether ``text``, the program the interpreter ``base`` reads from a here-document or here-string, may start
+    other programs (see :func:`_spawning`)."""
+    spec = _INTERPRETERS.get(base) or (_INTERPRETERS["python3"] if base.startswith(("python", "pypy")) else None)
+    return spec is not None and spec.spawns is not None and spec.spawns.search(text) is not None
 
 
 def _at(words: Words, index: int) -> str | None:
@@ -301,6 +389,10 @@ def _awk(words: Words) -> Code:
         return Code((*triggers, OPAQUE), None, False)
     if _AWK_RISKY.search(program):
         triggers.append(program)
+        # `system("t" "ouch x")`, `print | cmd`, `c | getline`: a command built at run time (a plain string literal
+        # without escapes, `print | "sort"`, stays text the deny rules scan).
+        if _AWK_SPAWNS.search(_AWK_LITERAL_COMMANDS.sub(" ", program)):
+            return Code(tuple(triggers), "awk code that starts other programs", False)
     return Code(tuple(triggers), None, False)
 
 
@@ -368,6 +460,8 @@ def _sed(words: Words) -> Code:
             return Code((*triggers, OPAQUE), None, False)
         if _sed_runs_or_writes(script):
             triggers.append(script)
+            if _SED_EXECUTES.search(script):  # the command comes from the input: only known at run time
+                return Code(tuple(triggers), "a sed script that runs its input as a command", False)
     return Code(tuple(triggers), None, False)
 
 
@@ -619,3 +713,270 @@ def program_code(base: str, words: Words) -> Code:
             found += tuple(w for w in words[1:] if w and w[0] == "+" and w[1:2] and not w[1:].isdigit() and w[1] != "/")
         return Code(found, None, False)
     return NONE
+
+
+_SCRIPT_SHELLS: Final = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "posh", "yash", "fish"})
+_SHELL_WITH_ARG: Final = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+# Options whose value names a file the interpreter loads and runs before its script (node -r ./x.js, ruby -r ./x).
+_LOADS: Final[dict[str, frozenset[str]]] = {
+    "node": frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader"}),
+    "nodejs": frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader"}),
+    "bun": frozenset({"-r", "--preload"}),
+    "ruby": frozenset({"-r"}),
+    "php": frozenset({"-f"}),
+}
+# Files a build tool or test runner reads from the directory it runs in and whose contents it runs: the
+# project's recipes, lifecycle scripts, build scripts and test plugins.
+_PROJECT_FILES: Final[dict[str, frozenset[str]]] = {
+    "make": frozenset({"Makefile", "makefile", "GNUmakefile"}),
+    "gmake": frozenset({"Makefile", "makefile", "GNUmakefile"}),
+    **dict.fromkeys(
+        ("npm", "pnpm", "yarn", "bun", "npx"),
+        frozenset({"package.json", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs"}),
+    ),
+    "cargo": frozenset({"build.rs", "Cargo.toml", "config.toml"}),
+    "pytest": frozenset({"conftest.py", "pytest.ini"}),
+    "py.test": frozenset({"conftest.py", "pytest.ini"}),
+    "just": frozenset({"justfile", "Justfile", ".justfile"}),
+    "rake": frozenset({"Rakefile", "rakefile"}),
+    "pip": frozenset({"setup.py", "pyproject.toml"}),
+    "pip3": frozenset({"setup.py", "pyproject.toml"}),
+    "tox": frozenset({"tox.ini", "setup.py"}),
+    "gradle": frozenset({"build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts"}),
+    "mvn": frozenset({"pom.xml", ".mvn"}),
+    "nox": frozenset({"noxfile.py"}),
+    "invoke": frozenset({"tasks.py"}),
+    "inv": frozenset({"tasks.py"}),
+    "fab": frozenset({"fabfile.py"}),
+    "scons": frozenset({"SConstruct", "SConscript"}),
+    "cmake": frozenset({"CMakeLists.txt"}),
+    "meson": frozenset({"meson.build"}),
+    "ant": frozenset({"build.xml"}),
+    "sbt": frozenset({"build.sbt"}),
+    "bundle": frozenset({"Gemfile"}),
+    "composer": frozenset({"composer.json"}),
+    "deno": frozenset({"deno.json", "deno.jsonc"}),
+    "mix": frozenset({"mix.exs"}),
+    "swift": frozenset({"Package.swift"}),
+    "task": frozenset({"Taskfile.yml", "Taskfile.yaml", "taskfile.yml"}),
+    "pre-commit": frozenset({".pre-commit-config.yaml"}),
+    "lefthook": frozenset({"lefthook.yml", ".lefthook.yml", "lefthook.yaml"}),
+    # git runs hooks, and the hook managers installed in them read their configuration from the work tree.
+    "git": frozenset({".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lfsconfig"}),
+}
+
+
+BIN_WRITTEN: Final = "\x02bin"
+"""Stands, among the names of :func:`files_run`, for any program in a directory of programs (``node_modules/.bin``,
+a virtual environment's ``bin``): the build tools, test runners and runners that put those directories first on
+their ``PATH`` (``npm test`` runs ``jest`` from ``node_modules/.bin``, ``uv run pytest`` from ``.venv/bin``) run
+whatever was written there. See :func:`in_bin_directory`."""
+_BIN_DIRS: Final = frozenset({".bin", "bin", "Scripts"})
+_BIN_RUNNERS: Final = frozenset(
+    {"npm", "pnpm", "yarn", "bun", "npx", "bunx", "pnpx", "make", "gmake", "just", "rake", "tox", "nox", "uv", "uvx",
+     "poetry", "pipenv", "pdm", "hatch", "rye", "pixi", "bundle", "conda", "mamba", "micromamba"}
+)  # fmt: skip
+
+
+_GIT_HOOKED: Final = frozenset(
+    {"commit", "merge", "pull", "push", "rebase", "am", "checkout", "switch", "cherry-pick", "revert", "gc",
+     "worktree", "hook"}
+)  # fmt: skip
+
+
+def in_bin_directory(path: str) -> bool:
+    """Whether ``path`` is a file in a directory of programs (a ``bin``, ``.bin`` or ``Scripts`` segment)."""
+    return ("bin" in path or "Scripts" in path) and any(part in _BIN_DIRS for part in path.split("/")[:-1])
+
+
+def files_run(base: str, words: Words) -> frozenset[str] | None:
+    """The names (basenames) of the files whose contents this command runs as code, besides its own program:
+    a shell's or an interpreter's script (``bash s.sh``, ``python3 s.py``, ``node x.js``), what ``source`` reads,
+    awk's and sed's ``-f`` programs, modules loaded by option (``node -r ./x.js``, ``python3 -m mod``: ``mod.py``),
+    and the project files a build tool or test runner runs (``make``: ``Makefile``, ``npm``: ``package.json``).
+    ``None`` when such a name is only known at run time. ``base`` is the folded basename of ``words[0]``."""
+    if base in {"source", "."}:
+        args = [w for w in words[1:] if w != "--"]
+        return _names(args[:1])
+    if base in _SCRIPT_SHELLS:
+        index = 1
+        while index < len(words):
+            word = words[index]
+            if word is None:
+                return None
+            if word in {"--", "-"}:
+                index += 1
+                break
+            if word in _SHELL_WITH_ARG:
+                index += 2
+                continue
+            if not word.startswith(("-", "+")):
+                break
+            if not word.startswith("--") and ("c" in word[1:] or "s" in word[1:]):
+                return frozenset()  # a command string or standard input: the analysis reads those
+            index += 1
+        return _names(words[index : index + 1])
+    if base in _AWKS or base in {"sed", "gsed"}:
+        found: list[str | None] = []
+        for index, word in enumerate(words[1:], start=1):
+            if word is not None and (long_option(word, ("--file",)) == "--file" or word[:2] == "-f"):
+                found.append(_option_value(words, index))
+        return _names(found)
+    names: set[str] = set(_PROJECT_FILES.get(base, ()))
+    if base == "git" and not any(word in _GIT_HOOKED for word in words[1:]):
+        names.clear()  # only the subcommands that run hooks read the hook managers' configuration
+    if base in _BIN_RUNNERS:
+        names.add(BIN_WRITTEN)
+    spec = _INTERPRETERS.get(base)
+    if spec is None and base.startswith(("python", "pypy")) and base.rstrip("0123456789.") in {"python", "pypy"}:
+        spec = _INTERPRETERS["python3"]
+    if spec is not None:
+        loads = _LOADS.get(base, frozenset())
+        index = 1
+        while index < len(words):
+            word = words[index]
+            if word is None:
+                return None
+            if word == "--":
+                index += 1
+                break
+            if word == "-" or not word.startswith("-"):
+                break
+            name = option_name(word) if word.startswith("--") else word
+            if name in spec.code:
+                return frozenset(names)  # code in the text: the analysis reads it
+            if spec is _INTERPRETERS["python3"] and word.startswith("-") and not word.startswith("--"):
+                at = word.find("m", 1)
+                if at != -1 and "c" not in word[1:at]:
+                    module = word[at + 1 :] or _at(words, index + 1)
+                    if module is None:
+                        return None
+                    top = module.split(".", 1)[0]
+                    return frozenset({*names, *_PROJECT_FILES.get(top, ()), f"{top}.py", "__init__.py", "__main__.py"})
+            if name in loads or (word[:2] in loads and len(word) > 2 and not word.startswith("--")):
+                value = _option_value(words, index) if (len(word) > 2 or "=" in word) else _at(words, index + 1)
+                if value is None:
+                    return None
+                names.add(posixpath.basename(value.rstrip("/")))
+            if name in spec.with_arg or name in loads:
+                index += 1 if ("=" in word or (len(word) > 2 and not word.startswith("--"))) else 2
+                continue
+            index += 1
+        script = _at(words, index) if index < len(words) else ""
+        if script is None:
+            return None
+        if script:
+            names.add(posixpath.basename(script.rstrip("/")))
+    if base in {"make", "gmake"}:
+        for index, word in enumerate(words[1:], start=1):
+            if word is not None and (long_option(word, _MAKEFILE) in _MAKEFILE or word[:2] == "-f"):
+                value = _option_value(words, index) if word.startswith("--") or len(word) > 2 else _at(words, index + 1)
+                if value is None:
+                    return None
+                names.add(posixpath.basename(value))
+    return frozenset(names)
+
+
+def _names(words: Sequence[str | None]) -> frozenset[str] | None:
+    if any(word is None for word in words):
+        return None
+    return frozenset(posixpath.basename(word.rstrip("/")) for word in words if word)
+
+
+def substituted_command(base: str, words: Words) -> Words | None:
+    """For ``xargs -I R``/``-i``/``--replace``, ``parallel`` and ``find -exec`` (``base`` ``"find-exec"``, ``words``
+    the command after ``-exec``): the command they run with every word holding the replacement string (``{}``,
+    ``R``; ``parallel``'s ``{…}``) only known at run time — it is replaced by input lines or file names, so
+    ``xargs -I{} sh -c '{}'`` runs its input as a shell command. ``None`` when nothing is replaced (or no command:
+    see :func:`reads_commands`)."""
+    start, marker = 1, "{}"
+    if base == "xargs":
+        found = _xargs_start(words)
+        if found is None:
+            return None
+        start, replace = found
+        if replace is None:
+            return None
+        marker = replace
+    elif base == "parallel":
+        start = _parallel_start(words)
+    elif base == "find-exec":
+        start = 0
+    command = words[start:]
+    if not command:
+        return None
+    if base == "parallel":
+        out = tuple(None if w is None or ("{" in w and "}" in w) else w for w in command)
+    else:
+        out = tuple(None if w is None or marker in w else w for w in command)
+    return out if out != command else None
+
+
+def reads_commands(base: str, words: Words) -> bool:
+    """``parallel`` without a command (``cat cmds | parallel``, ``parallel ::: CMD…``) runs its input or arguments
+    as commands."""
+    if base != "parallel":
+        return False
+    start = _parallel_start(words)
+    return start >= len(words) or words[start] in {":::", "::::", ":::+", "::::+"}
+
+
+def _parallel_start(words: Words) -> int:
+    index = 1
+    while index < len(words):
+        word = words[index]
+        if word is None or not word.startswith("-") or word in {"-", "--"}:
+            return index + (1 if word == "--" else 0)
+        index += 2 if word in _PARALLEL_WITH_ARG else 1
+    return index
+
+
+_PARALLEL_WITH_ARG: Final = frozenset(
+    {"-j", "--jobs", "-S", "--sshlogin", "-a", "--arg-file", "-d", "--delimiter", "-I", "--colsep", "-C", "-n",
+     "--max-args", "-N", "--max-replace-args", "-L", "--max-lines", "--tmpdir", "--results", "--joblog", "-E",
+     "--workdir", "--wd", "--env", "--timeout", "--delay", "--tag-string", "--tagstring", "-s", "--max-chars"}
+)  # fmt: skip
+
+
+def _xargs_start(words: Words) -> tuple[int, str | None] | None:
+    """Where the command ``xargs`` runs starts, and its replacement string (``None`` without ``-I``/``-i``)."""
+    index = 1
+    replace: str | None = None
+    while index < len(words):
+        word = words[index]
+        if word is None:
+            return None
+        if word == "--":
+            return index + 1, replace
+        if not word.startswith("-") or word == "-":
+            return index, replace
+        name = option_name(word)
+        if word == "-I":
+            value = words[index + 1] if index + 1 < len(words) else None
+            replace = "{}" if value is None else value
+            index += 2
+            continue
+        if word.startswith("-I"):
+            replace, index = word[2:], index + 1
+            continue
+        if word.startswith("-i") and not word.startswith("--"):
+            replace, index = word[2:] or "{}", index + 1
+            continue
+        if name == "--replace":
+            replace, index = (word.split("=", 1)[1] if "=" in word else "{}"), index + 1
+            continue
+        if name in _XARGS_FLAGS:
+            index += 1
+        elif name in _XARGS_WITH_ARG:
+            index += 1 if "=" in word else 2
+        elif word[:2] in _XARGS_WITH_ARG:
+            index += 1
+        else:
+            return index, replace
+    return index, replace
+
+
+RUNS_FILES: Final = frozenset(
+    {"source", ".", "sed", "gsed", *_SCRIPT_SHELLS, *_AWKS, *_PROJECT_FILES, *_BIN_RUNNERS, *_INTERPRETERS}
+)
+"""The programs :func:`files_run` may name files for (by their folded names; paths and python3.12 aside)."""

@@ -22,11 +22,13 @@ from typing import Final
 import tree_sitter
 
 from hookloop.permissions._coderun import long_option
+from hookloop.permissions._paths import ANY_BELOW
 from hookloop.permissions._programs import scan_globals
 from hookloop.permissions._shellwords import literal, node_text, word_has_glob, word_literal
 
 __all__ = [
     "DESTINATION_WRITERS",
+    "EXTRACTORS",
     "OUTPUT_OPTION_WRITERS",
     "START",
     "WRITERS",
@@ -34,10 +36,12 @@ __all__ = [
     "Redirect",
     "Step",
     "after_directory_change",
+    "extracted",
     "file_opens",
     "operand_targets",
     "redirect_target",
     "tee_targets",
+    "unknown_destination",
     "word_target",
 ]
 
@@ -375,6 +379,10 @@ def _git_operand_targets(words: Sequence[str | None], dirs: DirState) -> list[Re
         chosen = [operands[1]]
     elif sub == "submodule" and len(operands) >= 3 and operands[0] == "add":
         chosen = [operands[-1]]
+    elif sub in {"checkout", "restore", "checkout-index"}:
+        # `git checkout evil -- .claude/settings.json`, `git restore -s evil .claude`: the files named are written
+        # from another commit or the index (the first word of `checkout` may be a branch: a harmless candidate).
+        chosen = [w for w in operands if not (sub == "restore" and w in _restore_sources(rest))]
     found = [r for word in chosen for r in _operand(word, dirs)]
     if sub in {"init", "clone"} and any(
         word is not None and (word.startswith("--template") or "templatedir" in word.lower()) for word in words
@@ -382,6 +390,11 @@ def _git_operand_targets(words: Sequence[str | None], dirs: DirState) -> list[Re
         where = chosen[0] if chosen else "."
         found.extend(_operand(None if where is None else posixpath.join(where, ".git", "hooks"), dirs))
     return found
+
+
+def _restore_sources(words: Sequence[str | None]) -> set[str | None]:
+    """The values of ``git restore -s/--source`` (they are commits, not paths)."""
+    return {words[i + 1] for i in range(len(words) - 1) if words[i] in {"-s", "--source"}}
 
 
 def _tar_clusters(words: Sequence[str | None], dirs: DirState) -> list[Redirect]:
@@ -530,4 +543,273 @@ def operand_targets(base: str, words: Sequence[str | None], dirs: DirState) -> l
             found.extend(_operand(word, dirs))
     elif base in _DESTINATION and len(operands) > 1:
         found.extend(_operand(operands[-1], dirs))
+    if base in _TREE_COPIERS:
+        found.extend(_copied_into(base, words, operands, dirs))
     return found
+
+
+_TREE_COPIERS: Final = frozenset({"cp", "install", "ln", "rsync", "scp"})
+
+
+def _remote(word: str) -> bool:
+    """``host:path`` (scp, rsync): not a local file."""
+    head, colon, _ = word.partition(":")
+    return bool(colon) and "/" not in head
+
+
+def _copied_into(base: str, words: Sequence[str | None], operands: list[str | None], dirs: DirState) -> list[Redirect]:
+    """What a copy writes *inside* a destination directory: ``cp -r evil/.git .`` writes ``./.git``, ``cp
+    x/.bashrc ~`` writes ``~/.bashrc`` (each source's name below the destination, as candidates), and a copy of a
+    directory's contents (``cp -r src/. .``, ``rsync -a src/ .``, ``cp -rT src .``) writes files it does not name
+    below it (:data:`ANY_BELOW`). Sources only known at run time or globs are left to the sandbox, as operands
+    are."""
+    target: str | None = ""
+    for index, word in enumerate(words[1:], start=1):
+        if word is None:
+            continue
+        name = long_option(word, ("--target-directory", "--no-target-directory"))
+        if word == "-t" or name == "--target-directory":
+            target = word.split("=", 1)[1] if "=" in word else (words[index + 1] if index + 1 < len(words) else None)
+        elif word.startswith("-t") and not word.startswith("--") and base != "scp":
+            target = word[2:]
+    if target != "":
+        destination, sources = target, operands
+    elif len(operands) > 1:
+        destination, sources = operands[-1], operands[:-1]
+    else:
+        return []
+    if destination is None or _GLOB.search(destination) or _remote(destination):
+        return []
+    letters = "".join(w[1:] for w in words[1:] if w and w.startswith("-") and not w.startswith("--"))
+    longs = {long_option(w, ("--recursive", "--archive", "--no-target-directory")) for w in words[1:] if w}
+    recursive = base == "rsync" or bool(set(letters) & set("rRa")) or bool({"--recursive", "--archive"} & longs)
+    whole = base not in {"scp", "rsync"} and ("T" in letters or "--no-target-directory" in longs)
+    found: list[Redirect] = []
+    for source in sources:
+        if source is None or _GLOB.search(source) or _UNKNOWN in source:  # (see `unknown_destination`)
+            continue
+        path = source.split(":", 1)[1] if _remote(source) else source
+        contents = whole or path == "." or path.endswith("/.") or (base == "rsync" and path.endswith("/"))
+        if contents:
+            if recursive:
+                found.extend(
+                    replace(r, target=posixpath.join(r.target or ".", ANY_BELOW), operand=False)
+                    for r in _operand(destination, dirs)
+                )
+            continue
+        name = posixpath.basename(path.rstrip("/"))
+        if name and name != "..":
+            found.extend(replace(r, target=posixpath.join(r.target or "", name)) for r in _operand(destination, dirs))
+    return found
+
+
+_UNKNOWN: Final = "\x00"  # stands for a word only known at run time in `unknown_destination` (no word holds one)
+
+
+def unknown_destination(base: str, words: Sequence[str | None]) -> int:
+    """1 when a program of :data:`WRITERS` may write a file whose name is only known at run time through its
+    arguments (``cp a "$f"``, ``curl -o "$d/x" …``, ``cp x *.sh``), else 0: :func:`operand_targets` of the words
+    with each run-time or glob word standing for a name of its own."""
+    if all(word is not None and _GLOB.search(word) is None for word in words[1:]):
+        return 0
+    if base == "dd" and None in words[1:]:
+        return 1  # `of="$f"`: the whole word is only known at run time
+    marked = [words[0], *(_UNKNOWN if w is None or _GLOB.search(w) else w for w in words[1:])]
+    return int(any(r.write and r.target and _UNKNOWN in r.target for r in operand_targets(base, marked, START)))
+
+
+# Programs that unpack an archive or apply a patch: the files they write are named inside the archive or patch,
+# which the command does not show (`.git/hooks/pre-commit`, `.claude/settings.json` …).
+EXTRACTORS: Final = frozenset(
+    {"tar", "gtar", "bsdtar", "unzip", "jar", "cpio", "bsdcpio", "pax", "ar", "7z", "7za", "7zr", "unrar", "rar",
+     "unar", "patch", "git", "dpkg-deb", "dpkg", "zipfile", "tarfile", "busybox"}
+)  # fmt: skip
+_TAR_VALUED: Final = "fCTXbgKNVLHI"  # tar's short options that take a value: the rest of a cluster is that value
+_TAR_MODES: Final = (
+    "--extract", "--get", "--list", "--create", "--append", "--update", "--diff", "--compare", "--delete",
+    "--catenate", "--concatenate", "--to-stdout", "--to-command", "--test-label",
+)  # fmt: skip
+_UNZIP_NO_FILES: Final = frozenset("lvtzZpcT")  # list, verbose list, test, comment, zipinfo, pipe, to the screen
+_UNZIP_VALUED: Final = frozenset("dxPI")
+_PATCH_NO_FILES: Final = ("--dry-run", "--check", "--help", "--version")
+_GIT_APPLY_REPORTS: Final = ("--check", "--stat", "--numstat", "--summary")
+
+
+def extracted(base: str, words: Sequence[str | None], dirs: DirState) -> list[Redirect]:
+    """The files an archive unpacked or a patch applied by this command writes (see :func:`extracts`), as
+    redirections: ``DIR/`` + :data:`ANY_BELOW` for the directory it unpacks into (``tar -C DIR``, ``unzip -d DIR``,
+    ``7z -oDIR``, ``patch -d DIR``; the current one by default), or a target only known at run time where the
+    program may also write outside it (``cpio`` and ``pax`` keep absolute and ``..`` names, ``git apply``/``am``
+    write from the top of the repository, which may be above it; ``7z``, ``jar``, ``rar``, ``unar``, ``dpkg``,
+    Python's ``tarfile``, ``tar -P``) or the directory is."""
+    if not extracts(base, words):
+        return []
+    if base == "busybox":
+        base, words = str(words[1]), words[1:]
+    # The programs that keep every name they unpack below its directory (they drop leading `/` and `..` and
+    # create the symlinks an archive holds after its files, or refuse to write through them), and the option
+    # naming that directory.
+    options = {"tar": ("-C", "--directory"), "gtar": ("-C", "--directory"), "bsdtar": ("-C", "--directory"),
+               "unzip": ("-d",), "patch": ("-d", "--directory"), "ar": (), "zipfile": ()}.get(base)  # fmt: skip
+    if options is None or any(long_option(w, ("--absolute-names",)) in {"-P", "--absolute-names"} for w in words if w):
+        return [Redirect(target=None, write=True, dirs=dirs)]
+    found: list[str | None] = []
+    for index, word in enumerate(words[1:], start=1):
+        if word is None:
+            continue
+        name = long_option(word, options)
+        if name in options and name.startswith("--") and "=" in word:
+            found.append(word.split("=", 1)[1])
+        elif name in options:
+            found.append(words[index + 1] if index + 1 < len(words) else None)
+        elif not word.startswith("--") and word[:2] in options and len(word) > 2:
+            found.append(word[2:])  # -oDIR, -dDIR, -CDIR
+    if base in {"tar", "gtar", "bsdtar"}:
+        found.extend(r.target for r in _tar_clusters(words, START) if r.target and r.target not in _tar_files(words))
+    if base == "zipfile":  # `zipfile -e ARCHIVE DIR`
+        found.append(words[-1] if len(words) > 3 else None)
+    redirects: list[Redirect] = []
+    for directory in found or ["."]:
+        targets = _operand(directory, dirs)
+        if not targets:
+            return [Redirect(target=None, write=True, dirs=dirs)]
+        redirects.extend(replace(r, target=posixpath.join(r.target or ".", ANY_BELOW), operand=False) for r in targets)
+    return redirects
+
+
+def _tar_files(words: Sequence[str | None]) -> set[str]:
+    """The archive names tar's ``f`` options give (not directories)."""
+    found: set[str] = set()
+    for index, word in enumerate(words[1:], start=1):
+        if word is None or word.startswith("--"):
+            continue
+        cluster = word[1:] if word.startswith("-") else (word if index == 1 else "")
+        if "f" in cluster and cluster.isalpha():
+            at = index + 1 + cluster[: cluster.index("f")].count("C")
+            value = words[at] if at < len(words) else None
+            if value is not None:
+                found.add(value)
+    return found
+
+
+def extracts(base: str, words: Sequence[str | None]) -> bool:
+    """Whether the command unpacks an archive or applies a patch into files it does not name (``tar xf a.tar``,
+    ``unzip a.zip``, ``cpio -i``, ``7z x``, ``git apply p.diff``, ``git am``, ``patch -p1 < p.diff`` …); not when
+    it only lists, tests or prints (``tar tf``, ``unzip -l``, ``git apply --check``, ``patch --dry-run``, ``tar
+    xOf``). ``base`` is the program's basename; ``busybox TAR …`` is read as its applet."""
+    if base == "busybox":
+        return len(words) > 1 and words[1] is not None and extracts(words[1], words[1:])
+    if base in {"tar", "gtar", "bsdtar"}:
+        return _tar_extracts(words)
+    if base == "jar":
+        mode = words[1] if len(words) > 1 else None
+        return mode is None or "x" in mode.lstrip("-")[:8] or long_option(mode, ("--extract",)) == "--extract"
+    if base == "ar":
+        mode = words[1] if len(words) > 1 else None
+        return mode is None or "x" in mode.lstrip("-").split("/", 1)[0][:8]
+    if base in {"cpio", "bsdcpio"}:
+        letters = _short_letters(words, "DEFHIMORV")
+        longs = {long_option(w, ("--extract", "--pass-through", "--list")) for w in words[1:] if w}
+        return not ("t" in letters or "--list" in longs) and bool(
+            {"i", "p"} & letters or {"--extract", "--pass-through"} & longs
+        )
+    if base == "pax":
+        return "r" in _short_letters(words, "bfopsxt")
+    if base == "unzip":
+        return len(words) > 1 and not (_UNZIP_NO_FILES & _short_letters(words, "".join(_UNZIP_VALUED)))
+    if base in {"7z", "7za", "7zr", "unrar", "rar"}:
+        command = next((w for w in words[1:] if w is None or not w.startswith("-")), "")
+        return command is None or command.lower() in {"x", "e"}
+    if base == "unar":
+        return len(words) > 1
+    if base in {"dpkg-deb", "dpkg"}:
+        return any(w is None or long_option(w, ("--extract", "--raw-extract", "--vextract")) in {
+            "-x", "-X", "-R", "--extract", "--raw-extract", "--vextract"} for w in words[1:])  # fmt: skip
+    if base in {"zipfile", "tarfile"}:  # `python3 -m zipfile -e a.zip DIR`
+        return any(w is None or long_option(w, ("--extract",)) in {"-e", "--extract"} for w in words[1:])
+    if base == "patch":
+        return _patch_unnamed(words)
+    if base == "git":
+        return _git_applies(words)
+    return False
+
+
+def _short_letters(words: Sequence[str | None], valued: str) -> set[str]:
+    """The letters of the short-option clusters among ``words`` (up to a letter taking a value; a run-time word
+    may be any: ``"?"``)."""
+    letters: set[str] = set()
+    for word in words[1:]:
+        if word is None:
+            letters.add("?")
+            continue
+        if word == "--":
+            break
+        if not word.startswith("-") or word.startswith("--") or word == "-":
+            continue
+        for letter in word[1:]:
+            letters.add(letter)
+            if letter in valued:
+                break
+    return letters
+
+
+def _tar_extracts(words: Sequence[str | None]) -> bool:
+    letters: set[str] = set()
+    longs: set[str] = set()
+    for index, word in enumerate(words[1:], start=1):
+        if word is None:
+            continue  # (an operand or a value, most likely: `tar czf out.tgz "$dir"`)
+        if word.startswith("--"):
+            longs.add(long_option(word, _TAR_MODES))
+        elif word.startswith("-") and word != "-":
+            for letter in word[1:]:
+                letters.add(letter)
+                if letter in _TAR_VALUED:
+                    break
+        elif index == 1:
+            letters.update(word)  # the traditional form: `tar xzf a.tgz`, the values follow
+    if "O" in letters or "--to-stdout" in longs or "--to-command" in longs:
+        return False  # the members go to standard output or a command (a code option, see _coderun)
+    return "x" in letters or bool({"--extract", "--get"} & longs)
+
+
+def _patch_unnamed(words: Sequence[str | None]) -> bool:
+    """``patch`` without a file operand or ``-o`` writes the files its patch names."""
+    valued = _VALUE_OPTIONS["patch"] | {"-d", "--directory"}
+    index = 1
+    operands = 0
+    while index < len(words):
+        word = words[index]
+        index += 1
+        if word is None:
+            operands += 1
+            continue
+        if word == "--":
+            operands += len(words) - index
+            break
+        if word.startswith("-") and word != "-":
+            name = long_option(word, _PATCH_NO_FILES, _OUTPUT_OPTIONS["patch"], valued)
+            if name in _PATCH_NO_FILES or name in {"-o", "--output"} or word.startswith("-o"):
+                return False
+            if name in valued and "=" not in word and not (len(word) > 2 and not word.startswith("--")):
+                index += 1
+            continue
+        operands += 1
+    return operands == 0
+
+
+def _git_applies(words: Sequence[str | None]) -> bool:
+    """``git apply`` (unless it only reports or only updates the index) and ``git am``: files the patches name."""
+    scan = scan_globals("git", tuple(words))
+    sub = None if scan is None else scan.sub
+    if sub is None or sub >= len(words):
+        return False
+    rest = [w for w in words[sub + 1 :] if w is not None]
+    if words[sub] == "am":
+        return not any(long_option(w, ("--show-current-patch",)) == "--show-current-patch" for w in rest)
+    if words[sub] != "apply":
+        return False
+    names = {long_option(w, (*_GIT_APPLY_REPORTS, "--apply", "--cached")) for w in rest}
+    if "--cached" in names:
+        return False
+    return "--apply" in names or not names & set(_GIT_APPLY_REPORTS)

@@ -31,7 +31,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Final
 
-__all__ = ["Links", "PathPattern", "ResolvedPath", "compile_path_pattern", "realpath", "resolve", "within"]
+__all__ = ["ANY_BELOW", "Links", "PathPattern", "ResolvedPath", "compile_path_pattern", "realpath", "resolve", "within"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +104,12 @@ def _roots(path: str) -> tuple[str, ...]:
     return (real,) if real == lexical else (real, lexical)
 
 
+ANY_BELOW: Final = "\x01"
+"""The last segment of a path that stands for any file below its directory: what an archive unpacked or a patch
+applied there writes (``tar xf a.tar -C DIR`` writes ``DIR/\x01``). A pattern matches it when it may match a file
+below that directory; the protected-path guard always asks about it."""
+
+
 def within(path: str, directory: str) -> bool:
     """Whether ``path`` is ``directory`` or inside it (both absolute and normalised)."""
     return path == directory or path.startswith(directory.rstrip("/") + "/")
@@ -130,6 +136,8 @@ class PathPattern:
     def _match(self, path: str, root: str, *, fold: bool) -> bool:
         if fold:
             path, root = path.casefold(), root.casefold()
+        if path.endswith(ANY_BELOW) and within(root, path[: -len(ANY_BELOW)].rstrip("/") or "/"):
+            return True  # the pattern's files are below the directory: any of them may be written
         if not within(path, root):
             return False
         relative = path[len(root) :].strip("/")
@@ -153,6 +161,8 @@ def _pattern_matches(pattern: PathPattern, real: str, lexical: str, loose: bool)
 
 
 def _match_segments(pattern: tuple[str, ...], parts: tuple[str, ...]) -> bool:
+    if parts and parts[0] == ANY_BELOW:
+        return True  # any file below: the rest of the pattern may match one
     if not pattern:
         return not parts
     head, rest = pattern[0], pattern[1:]

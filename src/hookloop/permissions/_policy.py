@@ -12,7 +12,7 @@ from typing import Final, Protocol, cast
 from hookloop.permissions import _shell
 from hookloop.permissions._files import PROTECTED_DIRS, PROTECTED_FILES, names_protected, protected_reason
 from hookloop.permissions._merge import merge
-from hookloop.permissions._paths import Links, PathPattern, ResolvedPath, realpath, within
+from hookloop.permissions._paths import ANY_BELOW, Links, PathPattern, ResolvedPath, realpath, within
 from hookloop.permissions._readrules import ReadRules
 from hookloop.permissions._rules import (
     EDIT_TOOLS,
@@ -506,6 +506,14 @@ class PermissionPolicy:
             if not access.write:
                 continue
             for path in access.paths:
+                if path.lexical.endswith(ANY_BELOW):
+                    where = path.real[: -len(ANY_BELOW)].rstrip("/") or "/"
+                    if not self._live(where, context):
+                        continue
+                    return "protected path", (
+                        f"the command writes files below {where} that it does not name (what an archive, a patch or "
+                        "a directory holds): they may be under a protected path (.git, .claude …)"
+                    )
                 name = protected_reason(path, self._protected_extra)
                 if name is not None and not self._names(name, "Write", path):
                     why = f"the command writes {path.real}, under the protected path {name}; no allow rule names it"
@@ -517,6 +525,23 @@ class PermissionPolicy:
                     f"the code this command runs names the protected path {named.group(1)}, where it may write"
                 )
         return None
+
+    def _live(self, directory: str, context: CallContext) -> bool:
+        """Whether files written below ``directory`` may be protected paths that matter: it is the workspace, the
+        home directory, an additional directory, ``$HOOKLOOP_HOME`` or a directory above one of them (where
+        ``.git``, ``.claude``, ``.bashrc`` … are read), or is itself under a protected path. Below, in a build
+        directory say, a ``.git`` is only a nested repository's."""
+        home = str(self._home)
+        places = (
+            *context.allowed_dirs,
+            str(self._workspace),
+            home,
+            realpath(home, context.links),
+            *self._protected_extra,
+        )
+        if any(within(place, directory) for place in places):
+            return True
+        return protected_reason(ResolvedPath(lexical=directory, real=directory), self._protected_extra) is not None
 
     def _names(self, name: str, tool_name: str, path: ResolvedPath) -> bool:
         """Whether an allow rule for ``tool_name`` covers ``path`` and names the protected ``name`` literally."""

@@ -33,7 +33,11 @@ and ask rules still match its analysable parts, and additionally every word-like
 ``unknown_reasons`` (a subset of the unsafe reasons) lists what makes the *program* only known at run time: a
 command name built at run time, a shell reading standard input or a run-time script, ``eval``/``sh -c`` of a
 run-time string, ``source`` of standard input, an interpreter reading a pipe, an alias definition, ``PATH``-like
-assignments, arithmetic on variables, a parse error. Such a command matches every deny and ask rule.
+assignments (also by ``read``, ``printf -v``, ``for``, ``${PATH:=…}``, name references), a variable a program runs
+as a command set to a run-time value (``GIT_EDITOR="$C"``), interpreter code that starts programs (``os.system``,
+``child_process``, awk ``system()`` of a built string, sed ``s///e``), arithmetic on variables (also ``${x:o}``,
+``${!x}``), a file the command writes and then runs (:meth:`_Analyser.runs_what_it_writes`), input put where a
+command goes (``xargs -I{} sh -c '{}'``), a parse error. Such a command matches every deny and ask rule.
 ``runs_code`` marks commands that run code given as data (interpreters, shells running script files, awk/sed
 programs, ``git -c`` settings; see :mod:`hookloop.permissions._programs`): deny and ask rules also scan their
 text. Multi-command programs add their subcommand behind global options to ``deny_commands`` (``git -C . push``
@@ -61,11 +65,12 @@ from typing import Final, Literal, NamedTuple
 
 import tree_sitter
 
-from hookloop.permissions import _programs, _shellwalk
+from hookloop.permissions import _coderun, _programs, _shellwalk
 from hookloop.permissions._byprogram import ByProgram
 from hookloop.permissions._coderun import ssh_commands
 from hookloop.permissions._dirs import (
     DESTINATION_WRITERS,
+    EXTRACTORS,
     OUTPUT_OPTION_WRITERS,
     START,
     WRITERS,
@@ -73,12 +78,15 @@ from hookloop.permissions._dirs import (
     Redirect,
     Step,
     after_directory_change,
+    extracted,
     file_opens,
     operand_targets,
     redirect_target,
     tee_targets,
+    unknown_destination,
 )
 from hookloop.permissions._gitcode import git_code
+from hookloop.permissions._paths import ANY_BELOW
 from hookloop.permissions._shellnodes import ARGUMENT as _ARGUMENT
 from hookloop.permissions._shellnodes import BODY as _BODY
 from hookloop.permissions._shellnodes import DESTINATION as _DESTINATION
@@ -112,6 +120,7 @@ MAX_DEPTH: Final = 6
 
 
 _INDEX: Final = _field("index")
+_VARIABLE: Final = _field("variable")
 _NAME: Final = _field("name")
 _VALUE: Final = _field("value")
 
@@ -187,6 +196,19 @@ _DANGEROUS_PREFIXES: Final = (
     "PNPM_", "YARN_", "BUN_", "DENO_", "COMPOSER_", "CGO_", "DOTNET_", "JAVA_", "KUBE", "HELM_", "TF_", "MAKE",
 )  # fmt: skip
 _PROGRAM_VARS: Final = frozenset({"PATH", "IFS", "ENV", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND"})
+# Variables whose value a program runs as a command line (git's ssh, editor, pager, diff and askpass programs; the
+# pagers, editors and browsers of other programs; less's input filters; compiler wrappers; git configuration
+# given in the environment, whose values may be `core.pager` and the like).
+_COMMAND_VARS: Final = frozenset(
+    {
+        "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PROXY_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR",
+        "GIT_PAGER", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "PAGER", "MANPAGER", "SYSTEMD_PAGER",
+        "PSQL_PAGER", "EDITOR", "VISUAL", "SYSTEMD_EDITOR", "BROWSER", "LESSOPEN", "LESSCLOSE", "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER", "RUSTC", "RUSTDOC", "CC", "CXX", "CPP", "LD", "AR", "FC", "MAKESHELL",
+        "NPM_CONFIG_SCRIPT_SHELL", "npm_config_script_shell", "CARGO_BUILD_RUSTC_WRAPPER", "GIT_EXEC_PATH",
+    }
+)  # fmt: skip
+_COMMAND_VAR_PATTERN: Final = re.compile(r"GIT_CONFIG_VALUE_\d+|GIT_CONFIG_PARAMETERS|CARGO_TARGET_\w+_RUNNER")
 _PROGRAM_PREFIXES: Final = ("LD_", "DYLD_", "BASH_FUNC_")
 _SAFE_ARITHMETIC: Final = re.compile(r"[\d\s+\-*/%()<>=!&|^~?:,]*")
 _ARITHMETIC_TESTS: Final = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "-R"})
@@ -253,6 +275,8 @@ class _Classified(NamedTuple):
     """Nothing but ``commands``: the other lists empty, no flag set, the directory state unchanged."""
     editor: bool
     """It runs an editor (see :meth:`_Analyser.fed_editors`)."""
+    fed: tuple[Words, ...]
+    """What it appended to :attr:`_Analyser.fed`."""
 
 
 _Memo = dict[tuple[Words | str, DirState, bool, int, int], _Classified]
@@ -265,6 +289,46 @@ command is remembered by its words, and a plain one (:func:`_shellwalk.plain_wor
 
 def _dangerous_variable(name: str) -> bool:
     return name in _DANGEROUS_VARS or name.startswith(_DANGEROUS_PREFIXES)
+
+
+_WRITES_OR_RUNS: Final = _CREATORS | _coderun.RUNS_FILES
+_PLAIN_HEADS: Final[set[str]] = set()
+"""Program names seen that are none of :data:`_WRITES_OR_RUNS` (lower-case ASCII names, which nothing folds into
+another): :meth:`_Analyser.runs_what_it_writes` skips their commands with one look-up."""
+_WritesAndRuns = tuple[frozenset[str], int, frozenset[str] | None, bool]
+_WRITES_AND_RUNS: Final[dict[Words, _WritesAndRuns]] = {}  # the memo of `_writes_and_runs` (emptied when full)
+
+
+def _writes_and_runs(words: Words) -> _WritesAndRuns:
+    """What :meth:`_Analyser.runs_what_it_writes` needs of one command, memoised (agents repeat their commands):
+    the names (basenames) of the files it creates or fills through its arguments (``cp``, ``curl -o`` …), 1 if it
+    may write one whose name is only known at run time (else 0), the names of the files whose contents it runs
+    (:func:`_coderun.files_run`, and the program itself when named by a path; ``None`` when only known at run
+    time), and whether a write to a run-time file may be one of those (not a program named by a path in a
+    system directory)."""
+    head = words[0] if words else None
+    if head is None:
+        return frozenset(), 0, frozenset(), False
+    base = posixpath.basename(head) if "/" in head else head
+    created: frozenset[str] = frozenset()
+    unknown = 0
+    if base in _CREATORS:
+        targets = [r.target for r in operand_targets(base, words, START) if r.write and r.target]
+        created = frozenset(posixpath.basename(target.rstrip("/")) for target in targets)
+        if any(_coderun.in_bin_directory(target) for target in targets):
+            created |= {_coderun.BIN_WRITTEN}
+        unknown = unknown_destination(base, words)
+    names = _coderun.files_run(fold(posixpath.basename(head.rstrip("/")) or head), words)
+    exposed = names is None or bool(names)
+    if "/" in head:
+        exposed = exposed or posixpath.dirname(head) not in SYSTEM_DIRS
+        names = None if names is None else names | {posixpath.basename(head.rstrip("/"))}
+    found = (created, unknown, names, exposed)
+    if sum(len(word) for word in words if word is not None) <= _MEMO_CHARS:  # keep the memo small
+        if len(_WRITES_AND_RUNS) >= _MEMO_SIZE:
+            _WRITES_AND_RUNS.clear()
+        _WRITES_AND_RUNS[words] = found
+    return found
 
 
 def _names_editor(node: tree_sitter.Node) -> bool:
@@ -346,6 +410,56 @@ _NAME_TAKERS: Final = frozenset(
 _RUNS_IN_SUBSCRIPT: Final = re.compile(r"\[[^\]]*(?:\$|`)")
 
 
+_ASSIGNERS: Final = frozenset({"read", "printf", "mapfile", "readarray", "getopts"})
+_EVALUATING_EXPANSION: Final = re.compile(r"\$\{(?:[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?|\d+|[@*]):(?![-=+?])")
+_INDIRECT_EXPANSION: Final = re.compile(r"\$\{!(?![A-Za-z_][A-Za-z0-9_]*(?:[*@]|\[[*@]\])\})")
+
+
+def _substring(text: str) -> str:
+    """The offset and length of a substring expansion's text (``${x:1:2}`` → ``1:2``)."""
+    found = _EVALUATING_EXPANSION.match(text)
+    assert found is not None
+    return text[found.end() : -1] if text.endswith("}") else text[found.end() :]
+
+
+_ASSIGNING_EXPANSION: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?:?=")
+_MAPFILE_VALUED: Final = frozenset("dnOsuCc")
+
+
+def _assigned_names(base: str, words: Words) -> list[str | None]:
+    """The variables ``read``, ``printf -v``, ``mapfile``/``readarray`` and ``getopts`` assign (``None``: a name
+    only known at run time)."""
+    if base == "printf":
+        for index, word in enumerate(words[1:-1], start=1):
+            if word == "-v":
+                return [words[index + 1]]
+            if word is None or word == "--" or not word.startswith("-"):
+                return [None] if word is None and index == 1 else []
+            if word.startswith("-v"):
+                return [word[2:]]
+        return []
+    if base == "getopts":
+        return list(words[2:3])
+    names: list[str | None] = []
+    index = 1
+    while index < len(words):
+        word = words[index]
+        if word is not None and word[:1] == "-" and len(word) > 1 and word != "--":
+            if base == "read" and "a" in word[1:] and word[-1] == "a":
+                names.append(words[index + 1] if index + 1 < len(words) else "")  # `read -a NAME`
+                index += 2
+            elif word[-1] in ("pdtnNui" if base == "read" else _MAPFILE_VALUED):
+                index += 2  # `-p PROMPT`, `-d DELIM` …: a value, not a name
+            else:
+                index += 1
+            continue
+        names.append(word)
+        index += 1
+        if base != "read":
+            break  # mapfile/readarray: one array
+    return names
+
+
 def _evaluated_subscript(base: str, words: Words) -> bool:
     """Whether a literal variable name (or, for declare and the like, an assignment) among ``words`` holds an
     array subscript with an expansion in it (``printf``: only the name after ``-v``)."""
@@ -396,6 +510,8 @@ class _Analyser:
         self.stdin_static = False  # the command being classified reads a literal here-doc/here-string/file
         self.changes_directory = False
         self.dirs: DirState = START
+        self.fed: list[Words] = []  # per write to a run-time file by redirection: the command whose output it is
+        # (or a command it runs: `python3 -m zipfile -e …` owns what `zipfile -e …` writes)
 
     # -- results ---------------------------------------------------------------------------------------------
     def result(self) -> ShellAnalysis:
@@ -420,26 +536,73 @@ class _Analyser:
             self.unsafe.append(reason)
 
     def runs_what_it_writes(self) -> None:
-        """A program run by its path whose file the same command creates or fills (``printf … > s.sh; chmod +x
-        s.sh; ./s.sh``, ``cp x ./tool && ./tool``, ``curl -o t …; ./t``): what it runs is only known at run time,
-        as for ``bash s.sh``. Files are recognised by name (the directory may change between the write and the
-        run), so a file of the same name written elsewhere counts too. Not counted: writes to a name only known
-        at run time, and what only deletes or changes a file's metadata (``rm``, ``chmod +x build.sh &&
-        ./build.sh`` runs what was there)."""
-        runs = [
-            words[0] for words in self.commands if words and words[0] is not None and "/" in words[0]
-        ]  # (not the deny-only readings: every suffix of a command is one of those)
+        """A program whose file the same command creates or fills, run by its path (``printf … > s.sh; chmod +x
+        s.sh; ./s.sh``, ``cp x ./tool && ./tool``, ``curl -o t …; ./t``) or as the code of a shell, interpreter or
+        build tool (``printf … > s.py; python3 s.py``, ``bash s.sh``, ``printf … > Makefile; make``, see
+        :func:`_coderun.files_run`): what it runs is only known at run time, as for ``bash "$f"``. Files are
+        recognised by name (the directory may change between the write and the run), so a file of the same name
+        written elsewhere counts too. A write to a file only known at run time (``> "$f"``, ``tee "$f"``,
+        ``cp a "$d/"``, an archive extracted) counts for every such run except the run whose own output it is
+        (``./build.sh > "$LOG"``): that file may be the one run. Not counted: what only deletes or changes a
+        file's metadata (``rm``, ``chmod +x build.sh && ./build.sh`` runs what was there), and programs run from
+        the system directories by an unknown write."""
+        found: set[str] = set()
+        unknown = 0
+        own: list[Words] = []  # the commands whose own arguments name a file only known at run time
+        runs: list[tuple[Words, frozenset[str], bool]] = []
+        facts, plain = _WRITES_AND_RUNS, _PLAIN_HEADS
+        for words in self.commands:  # (not the deny-only readings: every suffix of a command is one of those)
+            head = words[0] if words else None
+            if head is None or head in plain:
+                continue  # (most commands: their program neither writes a file by its arguments nor runs one)
+            if head not in _WRITES_OR_RUNS and head.isascii() and head.isidentifier() and head.islower():
+                if len(plain) < _MEMO_SIZE:
+                    plain.add(head)
+                continue
+            fact = facts.get(words)
+            if fact is None:
+                fact = _writes_and_runs(words)
+            created, unknown_created, names, exposed = fact
+            if created:
+                found.update(created)
+            if unknown_created:
+                unknown += unknown_created
+                own.append(words)
+            if names:  # (None: a script or module only known at run time, already a program only known then)
+                runs.append((words, names, exposed))
         if not runs:
             return
-        written = {r.target for r in self.redirects if r.write and r.target and not r.operand}
-        for words in self.commands:
-            head = words[0] if words else None
-            base = posixpath.basename(head) if head else ""
-            if base in _CREATORS:
-                written.update(r.target for r in operand_targets(base, words, START) if r.write and r.target)
-        names = {posixpath.basename(target.rstrip("/")) for target in written}
-        if any(posixpath.basename(head.rstrip("/")) in names for head in runs):
-            self.unknown_program("a program the same command writes")
+        for r in self.redirects:
+            if r.write and not r.operand:
+                target = r.target
+                if target is None or target.endswith(ANY_BELOW):
+                    unknown += 1
+                elif target:
+                    found.add(target.rstrip("/").rpartition("/")[2])
+                    if _coderun.in_bin_directory(target):
+                        found.add(_coderun.BIN_WRITTEN)
+        for words, names, exposed in runs:
+            if found and not names.isdisjoint(found):
+                self.unknown_program("a program the same command writes")
+                return
+            if exposed and unknown and unknown > own.count(words) + self.fed_by(words):
+                self.unknown_program("a program run after a write to a file only known at run time")
+                return
+
+    def fed_by(self, words: Words) -> int:
+        """How many writes to run-time files are the output of ``words`` (or of a command it runs, a suffix)."""
+        return sum(1 for fed in self.fed if words[len(words) - len(fed) :] == fed)
+
+    def stdin_program(self, words: Words, redirects: Sequence[tree_sitter.Node], text: str = "") -> None:
+        """An interpreter reading its program from a here-document or here-string among ``redirects`` (or in
+        ``text``): ``python3 <<'EOF' … os.system("t"+"ouch x") … EOF``: code that starts other programs is a
+        program only known at run time (see :func:`_coderun.spawns`)."""
+        head = words[0] if words else None
+        if head is None or not _programs.reads_program_from_stdin(words):
+            return
+        text = text or " ".join(node_text(r) for r in redirects if r.type in _REDIRECT_KINDS)
+        if _coderun.spawns(fold(posixpath.basename(head)), text):
+            self.unknown_program("interpreter code that starts other programs or builds code at run time")
 
     def unknown_program(self, reason: str) -> None:
         """Record that what runs is only known at run time: never allowed, matched by every deny/ask rule."""
@@ -455,6 +618,7 @@ class _Analyser:
             self.unsafe.extend(other.unsafe)
             self.changes_directory = self.changes_directory or other.changes_directory
         self.deny_commands.extend(other.deny_commands)
+        self.fed.extend(other.fed)
         if deny_only:
             # Files opened behind a wrapper (sudo, xargs, watch, trap …) still count, in a directory that may differ.
             self.redirects.extend(replace(r, dirs=None) for r in other.redirects)
@@ -582,6 +746,7 @@ class _Analyser:
             self.dirs = saved
         elif kind in _LOOPS:
             mark, entry = len(self.redirects), self.dirs
+            self.loop_variable(node)
             self.visit_children(node)
             self.loop_ended(mark, entry)
         elif kind == "command":
@@ -608,8 +773,18 @@ class _Analyser:
                 self.unknown_program("arithmetic on variables (bash evaluates array subscripts in it)")
             self.visit_children(node)
         elif kind == "expansion":
-            if node_text(node).endswith("@P}"):  # `${x@P}`: prompt expansion runs the `$(…)` in x's value
+            text = node_text(node)
+            if text.endswith("@P}"):  # `${x@P}`: prompt expansion runs the `$(…)` in x's value
                 self.unknown_program("a prompt expansion (${…@P}) of a value only known at run time")
+            if _EVALUATING_EXPANSION.match(text) and not _SAFE_ARITHMETIC.fullmatch(_substring(text)):
+                # `${x:o}`, `${x:1:n}`: bash evaluates the offset and length as arithmetic, and a variable's value
+                # there may hold an array subscript whose `$(…)` runs (o='a[$(touch y)]').
+                self.unknown_program("a substring offset or length bash evaluates as arithmetic on variables")
+            if _INDIRECT_EXPANSION.match(text):  # `${!x}`: x's value is a name, whose subscript bash evaluates
+                self.unknown_program("an indirect expansion (${!x}) of a name only known at run time")
+            default = _ASSIGNING_EXPANSION.match(text)
+            if default is not None and _dangerous_variable(default[1]):  # `: ${PATH:=/tmp/x}` assigns PATH
+                self.dangerous(default[1], f"an expansion assigns {default[1]}")
             self.visit_children(node)
         elif kind == "subscript":
             index = node.child_by_field_id(_INDEX)
@@ -622,6 +797,21 @@ class _Analyser:
             if kind == "ERROR" or node.is_missing:
                 self.unknown_program("the command does not parse")
             self.visit_children(node)
+
+    def loop_variable(self, node: tree_sitter.Node) -> None:
+        """``for PATH in /tmp/x; do ls; done`` (``select`` too) assigns its variable like ``PATH=/tmp/x``."""
+        variable = node.child_by_field_id(_VARIABLE)
+        if variable is not None and _dangerous_variable(name := node_text(variable)):
+            self.dangerous(name, f"a loop assigns {name}")
+
+    def assigned(self, base: str, words: Words) -> None:
+        """Builtins that assign the variables they name (``read PATH``, ``printf -v PATH …``, ``mapfile``,
+        ``getopts``): like ``PATH=…`` they change what runs; a name only known at run time may be any."""
+        for name in _assigned_names(base, words):
+            if name is None:
+                self.unknown_program(f"{base} assigns a variable only known at run time")
+            elif _dangerous_variable(variable := name.split("[", 1)[0]):
+                self.dangerous(variable, f"{base} assigns {variable}")
 
     def loop_ended(self, mark: int, entry: DirState) -> None:
         """After a loop's body: a later iteration starts where this one ended (anywhere, if that is not where it
@@ -659,7 +849,7 @@ class _Analyser:
     def redirected(self, node: tree_sitter.Node) -> None:
         body = node.child_by_field_id(_BODY)
         redirects = node.children_by_field_id(_REDIRECT)
-        before = self.dirs
+        before, count = self.dirs, len(self.commands)
         # A file redirection's destinations, read once (by field: a few µs each) for the extra words and below.
         destinations = [r.children_by_field_id(_DESTINATION) if r.type == "file_redirect" else None for r in redirects]
         extra = tuple(
@@ -679,8 +869,18 @@ class _Analyser:
         opened = before
         if body is not None and body.type not in _OPENS_BEFORE:
             opened = None if before is None or self.dirs is None else before | self.dirs
+        mark = len(self.redirects)
         for redirect, found in zip(redirects, destinations, strict=True):
             self.redirect(redirect, opened, found)
+        if body is not None and body.type == "command":
+            self.output_of_last(count, mark)
+
+    def output_of_last(self, count: int, mark: int) -> None:
+        """Note the writes to run-time files among ``redirects[mark:]`` (a statement's own redirections) as the
+        output of the command it ran: the last of ``commands[count:]`` (its arguments' substitutions ran first)."""
+        if len(self.commands) > count and len(self.redirects) > mark:
+            owner = self.commands[-1]
+            self.fed.extend(owner for r in self.redirects[mark:] if r.write and r.target is None)
 
     def redirect(
         self,
@@ -755,7 +955,22 @@ class _Analyser:
         name = node.child_by_field_id(_NAME)
         if name is not None and name.type == "variable_name" and _dangerous_variable(node_text(name)):
             self.dangerous(node_text(name), f"assignment to {node_text(name)} changes what runs")
+            value = node.child_by_field_id(_VALUE)
+            self.command_variable(node_text(name), "" if value is None else literal(value))
         self.visit_children(node)
+
+    def command_variable(self, name: str, value: str | None) -> None:
+        """A variable whose value a program runs as a command line (``GIT_SSH_COMMAND``, ``PAGER``, ``EDITOR``,
+        ``LESSOPEN`` …, :data:`_COMMAND_VARS`): a value only known at run time is a program only known then (git
+        runs ``GIT_SSH_COMMAND="$C"``); a literal one is read as a script, for deny and ask rules (``$(…)`` in it
+        runs when the program hands it to a shell)."""
+        if name not in _COMMAND_VARS and not _COMMAND_VAR_PATTERN.fullmatch(name):
+            return
+        if value is None:
+            self.unknown_program(f"{name} holds a command only known at run time")
+        elif value:
+            self.runs_code = True
+            self.deny_only(partial(_Analyser.script, source=value.lstrip("|")))  # LESSOPEN='|cmd %s'
 
     def declaration(self, node: tree_sitter.Node) -> None:
         words: list[str | None] = [node_text(node.children[0])] if node.children else []
@@ -774,6 +989,17 @@ class _Analyser:
                     self.dangerous(value_text.split("=", 1)[0], f"{words[0]} of {value_text} changes what runs")
         if any(word is not None and word.startswith("-") and "i" in word[1:] for word in words[1:]):
             self.unknown_program("an integer declaration (bash evaluates array subscripts in its values)")
+        options = 1
+        while options < len(words) and (word := words[options]) is not None and re.fullmatch(r"-[A-Za-z]+", word):
+            options += 1
+        if any("n" in str(word) for word in words[1:options]):
+            # `declare -n r=PATH; r=/tmp/x`: a name reference assigns what it refers to
+            for word in words[options:]:
+                target = None if word is None else word.split("=", 1)[1] if "=" in word else ""
+                if target is None:
+                    self.unknown_program("a name reference to a variable only known at run time")
+                elif target and _dangerous_variable(target.split("[", 1)[0]):
+                    self.dangerous(target, f"a name reference to {target}")
         if words and words[0] is not None and _evaluated_subscript(words[0], tuple(words)):
             self.unknown_program("a variable name whose array subscript bash evaluates (it runs what is in it)")
         self.commands.append(tuple(words))
@@ -790,11 +1016,13 @@ class _Analyser:
                 words, inner = found
                 for arg in inner:
                     self.visit(arg)
-                self.stdin_static = _static_stdin(redirects) if redirects else False
+                static = self.stdin_static = _static_stdin(redirects) if redirects else False
                 try:
                     self.classify(words)
                 finally:
                     self.stdin_static = False
+                if static:
+                    self.stdin_program(words, redirects)
                 return
         name = node.child_by_field_id(_NAME)
         arg_nodes: list[tree_sitter.Node] = list(node.children_by_field_id(_ARGUMENT))
@@ -832,11 +1060,14 @@ class _Analyser:
         for arg in arg_nodes:
             if arg.type not in _LEAVES:
                 self.visit(arg)
-        self.stdin_static = _static_stdin((*named, *redirects))
+        static = self.stdin_static = _static_stdin((*named, *redirects))
+        words = _words(name, arg_nodes)
         try:
-            self.classify(_words(name, arg_nodes))
+            self.classify(words)
         finally:
             self.stdin_static = False
+        if static:
+            self.stdin_program(words, (*named, *redirects))
 
     # -- what a simple command runs --------------------------------------------------------------------------
     def classify(self, words: Words) -> None:
@@ -895,7 +1126,7 @@ class _Analyser:
         return _Classified(
             tuple(sub.commands), tuple(sub.deny_commands), tuple(sub.redirects), tuple(sub.unsafe),
             tuple(sub.unknown), sub.runs_code, sub.changes_directory, sub.dirs,
-            only and not sub.changes_directory and sub.dirs == self.dirs, sub.editor,
+            only and not sub.changes_directory and sub.dirs == self.dirs, sub.editor, tuple(sub.fed),
         )  # fmt: skip
 
     def apply(self, found: _Classified) -> None:
@@ -903,8 +1134,12 @@ class _Analyser:
         if found.only_commands:
             self.commands.extend(found.commands)
             return
-        commands, deny_commands, redirects, unsafe, unknown, runs_code, changes_directory, self.dirs, _, editor = found
+        commands, deny_commands, redirects, unsafe, unknown, runs_code, changes_directory, self.dirs, _, editor, fed = (
+            found
+        )
         self.editor = self.editor or editor
+        if fed:
+            self.fed.extend(fed)
         if commands:
             self.commands.extend(commands)
         if deny_commands:
@@ -928,11 +1163,22 @@ class _Analyser:
         base = posixpath.basename(head) if "/" in head else head
         if base in _NAME_TAKERS and _evaluated_subscript(base, words):
             self.unknown_program("a variable name whose array subscript bash evaluates (it runs what is in it)")
+        if base in _ASSIGNERS:
+            self.assigned(base, words)
+        elif base == "fc" and not any(word in {"-l", "-ln", "-nl"} for word in words[1:]):
+            self.unknown_program("fc runs commands from the history")
         if fold(base) in _EDITORS:
             self.editor = True
         trusted = "/" not in head or posixpath.dirname(head) in SYSTEM_DIRS
         if base in WRITERS:  # in the directory the command starts in (`source` may change it afterwards)
             self.redirects.extend(operand_targets(base, words, self.dirs))
+        if base in EXTRACTORS:
+            # The files an archive or a patch holds, below the directory it unpacks into: the protected-path guard
+            # asks about them even behind a hook's allow, Edit deny and ask rules for files there match them, and
+            # a program the command runs by its path may be one of them.
+            found = extracted(base, words, self.dirs)
+            self.redirects.extend(found)
+            self.fed.extend(words for _ in found)  # (what this command itself unpacks is not a program it runs)
         if base in _DIRECTORY_CHANGERS:
             self.changes_directory = True
             self.dirs = after_directory_change(self.dirs, base, words)
@@ -955,6 +1201,8 @@ class _Analyser:
             # wrappers named by a path outside the system directories: deny rules look behind them.
             self.record(words)
             self.wrapped_suffixes(words)
+            if fold(base) in {"xargs", "parallel"}:
+                self.substitutions(fold(base), words)
         elif base == "find":
             self.find(words)
         elif base == "alias":
@@ -1033,6 +1281,8 @@ class _Analyser:
                 elif "=" in value:  # core.pager=…, alias.x=!…: settings whose value is a command
                     self.runs_code = True
                     self.deny_only(partial(_Analyser.script, source=value.split("=", 1)[1].lstrip("!")))
+            if program == "git" and any(word is not None and fold(word).startswith("ext::") for word in words):
+                self.unknown_program("git runs the command an ext:: URL names")  # `ext::sh -c t\ouch% x`
             if program == "git" and scan.sub is not None:
                 self.git_commands(words, scan.sub)
             elif program == "uv" and scan.sub is not None and words[scan.sub : scan.sub + 1] == ("pip",):
@@ -1077,6 +1327,20 @@ class _Analyser:
             if re.search(r"[\s;&|`$()<>]", word):
                 self.deny_only(partial(_Analyser.script, source=word))
 
+    def substitutions(self, base: str, words: Words) -> None:
+        """The command ``xargs -I{}``, ``parallel`` or ``find -exec`` runs, with the words their input replaces only
+        known at run time: if what it runs is then only known at run time (``xargs -I{} sh -c '{}'`` runs its input
+        as a shell command), so is this command's. ``parallel`` without a command runs its input as commands."""
+        if _coderun.reads_commands(base, words):
+            self.unknown_program(f"{base} runs the commands it reads")
+            return
+        command = _coderun.substituted_command(base, words)
+        if command is not None:
+            sub = self.child()
+            sub.classify(command)
+            if sub.unknown:  # (a replaced argument, `ls {}`, is only an argument: only what may run counts)
+                self.unknown_program(f"{base.split('-')[0]} puts its input where a command or its code goes")
+
     def transparent(self, base: str, words: Words) -> None:
         flags, with_arg, has_operand = _TRANSPARENT[base]
         index = 1
@@ -1104,6 +1368,7 @@ class _Analyser:
             while index < len(words) and (word := words[index]) is not None and (split := split_assignment(word)):
                 if _dangerous_variable(split[0]):
                     self.dangerous(split[0], f"env assignment to {split[0]} changes what runs")
+                    self.command_variable(*split)
                 index += 1
         if has_operand:
             index += 1  # timeout's duration
@@ -1194,6 +1459,7 @@ class _Analyser:
                 if words[index] in {"-execdir", "-okdir"}:
                     self.dirs = None  # runs in the directory of each file found
                 self.classify(words[index + 1 : end])
+                self.substitutions("find-exec", words[index + 1 : end])
                 self.dirs = saved
                 index = end
             index += 1

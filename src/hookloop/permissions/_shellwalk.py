@@ -151,6 +151,7 @@ def visit_children(analyser: _Analyser, node: tree_sitter.Node) -> None:
                 descend = (depth, _RESTORE, (), analyser.dirs, 0)  # a directory change in a subshell ends with it
             elif kind in _LOOP_IDS:
                 descend = (depth, _LOOP, (), analyser.dirs, len(analyser.redirects))
+                analyser.loop_variable(child)
             else:
                 analyser.nesting = base + depth
                 if kind not in _REDIRECTED_IDS or not _redirected(analyser, child):
@@ -202,6 +203,9 @@ def _command(analyser: _Analyser, node: tree_sitter.Node, base: int, depth: int)
             analyser.classify_plain(herestring[1])
         finally:
             analyser.stdin_static = False
+        words = plain_words(herestring[1])
+        if words is not None:
+            analyser.stdin_program(words, (), text[herestring.end(1) :])
         return None
     found = simple_words(node, source, ())
     if found is None:
@@ -250,7 +254,7 @@ def _redirected(analyser: _Analyser, node: tree_sitter.Node) -> bool:
     # What the general path records: the command's arguments that are not leaves (visited in order), the
     # command (its input is literal when the first `<` reads a literal file that is not standard input), then
     # each redirection, opened where the command starts.
-    before = analyser.dirs
+    before, count = analyser.dirs, len(analyser.commands)
     for argument in inner:
         analyser.visit(argument)
     stdin = next((text for operator, _, text in redirects if operator == "<"), None)
@@ -264,10 +268,15 @@ def _redirected(analyser: _Analyser, node: tree_sitter.Node) -> bool:
             analyser.classify(words)
     finally:
         analyser.stdin_static = False
+    mark, unknown = len(analyser.redirects), False
     for operator, number, text in redirects:
         writes, reads = file_opens(operator, number, text)
         if writes or reads:
-            analyser.opens(*word_target(text), writes, reads, before)
+            target, tilde = word_target(text)
+            analyser.opens(target, tilde, writes, reads, before)
+            unknown = unknown or (writes and target is None)
+    if unknown:
+        analyser.output_of_last(count, mark)
     return True
 
 
