@@ -19,7 +19,7 @@ from typing import Final
 
 from hookloop.permissions._coderun import long_option
 
-__all__ = ["GitCode", "code_valued_key", "git_code"]
+__all__ = ["GitCode", "code_valued_key", "git_code", "plain_setting"]
 
 Words = Sequence[str | None]
 
@@ -81,6 +81,23 @@ _CODE_KEY: Final = re.compile(
     r"|ssh\.variant|core\.sshcommand|protocol\..+|url\..+|http\..+|instaweb\..+|guitool\..+\.cmd)",
     re.IGNORECASE,
 )
+
+
+_PLAIN_KEY: Final = re.compile(
+    r"(user|author|committer|color|advice|column|i18n|status|log)\.[a-z0-9.-]+"
+    r"|core\.(autocrlf|quotepath|filemode|ignorecase|longpaths|safecrlf|eol|abbrev|whitespace)"
+    r"|init\.defaultbranch|(pull|push|fetch|rebase|merge|diff)\.(rebase|ff|default|autosetupremote|prune|"
+    r"autostash|conflictstyle|renames|noprefix|mnemonicprefix|algorithm|colormoved)"
+    r"|(commit|tag)\.gpgsign|safe\.directory|gc\.auto",
+    re.IGNORECASE,
+)
+
+
+def plain_setting(key: str) -> bool:
+    """Whether a git configuration key is known to hold plain data — an identity, colours, a default branch —
+    so ``git -c KEY=VALUE`` runs nothing (``user.email=a@b.c``); any other key's value may be a command, a path
+    git runs or settings that reach other files (:func:`code_valued_key` lists those known)."""
+    return _PLAIN_KEY.fullmatch(key.strip()) is not None
 
 
 def code_valued_key(key: str) -> bool:

@@ -5,8 +5,9 @@ Two questions about one simple command (its words after quote removal, ``None`` 
 * :func:`scan_globals` — for the common multi-command programs (git, npm/pnpm/yarn, docker/podman, kubectl,
   helm, cargo, go, pip, uv …), where the subcommand starts once the *global* options before it are skipped
   (``git -C . --no-pager push`` → ``push``), which of those options can make the program run other code
-  (``git -c core.pager=…``, ``--exec-path``, ``--git-dir``, ``kubectl --kubeconfig`` …), the values of
-  ``git -c`` (which may be shell commands), and whether the subcommand is unknown: an option the table does not
+  (``git -c core.pager=…``, ``--exec-path``, ``--git-dir``, ``kubectl --kubeconfig`` …; not ``git -c`` of a
+  setting known to be plain data, ``user.email=…``, see :func:`~hookloop.permissions._gitcode.plain_setting`), the
+  values of ``git -c`` (which may be shell commands), and whether the subcommand is unknown: an option the table does not
   know, a run-time word, or a git alias defined inline (``git -c alias.p=push p``).
 * :func:`code_triggers` — whether the command runs code given as data or writes files through an option
   (``python3 -c``, ``node -e``, ``perl -e``, ``awk '…system(…)…'``, ``sed -i``, sed ``w``/``e`` commands,
@@ -37,7 +38,7 @@ from functools import lru_cache
 from typing import Final
 
 from hookloop.permissions._coderun import NONE, Code, long_option, program_code, reads_script_from_stdin
-from hookloop.permissions._gitcode import git_code
+from hookloop.permissions._gitcode import git_code, plain_setting
 from hookloop.permissions._text import OPAQUE, fold
 
 _PYTHON_VERSION: Final = re.compile(r"(python|pypy)\d+(\.\d+)*")
@@ -221,7 +222,9 @@ def scan_globals(program: str, words: Words) -> GlobalScan | None:
             value, index = word.split("=", 1)[1], index + 1
         else:
             return GlobalScan(None, tuple(code), tuple(values))  # an option the table does not know
-        if name in spec.code:
+        if name in spec.code and not (
+            program == "git" and name == "-c" and value is not None and plain_setting(value.split("=", 1)[0])
+        ):  # `git -c user.email=a@b.c commit` runs nothing but git
             code.append(name)
         if program == "git" and name in {"-c", "--config-env"}:
             values.append(value)

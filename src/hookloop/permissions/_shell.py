@@ -85,7 +85,7 @@ from hookloop.permissions._dirs import (
     tee_targets,
     unknown_destination,
 )
-from hookloop.permissions._gitcode import git_code
+from hookloop.permissions._gitcode import git_code, plain_setting
 from hookloop.permissions._paths import ANY_BELOW
 from hookloop.permissions._shellnodes import ARGUMENT as _ARGUMENT
 from hookloop.permissions._shellnodes import BODY as _BODY
@@ -1278,7 +1278,8 @@ class _Analyser:
             for value in scan.config_values:
                 if value is None:
                     self.unknown_program(f"a {program} setting only known at run time")
-                elif "=" in value:  # core.pager=…, alias.x=!…: settings whose value is a command
+                elif "=" in value and not plain_setting(value.split("=", 1)[0]):
+                    # core.pager=…, alias.x=!…, and any setting not known to be plain: its value may be a command
                     self.runs_code = True
                     self.deny_only(partial(_Analyser.script, source=value.split("=", 1)[1].lstrip("!")))
             if program == "git" and any(word is not None and fold(word).startswith("ext::") for word in words):
