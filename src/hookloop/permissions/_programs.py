@@ -7,8 +7,8 @@ Two questions about one simple command (its words after quote removal, ``None`` 
   (``git -C . --no-pager push`` → ``push``), which of those options can make the program run other code
   (``git -c core.pager=…``, ``--exec-path``, ``--git-dir``, ``kubectl --kubeconfig`` …; not ``git -c`` of a
   setting known to be plain data, ``user.email=…``, see :func:`~hookloop.permissions._gitcode.plain_setting`), the
-  values of ``git -c`` (which may be shell commands), and whether the subcommand is unknown: an option the table does not
-  know, a run-time word, or a git alias defined inline (``git -c alias.p=push p``).
+  values of ``git -c`` (which may be shell commands), and whether the subcommand is unknown: an option the table
+  does not know, a run-time word, or a git alias defined inline (``git -c alias.p=push p``).
 * :func:`code_triggers` — whether the command runs code given as data or writes files through an option
   (``python3 -c``, ``node -e``, ``perl -e``, ``awk '…system(…)…'``, ``sed -i``, sed ``w``/``e`` commands,
   ``find -delete/-exec/-fprint``, ``git diff --output=``, ``xargs CMD``, ``uv run CMD`` …) and which words do
