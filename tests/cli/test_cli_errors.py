@@ -29,12 +29,13 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def closed_url() -> str:
-    """A local URL nothing listens on (the port was just free)."""
+def closed_url() -> Iterator[str]:
+    """A local URL nothing listens on: its port stays bound (never listening) for the whole test, so a connection
+    is refused — a port merely free a moment ago could be taken meanwhile by another test's server, which then got
+    this test's request (and this test a reply it never expected)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 
 @pytest.fixture

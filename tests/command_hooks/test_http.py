@@ -175,10 +175,10 @@ async def test_timeout(server: Server, project: Path) -> None:
 
 
 async def test_connection_refused(project: Path) -> None:
-    with socket.socket() as probe:
+    with socket.socket() as probe:  # bound, never listening, while the hook runs: no other test's server takes it
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    outcome = await run_hook(http_hook(f"http://127.0.0.1:{port}/x", timeout=5), PAYLOAD, project_dir=project)
+        outcome = await run_hook(http_hook(f"http://127.0.0.1:{port}/x", timeout=5), PAYLOAD, project_dir=project)
     assert outcome.error_kind == "http_error"
     assert outcome.http_status is None
 
