@@ -31,6 +31,7 @@ from helpers import add, echo, shape
 from hookloop import Finished, ScriptedClient, Text, ToolContext, ToolUse, Worker, tool
 from hookloop._batch import _Call
 from hookloop._build import (
+    hook_decision,
     item_appended,
     llm_request,
     model_request_ended,
@@ -66,7 +67,14 @@ from hookloop.stream import (
     Usage,
     UsageEvent,
 )
-from hookloop.timeline import ItemAppended, ModelRequestEnded, ModelRequestStarted, ToolEnded, ToolStarted
+from hookloop.timeline import (
+    HookDecision,
+    ItemAppended,
+    ModelRequestEnded,
+    ModelRequestStarted,
+    ToolEnded,
+    ToolStarted,
+)
 from hookloop.tools._base import format_validation_error
 
 pytestmark = pytest.mark.anyio
@@ -131,6 +139,11 @@ def test_each_builder_equals_its_constructor() -> None:
     )
     assert tool_started("c1", "noop", args) == ToolStarted(call_id="c1", tool_name="noop", arguments=args)
     assert tool_ended("c1", "noop", True, 0.5) == ToolEnded(call_id="c1", tool_name="noop", is_error=True, seconds=0.5)
+    decided = hook_decision("pre_tool_call", "guard", "python", "deny", "no", 0.25, "c1")
+    assert type(decided) is HookDecision
+    assert decided == HookDecision(
+        event="pre_tool_call", hook="guard", source="python", decision="deny", reason="no", seconds=0.25, call_id="c1"
+    )
 
     tool_meta = add.meta
     post = post_tool_call_info("r", "s", 2, "c1", "add", args, tool_meta, "3", False, 0.25, None, "a1", "explore")
@@ -178,6 +191,7 @@ def test_builders_set_every_field() -> None:
         item_appended(text_message("user", "x", EMPTY)),
         tool_started("c", "n", EMPTY),
         tool_ended("c", "n", False, 0.0),
+        hook_decision("e", "h", "s", "continue", None, 0.0, None),
         model_request_started("r", 1, None, "p"),
         model_request_ended("r", 1, None, None, "boom"),
         post_tool_call_info("r", "s", 1, "c", "n", EMPTY, add.meta, "", False, 0.0, None, None, None),

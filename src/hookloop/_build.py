@@ -32,10 +32,18 @@ from hookloop.items import (
 )
 from hookloop.providers.base import LLMRequest, ToolSpec
 from hookloop.stream import Usage
-from hookloop.timeline import ItemAppended, ModelRequestEnded, ModelRequestStarted, ToolEnded, ToolStarted
+from hookloop.timeline import (
+    HookDecision,
+    ItemAppended,
+    ModelRequestEnded,
+    ModelRequestStarted,
+    ToolEnded,
+    ToolStarted,
+)
 from hookloop.tools._base import ReadFilter, ToolContext, ToolMeta
 
 __all__ = [
+    "hook_decision",
     "item_appended",
     "llm_request",
     "model_request_ended",
@@ -59,6 +67,7 @@ _ToolContext = slot_builder(ToolContext)
 _LLMRequest = slot_builder(LLMRequest)
 _ItemAppended = slot_builder(ItemAppended)
 _ToolStarted = slot_builder(ToolStarted)
+_HookDecision = slot_builder(HookDecision)
 _ToolEnded = slot_builder(ToolEnded)
 _ModelRequestStarted = slot_builder(ModelRequestStarted)
 _ModelRequestEnded = slot_builder(ModelRequestEnded)
@@ -164,6 +173,23 @@ def item_appended(item: Item | tuple[Item]) -> ItemAppended:
     new: Any = _ItemAppended()
     new.item = item
     new.__class__ = ItemAppended
+    return new  # type: ignore[no-any-return]
+
+
+def hook_decision(
+    event: str, hook: str, source: str, decision: str, reason: str | None, seconds: float, call_id: str | None
+) -> HookDecision:
+    """``HookDecision(event=…, hook=…, source=…, decision=…, reason=…, seconds=…, call_id=…)`` (one per hook that
+    ran while someone watches: the constructor's frozen ``__init__`` cost more than the hook)."""
+    new: Any = _HookDecision()
+    new.event = event
+    new.hook = hook
+    new.source = source
+    new.decision = decision
+    new.reason = reason
+    new.seconds = seconds
+    new.call_id = call_id
+    new.__class__ = HookDecision
     return new  # type: ignore[no-any-return]
 
 

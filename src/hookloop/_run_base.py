@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
+from hookloop._build import hook_decision
 from hookloop._frozen import EMPTY
 from hookloop._nested import current_agent
 from hookloop.errors import (
@@ -24,7 +25,6 @@ from hookloop.outcome import Finished
 from hookloop.stream import (
     Usage,
 )
-from hookloop.timeline import HookDecision
 from hookloop.tools._base import ToolMeta
 
 if TYPE_CHECKING:
@@ -135,17 +135,7 @@ class _RunBase:
 
         def observe(event: HookEvent[Any, Any], handler: Handler, result: object, seconds: float) -> None:
             decision, reason = describe(result)
-            timeline.emit(
-                HookDecision(
-                    event=event.name,
-                    hook=handler.name,
-                    source=handler.source,
-                    decision=decision,
-                    reason=reason,
-                    seconds=seconds,
-                    call_id=call_id,
-                )
-            )
+            timeline.emit(hook_decision(event.name, handler.name, handler.source, decision, reason, seconds, call_id))
 
         return observe
 

@@ -12,7 +12,14 @@ from json.scanner import make_scanner
 from types import AsyncGeneratorType
 from typing import Any
 
-from hookloop._build import model_request_ended, model_request_started, text_message, tool_call, usage_sum
+from hookloop._build import (
+    hook_decision,
+    model_request_ended,
+    model_request_started,
+    text_message,
+    tool_call,
+    usage_sum,
+)
 from hookloop._frozen import EMPTY, FrozenDict, freeze_parsed
 from hookloop._run_base import _RunBase, describe
 from hookloop.effects import Effect, events_from_json, events_to_json
@@ -51,7 +58,6 @@ from hookloop.stream import (
     Usage,
     UsageEvent,
 )
-from hookloop.timeline import HookDecision
 
 __all__: list[str] = []
 
@@ -161,16 +167,7 @@ class _StreamStep(_RunBase):
         result, handler = decided
         decision, reason = describe(result)
         if self.w.timeline.subscribers:
-            self.w.timeline.emit(
-                HookDecision(
-                    event=event.name,
-                    hook=handler.name,
-                    source=handler.source,
-                    decision=decision,
-                    reason=reason,
-                    seconds=0.0,
-                )
-            )
+            self.w.timeline.emit(hook_decision(event.name, handler.name, handler.source, decision, reason, 0.0, None))
         if isinstance(result, Pause):
             raise Aborted("Paused by stream hook", hook=handler.name, event=event.name)
         raise Aborted(result.reason, hook=handler.name, event=event.name)
