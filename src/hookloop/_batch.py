@@ -737,7 +737,7 @@ class _ToolBatch(_RunBase):
                 arguments=thaw_object(c.args),
                 content=content,
                 is_error=is_error,
-                meta=c.tool.meta,
+                meta=c.meta,
                 turn=self.turn,
                 run_id=self.run_id,
                 parts=parts,
@@ -935,7 +935,7 @@ class _ToolBatch(_RunBase):
         assert c.tool is not None
         if not self._validate(c):
             return
-        if not c.tool.meta.performs_effects:
+        if not c.meta.performs_effects:
             c.fail(f"tool {c.call.name!r} of the resuming Worker does not run subagents; the paused one is abandoned")
             return
         behavior, reason, decided_by = self.w._decide_permission(c.tool, c.args, [])

@@ -171,7 +171,12 @@ async def release(pid: int) -> None:
     leader = _state.leaders.pop(pid, None)
     if leader is None or not _LINUX:
         return
-    await _finish(ENV_VAR.encode() + b"=" + leader[0], pid, leader[1], set())
+    await _finish(_needle(leader[0]), pid, leader[1], set())
+
+
+def _needle(token: bytes) -> bytes:
+    """What a process carrying ``token`` has in its environment (``/proc/<pid>/environ``)."""
+    return ENV_VAR.encode() + b"=" + token
 
 
 async def _finish(needle: bytes, pgid: int, since: int, killed: set[int]) -> None:
@@ -206,7 +211,7 @@ def remnants(pgid: int, token: bytes, since: int) -> tuple[list[int], list[int]]
     count. Zombies of ours in the call's group are reaped on the way. Linux only: ``([], [])`` elsewhere."""
     if not _LINUX:
         return [], []
-    needle = ENV_VAR.encode() + b"=" + token
+    needle = _needle(token)
     subreaper = bool(_state.subreaper)
     me = os.getpid()
     watchdog = _state.watchdog.pid if _state.watchdog is not None else None
@@ -243,7 +248,7 @@ async def release_kept(pgid: int, token: bytes, since: int, alive: Sequence[int]
     is ours (bounded, as :func:`release`)."""
     killed = _kill_kept(pgid, alive)
     if _LINUX:
-        await _finish(ENV_VAR.encode() + b"=" + token, pgid, since, killed)
+        await _finish(_needle(token), pgid, since, killed)
 
 
 def kill_kept(pgid: int, token: bytes, since: int, alive: Sequence[int]) -> dict[int, int]:
@@ -252,7 +257,7 @@ def kill_kept(pgid: int, token: bytes, since: int, alive: Sequence[int]) -> dict
     with its start (clock ticks), for :func:`reap_killed`."""
     killed = _kill_kept(pgid, alive)
     if _LINUX:
-        _sweep(ENV_VAR.encode() + b"=" + token, pgid, since, killed, patient=False)
+        _sweep(_needle(token), pgid, since, killed, patient=False)
     starts: dict[int, int] = {}
     for pid in killed:
         stat = _stat(pid)
